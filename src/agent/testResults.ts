@@ -1,0 +1,147 @@
+// Reads a test runner's output into counts and failing test names, so that the model sees a
+// summary first and the workflow can verify a fix by names, not by the model's word.
+
+export interface TestSummary {
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Names of failing (or erroring) tests, in the runner's own notation. */
+  failing: string[];
+  exitCode: number | null;
+  timedOut: boolean;
+  /** False when no known summary line was found: then only the exit code counts. */
+  recognized: boolean;
+}
+
+export function summarizeTestOutput(output: string, exitCode: number | null, timedOut = false): TestSummary {
+  const summary =
+    parsePytest(output) ?? parseCargo(output) ?? parseGo(output) ?? parseNode(output) ?? parsePlainCounts(output);
+  if (summary) return { ...summary, exitCode, timedOut, recognized: true };
+  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false };
+}
+
+/** True when the run as a whole failed: a failing test, a timeout, or a crash with no counts. */
+export function testsFailed(summary: TestSummary): boolean {
+  if (summary.timedOut) return true;
+  if (summary.failed > 0) return true;
+  return summary.exitCode !== 0;
+}
+
+export function formatTestSummary(summary: TestSummary): string {
+  if (summary.timedOut) return 'Tests: TIMED OUT before finishing.';
+  if (!summary.recognized) {
+    return `Tests: exit code ${summary.exitCode}; no test summary was recognized in the output.`;
+  }
+  const parts = [`${summary.passed} passed`, `${summary.failed} failed`];
+  if (summary.skipped) parts.push(`${summary.skipped} skipped`);
+  const head = `Tests: ${parts.join(', ')} (exit code ${summary.exitCode}).`;
+  if (summary.failing.length === 0) return head;
+  return `${head}\nFailing:\n${summary.failing.map((name) => `  - ${name}`).join('\n')}`;
+}
+
+type Counts = Omit<TestSummary, 'exitCode' | 'timedOut' | 'recognized'>;
+
+function count(text: string, pattern: RegExp): number {
+  const match = text.match(pattern);
+  return match?.[1] ? Number(match[1]) : 0;
+}
+
+function unique(names: string[]): string[] {
+  return [...new Set(names)];
+}
+
+function parsePytest(output: string): Counts | null {
+  // e.g. "==== 1 failed, 3 passed, 1 skipped in 0.05s ====" or "2 passed in 0.01s"
+  const lines = output.split('\n');
+  const finalLine = [...lines]
+    .reverse()
+    .find((line) => /\b(passed|failed|errors?|no tests ran)\b.* in [\d.]+s/.test(line));
+  if (!finalLine) return null;
+  const failing = lines
+    .map((line) => line.match(/^(?:FAILED|ERROR) (\S+)/)?.[1])
+    .filter((name): name is string => Boolean(name));
+  return {
+    passed: count(finalLine, /(\d+) passed/),
+    failed: count(finalLine, /(\d+) failed/) + count(finalLine, /(\d+) errors?/),
+    skipped: count(finalLine, /(\d+) skipped/),
+    failing: unique(failing),
+  };
+}
+
+function parseNode(output: string): Counts | null {
+  // TAP ("# pass 2") or the spec reporter ("ℹ pass 2").
+  const pass = output.match(/^(?:#|ℹ) pass (\d+)/m);
+  const fail = output.match(/^(?:#|ℹ) fail (\d+)/m);
+  if (!pass || !fail) return null;
+  const failing = output
+    .split('\n')
+    .map((line) => line.match(/^\s*not ok \d+ - (.+?)(?:\s+#.*)?$/)?.[1] ?? line.match(/^\s*✖ (.+?) \([\d.]+m?s\)$/)?.[1])
+    .filter((name): name is string => Boolean(name) && !/^failing tests:?$/i.test(name ?? ''));
+  return {
+    passed: Number(pass[1]),
+    failed: Number(fail[1]),
+    skipped: count(output, /^(?:#|ℹ) skipped (\d+)/m),
+    failing: unique(failing),
+  };
+}
+
+function parseGo(output: string): Counts | null {
+  const passed = output.match(/^\s*--- PASS: /gm)?.length ?? 0;
+  const failures = [...output.matchAll(/^\s*--- FAIL: (\S+)/gm)].map((match) => match[1] as string);
+  const skipped = output.match(/^\s*--- SKIP: /gm)?.length ?? 0;
+  const packageLine = /^(ok|FAIL)\s+\S+/m.test(output);
+  if (!packageLine && passed + failures.length === 0) return null;
+  return { passed, failed: failures.length, skipped, failing: unique(failures) };
+}
+
+function parseCargo(output: string): Counts | null {
+  const results = [...output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)];
+  if (results.length === 0) return null;
+  const sum = (index: number) => results.reduce((total, match) => total + Number(match[index]), 0);
+  const failing = [...output.matchAll(/^test (\S+) \.\.\. FAILED$/gm)].map((match) => match[1] as string);
+  return { passed: sum(1), failed: sum(2), skipped: sum(3), failing: unique(failing) };
+}
+
+function parsePlainCounts(output: string): Counts | null {
+  const match = [...output.matchAll(/^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/gm)].pop();
+  if (!match) return null;
+  return { passed: Number(match[1]), failed: Number(match[2]), skipped: Number(match[3] ?? 0), failing: [] };
+}
+
+export interface Verification {
+  fixed: boolean;
+  stillFailing: string[];
+  newlyFailing: string[];
+  reason: string;
+}
+
+/**
+ * A fix is verified when every test that failed before passes now and nothing that passed
+ * before fails now. Names are compared when the runner gives them; counts otherwise.
+ */
+export function verifyFix(before: TestSummary, after: TestSummary): Verification {
+  const beforeFailing = new Set(before.failing);
+  const stillFailing = after.failing.filter((name) => beforeFailing.has(name));
+  const newlyFailing = after.failing.filter((name) => !beforeFailing.has(name));
+  if (after.timedOut) {
+    return { fixed: false, stillFailing, newlyFailing, reason: 'the test run timed out' };
+  }
+  if (!after.recognized && after.exitCode !== 0) {
+    return { fixed: false, stillFailing, newlyFailing, reason: `the test command exited with ${after.exitCode}` };
+  }
+  if (after.failed > 0 || after.exitCode !== 0) {
+    const names = [...stillFailing, ...newlyFailing];
+    const detail = names.length ? `: ${names.join(', ')}` : '';
+    return { fixed: false, stillFailing, newlyFailing, reason: `${after.failed} test(s) still fail${detail}` };
+  }
+  const expectedPassing = before.passed + before.failed;
+  if (after.recognized && before.recognized && after.passed < expectedPassing) {
+    return {
+      fixed: false,
+      stillFailing,
+      newlyFailing,
+      reason: `only ${after.passed} tests pass now, but ${expectedPassing} ran before: tests went missing`,
+    };
+  }
+  return { fixed: true, stillFailing: [], newlyFailing: [], reason: 'all tests pass' };
+}

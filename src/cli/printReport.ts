@@ -1,0 +1,39 @@
+// The end of a run, as a person reads it.
+import pc from 'picocolors';
+import type { DebugReport } from '../agent/report.js';
+import type { TestSummary } from '../agent/testResults.js';
+
+export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
+  const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;
+  const lines = [
+    '',
+    pc.bold(`Status: ${colour(report.status)}`) + pc.dim(` (${report.stopCondition}: ${report.stopDetail})`),
+  ];
+  if (report.rootCause) lines.push(`${pc.bold('Root cause:')} ${report.rootCause}`);
+  if (report.fixSummary) lines.push(`${pc.bold('Fix:')} ${report.fixSummary}`);
+  lines.push(`${pc.bold('Tests:')} before ${describeTests(report.testsBefore)} → after ${describeTests(report.testsAfter)}`);
+  const t = report.tokens;
+  lines.push(
+    `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
+      (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : ''),
+  );
+  lines.push(
+    `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
+      `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
+  );
+  if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
+  if (report.patch) {
+    lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : ''), report.patch.trimEnd());
+  } else {
+    lines.push(`${pc.bold('Patch:')} (no changes)`);
+  }
+  if (extras.webUi) lines.push(`${pc.bold('Web UI:')} ${extras.webUi}`);
+  return lines.join('\n');
+}
+
+function describeTests(summary: TestSummary | null): string {
+  if (!summary) return 'not run';
+  if (summary.timedOut) return 'timed out';
+  if (!summary.recognized) return `exit code ${summary.exitCode}`;
+  return `${summary.passed} passed, ${summary.failed} failed`;
+}

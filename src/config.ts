@@ -1,0 +1,80 @@
+// Settings from the environment, validated once, with defaults that work on a fresh machine.
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const environmentSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_CLI: z.string().min(1).optional(),
+  TEMPORAL_PORT: z.coerce.number().int().min(1).max(65_535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).default(8233),
+  DURABLE_DEBUGGER_HOME: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_TASK_QUEUE: z.string().min(1).default('durable-debugger'),
+  DURABLE_DEBUGGER_SANDBOX_IMAGE: z.string().min(1).default('durable-debugger-sandbox:1'),
+  DURABLE_DEBUGGER_WORKSPACES: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_STORE: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_HOST_ID: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]+$/, 'use letters, digits, dots, dashes and underscores')
+    .optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  ANTHROPIC_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
+});
+
+export interface Config {
+  /** Set when the user points us at a Temporal server; otherwise the embedded dev server is used. */
+  temporalAddress: string | undefined;
+  namespace: string;
+  temporalCli: string | undefined;
+  temporalPort: number;
+  temporalUiPort: number;
+  home: string;
+  taskQueue: string;
+  sandboxImage: string;
+  workspaceRoot: string;
+  storeRoot: string;
+  hostId: string;
+  anthropic: { apiKey: string | undefined; baseURL: string | undefined; model: string; timeoutMs: number };
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(
+    Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== '')),
+  );
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new ConfigError(`Invalid environment: ${problems}`);
+  }
+  const env = parsed.data;
+  const home = resolve(env.DURABLE_DEBUGGER_HOME ?? join(projectRoot, '.durable-debugger'));
+  const workspaceRoot = resolve(env.DURABLE_DEBUGGER_WORKSPACES ?? join(home, 'workspaces'));
+  return {
+    temporalAddress: env.TEMPORAL_ADDRESS,
+    namespace: env.TEMPORAL_NAMESPACE,
+    temporalCli: env.TEMPORAL_CLI,
+    temporalPort: env.TEMPORAL_PORT,
+    temporalUiPort: env.TEMPORAL_UI_PORT,
+    home,
+    taskQueue: env.DURABLE_DEBUGGER_TASK_QUEUE,
+    sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
+    workspaceRoot,
+    storeRoot: resolve(env.DURABLE_DEBUGGER_STORE ?? join(home, 'store')),
+    // Stable across restarts of the same worker, distinct for workers with different workspace roots.
+    hostId: env.DURABLE_DEBUGGER_HOST_ID ?? `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
+    anthropic: {
+      apiKey: env.ANTHROPIC_API_KEY,
+      baseURL: env.ANTHROPIC_BASE_URL,
+      model: env.ANTHROPIC_MODEL,
+      timeoutMs: env.ANTHROPIC_TIMEOUT_MS,
+    },
+  };
+}

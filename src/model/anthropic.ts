@@ -1,0 +1,116 @@
+// Calls Claude through the real SDK. Retries are Temporal's job, so the SDK's are off.
+// Prompt caching: one breakpoint after the tools and system prompt, and a rolling one on the
+// newest user message plus the one before it (where the previous request put its own), so
+// each request reads the whole previous conversation from the cache. Never more than four.
+import Anthropic from '@anthropic-ai/sdk';
+import type { AssistantBlock, Message, StopReason } from '../agent/conversation.js';
+import type { ApiTool } from '../agent/tools.js';
+import type { TokenUsage } from '../agent/budgets.js';
+
+export interface ModelClientSettings {
+  apiKey?: string;
+  baseURL?: string;
+  timeoutMs: number;
+}
+
+export function createModelClient(settings: ModelClientSettings): Anthropic {
+  return new Anthropic({
+    apiKey: settings.apiKey ?? 'not-set',
+    baseURL: settings.baseURL,
+    maxRetries: 0,
+    timeout: settings.timeoutMs,
+  });
+}
+
+export interface ModelRequest {
+  model: string;
+  maxOutputTokens: number;
+  system: string;
+  tools: ApiTool[];
+  messages: Message[];
+  /** Extended thinking budget; thinking blocks are passed back unchanged. */
+  thinkingBudgetTokens?: number;
+}
+
+export interface ModelResponse {
+  content: AssistantBlock[];
+  stopReason: StopReason;
+  usage: TokenUsage;
+  model: string;
+  requestId: string | null;
+}
+
+/** Above this output budget the SDK requires streaming (a non-streamed call could exceed 10 minutes). */
+const streamingThreshold = 16_000;
+const ephemeral = { type: 'ephemeral' as const };
+
+export function buildRequestBody(request: ModelRequest): Anthropic.MessageCreateParamsNonStreaming {
+  return {
+    model: request.model,
+    max_tokens: request.maxOutputTokens,
+    system: [{ type: 'text', text: request.system, cache_control: ephemeral }],
+    tools: request.tools as Anthropic.Tool[],
+    messages: withRollingCacheBreakpoints(request.messages),
+    ...(request.thinkingBudgetTokens
+      ? { thinking: { type: 'enabled' as const, budget_tokens: request.thinkingBudgetTokens } }
+      : {}),
+  };
+}
+
+/** A copy of the messages with cache breakpoints on the last two user messages' last blocks. */
+function withRollingCacheBreakpoints(messages: Message[]): Anthropic.MessageParam[] {
+  const userIndexes = messages.flatMap((message, index) => (message.role === 'user' ? [index] : [])).slice(-2);
+  return messages.map((message, index) => {
+    const content = message.content.map((block) => ({ ...block })) as Array<Record<string, unknown>>;
+    if (userIndexes.includes(index) && content.length > 0) {
+      content[content.length - 1] = { ...content[content.length - 1], cache_control: ephemeral };
+    }
+    return { role: message.role, content } as unknown as Anthropic.MessageParam;
+  });
+}
+
+export async function requestModelTurn(
+  client: Anthropic,
+  request: ModelRequest,
+  options: { signal?: AbortSignal } = {},
+): Promise<ModelResponse> {
+  const body = buildRequestBody(request);
+  let message: Anthropic.Message;
+  let requestId: string | null = null;
+  if (request.maxOutputTokens > streamingThreshold) {
+    const stream = client.messages.stream(body, { signal: options.signal });
+    message = await stream.finalMessage();
+    requestId = stream.request_id ?? null;
+  } else {
+    const { data, request_id } = await client.messages.create(body, { signal: options.signal }).withResponse();
+    message = data;
+    requestId = request_id ?? null;
+  }
+  return {
+    content: message.content.flatMap(toAssistantBlock),
+    stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
+    usage: {
+      inputTokens: message.usage.input_tokens,
+      outputTokens: message.usage.output_tokens,
+      cacheReadTokens: message.usage.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: message.usage.cache_creation_input_tokens ?? 0,
+    },
+    model: message.model,
+    requestId,
+  };
+}
+
+function toAssistantBlock(block: Anthropic.ContentBlock): AssistantBlock[] {
+  switch (block.type) {
+    case 'text':
+      return [{ type: 'text', text: block.text }];
+    case 'tool_use':
+      return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
+    case 'thinking':
+      return [{ type: 'thinking', thinking: block.thinking, signature: block.signature }];
+    case 'redacted_thinking':
+      return [{ type: 'redacted_thinking', data: block.data }];
+    default:
+      return []; // server tool blocks: this agent offers no server tools
+  }
+}

@@ -1,0 +1,53 @@
+// Estimated cost of model calls, from Anthropic's published prices (USD per million tokens,
+// 5-minute cache writes). A model that is not listed has an unknown cost, never zero.
+
+import type { TokenUsage } from '../agent/budgets.js';
+
+interface Price {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+}
+
+const opus45: Price = { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 };
+const sonnet4: Price = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
+const fable5: Price = { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 1 };
+const fable51: Price = { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 0.25 };
+
+const prices: Record<string, Price> = {
+  'claude-fable-5-1': fable51,
+  'claude-mythos-5-1': fable51,
+  'claude-fable-5': fable5,
+  'claude-mythos-5': fable5,
+  'claude-opus-5-5': { input: 4, output: 20, cacheWrite: 5, cacheRead: 0.2 },
+  'claude-opus-5': opus45,
+  'claude-opus-4-8': opus45,
+  'claude-opus-4-7': opus45,
+  'claude-opus-4-6': opus45,
+  'claude-opus-4-5': opus45,
+  'claude-opus-4-5-20251101': opus45,
+  'claude-sonnet-5-5': { input: 2, output: 10, cacheWrite: 2.5, cacheRead: 0.1 },
+  'claude-sonnet-5': { input: 2, output: 10, cacheWrite: 2.5, cacheRead: 0.2 },
+  'claude-sonnet-4-6': sonnet4,
+  'claude-sonnet-4-5': sonnet4,
+  'claude-sonnet-4-5-20250929': sonnet4,
+  'claude-haiku-4-5': { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 },
+  'claude-haiku-4-5-20251001': { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 },
+};
+
+/** Cost in USD, or null when the model's price is not known. */
+export function estimateCostUsd(model: string, usage: TokenUsage): number | null {
+  const price = prices[model];
+  if (!price) return null;
+  const cost =
+    usage.inputTokens * price.input +
+    usage.outputTokens * price.output +
+    usage.cacheWriteTokens * price.cacheWrite +
+    usage.cacheReadTokens * price.cacheRead;
+  return cost / 1_000_000;
+}
+
+export function hasKnownPrice(model: string): boolean {
+  return Object.hasOwn(prices, model);
+}

@@ -1,0 +1,75 @@
+// Removes what runs leave behind when they cannot clean up after themselves (a terminated
+// workflow, a worker killed for good): containers whose workflow is closed or unknown,
+// containers stuck in "created", and workspace folders nobody owns any more.
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
+
+export interface ReapedItem {
+  kind: 'container' | 'workspace';
+  id: string;
+  workflowId: string | null;
+  reason: string;
+}
+
+export interface ReaperOptions {
+  docker: Docker;
+  client: Client;
+  scope: string;
+  workspaceRoot?: string;
+  /** A container younger than this is never judged stuck in "created". */
+  createdGraceMs?: number;
+}
+
+export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]> {
+  const reaped: ReapedItem[] = [];
+  const verdicts = new Map<string, string | null>();
+  const verdictFor = async (workflowId: string): Promise<string | null> => {
+    if (!verdicts.has(workflowId)) verdicts.set(workflowId, await closedReason(options.client, workflowId));
+    return verdicts.get(workflowId) ?? null;
+  };
+
+  for (const container of await listProjectContainers(options.docker)) {
+    const workflowId = container.Labels[labels.workflowId] ?? null;
+    const ageMs = Date.now() - container.Created * 1000;
+    let reason: string | null = null;
+    if (container.State === 'created' && ageMs > (options.createdGraceMs ?? 60_000)) {
+      reason = 'stuck in created';
+    } else if (container.Labels[labels.scope] === options.scope && workflowId) {
+      reason = await verdictFor(workflowId);
+    }
+    if (reason) {
+      await removeContainer(options.docker, container.Id);
+      reaped.push({ kind: 'container', id: container.Names[0]?.replace(/^\//, '') ?? container.Id, workflowId, reason });
+    }
+  }
+
+  if (options.workspaceRoot) {
+    const folders = await readdir(options.workspaceRoot).catch(() => [] as string[]);
+    for (const sandboxId of folders) {
+      const owner = await readFile(join(options.workspaceRoot, sandboxId, 'owner.json'), 'utf8')
+        .then((text) => JSON.parse(text) as { workflowId: string; scope: string })
+        .catch(() => null);
+      if (!owner || owner.scope !== options.scope) continue;
+      const reason = await verdictFor(owner.workflowId);
+      if (reason) {
+        await rm(join(options.workspaceRoot, sandboxId), { recursive: true, force: true });
+        reaped.push({ kind: 'workspace', id: sandboxId, workflowId: owner.workflowId, reason });
+      }
+    }
+  }
+  return reaped;
+}
+
+/** Why a workflow's sandbox is no longer needed, or null while the workflow runs. */
+async function closedReason(client: Client, workflowId: string): Promise<string | null> {
+  try {
+    const description = await client.workflow.getHandle(workflowId).describe();
+    return description.status.name === 'RUNNING' ? null : `workflow ${description.status.name.toLowerCase()}`;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'workflow unknown';
+    throw error;
+  }
+}

@@ -1,0 +1,109 @@
+// The sandbox container: one long-lived, hardened container per run, with the workspace
+// bind-mounted at /workspace. Commands run in it through `docker exec`.
+import Docker from 'dockerode';
+import type { SandboxLimits } from '../agent/input.js';
+
+export const projectLabel = 'durable-debugger';
+export const labels = {
+  project: 'durable-debugger.project',
+  sandboxId: 'durable-debugger.sandbox-id',
+  workflowId: 'durable-debugger.workflow-id',
+  runId: 'durable-debugger.run-id',
+  host: 'durable-debugger.host',
+  /** The Temporal server and namespace the run belongs to: the reaper only judges its own. */
+  scope: 'durable-debugger.scope',
+  created: 'durable-debugger.created',
+} as const;
+
+export const workspaceMountPoint = '/workspace';
+
+/** The user commands run as: never root. The container's idle main process runs as `nobody`. */
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
+
+export function connectDocker(): Docker {
+  // dockerode honours DOCKER_HOST (unix://, tcp://, with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH).
+  return new Docker();
+}
+
+export function containerName(sandboxId: string): string {
+  return `durable-debugger-${sandboxId}`;
+}
+
+export interface ContainerSpec {
+  sandboxId: string;
+  image: string;
+  workspaceDir: string;
+  limits: SandboxLimits;
+  labels: { workflowId: string; runId: string; host: string; scope: string };
+}
+
+export async function createSandboxContainer(docker: Docker, spec: ContainerSpec): Promise<Docker.Container> {
+  const megabyte = 1024 * 1024;
+  const container = await docker.createContainer({
+    name: containerName(spec.sandboxId),
+    Image: spec.image,
+    // The main process only keeps the container alive; commands come through exec as the
+    // sandbox user, so killing all of that user's processes never stops the container.
+    Cmd: ['sleep', 'infinity'],
+    User: '65534:65534',
+    WorkingDir: workspaceMountPoint,
+    Hostname: 'sandbox',
+    Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin'],
+    Labels: {
+      [labels.project]: projectLabel,
+      [labels.sandboxId]: spec.sandboxId,
+      [labels.workflowId]: spec.labels.workflowId,
+      [labels.runId]: spec.labels.runId,
+      [labels.host]: spec.labels.host,
+      [labels.scope]: spec.labels.scope,
+      [labels.created]: new Date().toISOString(),
+    },
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      Memory: spec.limits.memoryMb * megabyte,
+      MemorySwap: spec.limits.memoryMb * megabyte,
+      PidsLimit: spec.limits.pids,
+      NanoCpus: Math.round(spec.limits.cpus * 1e9),
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${spec.limits.tmpMb}m,mode=1777` },
+      Binds: [`${spec.workspaceDir}:${workspaceMountPoint}:rw`],
+      Init: true,
+      IpcMode: 'private',
+      Ulimits: [
+        { Name: 'fsize', Soft: spec.limits.fileSizeMb * megabyte, Hard: spec.limits.fileSizeMb * megabyte },
+        { Name: 'nofile', Soft: 1024, Hard: 1024 },
+      ],
+      LogConfig: { Type: 'none', Config: {} },
+      RestartPolicy: { Name: 'no' },
+    },
+  });
+  await container.start();
+  return container;
+}
+
+export async function findSandboxContainer(docker: Docker, sandboxId: string): Promise<Docker.ContainerInfo | undefined> {
+  const found = await docker.listContainers({
+    all: true,
+    filters: { label: [`${labels.sandboxId}=${sandboxId}`] },
+  });
+  return found[0];
+}
+
+export async function listProjectContainers(docker: Docker): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`${labels.project}=${projectLabel}`] } });
+}
+
+export async function removeContainer(docker: Docker, id: string): Promise<void> {
+  try {
+    await docker.getContainer(id).remove({ force: true, v: true });
+  } catch (error) {
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== 404 && status !== 409) throw error; // gone already, or removal already under way
+  }
+}

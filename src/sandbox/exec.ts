@@ -1,0 +1,140 @@
+// Runs a command in the sandbox with a timeout that really stops it, and output that is
+// capped while it streams. The Docker API cannot kill an exec, so the timeout is enforced
+// twice: `timeout -k` inside the container, and a watchdog here that kills every process of
+// the sandbox user if the command outlives its deadline.
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import { CappedOutput } from './cappedOutput.js';
+import { workspaceMountPoint, type SandboxUser } from './container.js';
+
+export interface ExecOptions {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  user: SandboxUser;
+  /** Called about once a second while the command runs (activity heartbeats). */
+  onProgress?: (elapsedMs: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface ExecResult {
+  output: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  outputBytes: number;
+  droppedBytes: number;
+}
+
+const killGraceSeconds = 2;
+const commandEnv = [
+  'HOME=/tmp',
+  'LANG=C.UTF-8',
+  'PATH=/usr/local/bin:/usr/bin:/bin',
+  'PYTHONDONTWRITEBYTECODE=1',
+  'PYTHONUNBUFFERED=1',
+  'NO_COLOR=1',
+  'CI=1',
+  'npm_config_cache=/tmp/.npm',
+  'npm_config_update_notifier=false',
+];
+
+export async function execInSandbox(container: Docker.Container, command: string, options: ExecOptions): Promise<ExecResult> {
+  const started = Date.now();
+  const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  const exec = await container.exec({
+    Cmd: ['timeout', '-k', `${killGraceSeconds}s`, `${timeoutSeconds}s`, 'sh', '-c', command],
+    AttachStdout: true,
+    AttachStderr: true,
+    User: `${options.user.uid}:${options.user.gid}`,
+    WorkingDir: workspaceMountPoint,
+    Env: commandEnv,
+    Tty: false,
+  });
+  const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };
+  const output = new CappedOutput(options.maxOutputBytes);
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      output.write(chunk);
+      done();
+    },
+  });
+  // Demultiplex stdout and stderr into one sink; reading never stops, so the command never blocks on a full pipe.
+  container.modem.demuxStream(stream, sink, sink);
+
+  let watchdogFired = false;
+  let aborted = false;
+  const streamDone = new Promise<void>((resolve) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', () => resolve());
+  });
+  const stopStream = async () => {
+    stream.destroy();
+    await killSandboxUserProcesses(container, options.user).catch(() => undefined);
+  };
+  const watchdog = setTimeout(
+    () => {
+      watchdogFired = true;
+      void stopStream();
+    },
+    options.timeoutMs + (killGraceSeconds + 3) * 1000,
+  );
+  const progress = setInterval(() => options.onProgress?.(Date.now() - started), 1000);
+  const onAbort = () => {
+    aborted = true;
+    void stopStream();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await streamDone;
+  } finally {
+    clearTimeout(watchdog);
+    clearInterval(progress);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+  if (aborted) throw options.signal?.reason ?? new Error('command cancelled');
+
+  const exitCode = watchdogFired ? null : await waitForExitCode(exec);
+  const durationMs = Date.now() - started;
+  // `timeout` exits 124 after TERM, 137 after the follow-up KILL; 137 is also the OOM killer's
+  // code, so only a command that ran for the whole timeout counts as timed out.
+  const timedOut = watchdogFired || exitCode === 124 || (exitCode === 137 && durationMs >= options.timeoutMs);
+  return {
+    output: output.toString(),
+    exitCode,
+    timedOut,
+    durationMs,
+    outputBytes: output.total,
+    droppedBytes: output.dropped,
+  };
+}
+
+/** The stream can end a moment before Docker records the exit code: poll until it is set. */
+async function waitForExitCode(exec: Docker.Exec): Promise<number | null> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const info = await exec.inspect();
+    if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return null;
+}
+
+/**
+ * Kills every process of the sandbox user, including children that escaped with setsid.
+ * `kill -9 -1` signals all processes the caller may signal, except itself and PID 1.
+ */
+export async function killSandboxUserProcesses(container: Docker.Container, user: SandboxUser): Promise<void> {
+  const exec = await container.exec({
+    Cmd: ['kill', '-9', '-1'],
+    User: `${user.uid}:${user.gid}`,
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  await new Promise<void>((resolve) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', () => resolve());
+    stream.resume();
+  });
+}

@@ -1,0 +1,200 @@
+// The file tools (list, read, edit, write), working on the workspace folder on the host.
+// Every path goes through resolveInsideWorkspace first. Failures are messages for the model.
+import { lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { ignoredFolders } from './tree.js';
+import { PathRefusedError, resolveInsideWorkspace } from './paths.js';
+
+export class ToolInputError extends Error {}
+
+const maxListedEntries = 500;
+const maxReadBytes = 2_000_000;
+const maxReadLines = 800;
+
+export async function listFiles(workspace: string, path: string | undefined): Promise<string> {
+  const { relative, absolute } = await resolveInsideWorkspace(workspace, path ?? '');
+  const stats = await lstat(absolute).catch(() => null);
+  if (!stats) throw new ToolInputError(`"${relative || '.'}" does not exist.`);
+  if (!stats.isDirectory()) throw new ToolInputError(`"${relative}" is a file, not a folder. Use read_file to read it.`);
+  const lines: string[] = [];
+  let omitted = 0;
+  async function visit(folder: string, depth: number): Promise<void> {
+    const dirents = (await readdir(posix.join(absolute, folder), { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
+    for (const dirent of dirents) {
+      if (ignoredFolders.has(dirent.name)) continue;
+      const child = folder ? `${folder}/${dirent.name}` : dirent.name;
+      if (lines.length >= maxListedEntries) {
+        omitted++;
+        continue;
+      }
+      const indent = '  '.repeat(depth);
+      if (dirent.isDirectory()) {
+        lines.push(`${indent}${dirent.name}/`);
+        await visit(child, depth + 1);
+      } else if (dirent.isSymbolicLink()) {
+        lines.push(`${indent}${dirent.name} (symlink)`);
+      } else {
+        const size = (await lstat(posix.join(absolute, child))).size;
+        lines.push(`${indent}${dirent.name} (${formatSize(size)})`);
+      }
+    }
+  }
+  await visit('', 0);
+  const header = `${relative || '.'}/`;
+  if (lines.length === 0) return `${header}\n(empty)`;
+  const footer = omitted ? `\n[${omitted} more entries not shown; list a subfolder to see them]` : '';
+  return `${header}\n${lines.join('\n')}${footer}`;
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function isBinary(content: Buffer): boolean {
+  const sample = content.subarray(0, 8192);
+  if (sample.includes(0)) return true;
+  // Invalid UTF-8 in the sample means it is not text the model can read or edit safely.
+  return !isValidUtf8(sample);
+}
+
+function isValidUtf8(buffer: Buffer): boolean {
+  const decoded = new TextDecoder('utf-8', { fatal: false }).decode(buffer);
+  const replacements = decoded.split('\uFFFD').length - 1;
+  // A multi-byte character cut at the sample's end decodes to one replacement character.
+  return replacements === 0 || (replacements === 1 && decoded.endsWith('\uFFFD') && buffer.length === 8192);
+}
+
+async function readTextFile(workspace: string, path: string): Promise<{ relative: string; absolute: string; text: string }> {
+  const { relative, absolute } = await resolveInsideWorkspace(workspace, path);
+  const stats = await lstat(absolute).catch(() => null);
+  if (!stats) throw new ToolInputError(`"${relative}" does not exist. Use list_files to see the files.`);
+  if (stats.isDirectory()) throw new ToolInputError(`"${relative}" is a folder. Use list_files to list it.`);
+  if (stats.size > maxReadBytes) {
+    throw new ToolInputError(`"${relative}" is ${formatSize(stats.size)}, too large to read (limit ${formatSize(maxReadBytes)}).`);
+  }
+  const content = await readFile(absolute);
+  if (isBinary(content)) throw new ToolInputError(`"${relative}" is a binary file (or not UTF-8 text), so it cannot be read as text.`);
+  return { relative, absolute, text: content.toString('utf8') };
+}
+
+export async function readTextForTool(
+  workspace: string,
+  input: { path: string; start_line?: number; end_line?: number },
+): Promise<string> {
+  const { relative, text } = await readTextFile(workspace, input.path);
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const start = input.start_line ?? 1;
+  if (start > Math.max(lines.length, 1)) {
+    throw new ToolInputError(`"${relative}" has ${lines.length} lines; start_line ${start} is past its end.`);
+  }
+  const requestedEnd = Math.min(input.end_line ?? lines.length, lines.length);
+  if (requestedEnd < start) throw new ToolInputError(`end_line (${input.end_line}) is before start_line (${start}).`);
+  const end = Math.min(requestedEnd, start + maxReadLines - 1);
+  const width = String(end).length;
+  const numbered = lines.slice(start - 1, end).map((line, index) => `${String(start + index).padStart(width)}\t${line}`);
+  const header = `${relative} (lines ${start}-${end} of ${lines.length})`;
+  const more = end < requestedEnd ? `\n[stopped after ${maxReadLines} lines; read from line ${end + 1} to see more]` : '';
+  return `${header}\n${numbered.join('\n')}${more}`;
+}
+
+export async function editFileForTool(
+  workspace: string,
+  input: { path: string; old_string: string; new_string: string },
+): Promise<string> {
+  const { relative, absolute, text } = await readTextFile(workspace, input.path);
+  const occurrences = findAll(text, input.old_string);
+  if (occurrences.length === 0) {
+    throw new ToolInputError(
+      `old_string was not found in ${relative}. It must match exactly, including whitespace.${closestRegion(text, input.old_string)}`,
+    );
+  }
+  if (occurrences.length > 1) {
+    const lines = occurrences.map((offset) => text.slice(0, offset).split('\n').length);
+    throw new ToolInputError(
+      `old_string occurs ${occurrences.length} times in ${relative} (at lines ${lines.join(', ')}). Include more surrounding lines so that it matches exactly once.`,
+    );
+  }
+  const offset = occurrences[0] as number;
+  const updated = text.slice(0, offset) + input.new_string + text.slice(offset + input.old_string.length);
+  await writeFile(absolute, updated);
+  const line = text.slice(0, offset).split('\n').length;
+  const removed = input.old_string.split('\n').length;
+  const added = input.new_string.split('\n').length;
+  return `Edited ${relative} at line ${line}: replaced ${removed} line(s) with ${added} line(s).`;
+}
+
+export async function writeFileForTool(workspace: string, input: { path: string; content: string }): Promise<string> {
+  const { relative, absolute } = await resolveInsideWorkspace(workspace, input.path);
+  if (!relative) throw new PathRefusedError('write_file needs a file path, not the repository root.');
+  const stats = await lstat(absolute).catch(() => null);
+  if (stats?.isDirectory()) throw new ToolInputError(`"${relative}" is a folder.`);
+  if (stats?.isSymbolicLink()) throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
+  await mkdir(posix.dirname(absolute), { recursive: true });
+  await writeFile(absolute, input.content);
+  const lines = input.content.split('\n').length;
+  return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines).`;
+}
+
+function findAll(text: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + 1)) {
+    found.push(index);
+    if (found.length > 50) break;
+  }
+  return found;
+}
+
+/** Points the model at the lines that look most like what it tried to replace. */
+function closestRegion(text: string, wanted: string): string {
+  const fileLines = text.split('\n');
+  const wantedLines = wanted.split('\n').filter((line) => line.trim());
+  const firstWanted = normalize(wantedLines[0] ?? '');
+  if (!firstWanted) return '';
+  let bestLine = -1;
+  let bestScore = 0;
+  fileLines.forEach((line, index) => {
+    const score = similarity(normalize(line), firstWanted);
+    if (score > bestScore) {
+      bestScore = score;
+      bestLine = index;
+    }
+  });
+  if (bestLine < 0 || bestScore < 0.5) return ' No similar text was found; read the file again.';
+  const from = Math.max(0, bestLine - 2);
+  const to = Math.min(fileLines.length, bestLine + Math.max(wantedLines.length, 1) + 2);
+  const region = fileLines
+    .slice(from, to)
+    .map((line, index) => `${from + index + 1}\t${line}`)
+    .join('\n');
+  return ` The closest match is near line ${bestLine + 1}:\n${region}`;
+}
+
+function normalize(line: string): string {
+  return line.trim().replace(/\s+/g, ' ');
+}
+
+/** Dice coefficient over character bigrams: cheap and good enough to spot a near-miss. */
+function similarity(a: string, b: string): number {
+  if (a === b) return 1;
+  if (a.length < 2 || b.length < 2) return 0;
+  const bigrams = new Map<string, number>();
+  for (let i = 0; i < a.length - 1; i++) {
+    const gram = a.slice(i, i + 2);
+    bigrams.set(gram, (bigrams.get(gram) ?? 0) + 1);
+  }
+  let overlap = 0;
+  for (let i = 0; i < b.length - 1; i++) {
+    const gram = b.slice(i, i + 2);
+    const count = bigrams.get(gram) ?? 0;
+    if (count > 0) {
+      bigrams.set(gram, count - 1);
+      overlap++;
+    }
+  }
+  return (2 * overlap) / (a.length + b.length - 2);
+}

@@ -1,0 +1,169 @@
+// A workspace's content as a tree of entries, and its digest. The same digest is computed for
+// a repository snapshot, for the workspace on disk, and after replaying a mutation log, so a
+// sandbox can tell cheaply whether its workspace is the one the workflow expects.
+import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+export type TreeEntry =
+  | { path: string; kind: 'file'; blob: string; size: number; executable: boolean }
+  | { path: string; kind: 'symlink'; target: string };
+
+export interface Tree {
+  digest: string;
+  entries: TreeEntry[];
+}
+
+/** Folders that are never part of a workspace: version control, dependencies, caches. */
+export const ignoredFolders = new Set([
+  '.git',
+  '.hg',
+  '.svn',
+  'node_modules',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+  '.nox',
+  '.venv',
+  'venv',
+  '.cache',
+  '.durable-debugger',
+]);
+
+export function isIgnoredPath(relativePath: string): boolean {
+  return relativePath.split('/').some((part) => ignoredFolders.has(part));
+}
+
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function treeDigest(entries: TreeEntry[]): string {
+  const lines = [...entries]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((entry) =>
+      entry.kind === 'file'
+        ? `F ${entry.executable ? 'x' : '-'} ${entry.blob} ${entry.path}`
+        : `L ${sha256(entry.target)} ${entry.path}`,
+    );
+  return sha256(lines.join('\n'));
+}
+
+export interface ReadTreeLimits {
+  maxFiles: number;
+  maxTotalBytes: number;
+}
+
+export class TreeTooLargeError extends Error {}
+
+interface CachedHash {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  blob: string;
+}
+
+/**
+ * Reads the tree under `root`. `onFile` receives each file's content (to store it as a blob);
+ * `cache` skips re-hashing files whose size, mtime and inode have not changed.
+ */
+export async function readTree(
+  root: string,
+  options: {
+    limits?: ReadTreeLimits;
+    onFile?: (blob: string, content: Buffer) => Promise<void>;
+    cache?: Map<string, CachedHash>;
+    paths?: string[];
+  } = {},
+): Promise<Tree> {
+  const paths = options.paths ?? (await walk(root));
+  const entries: TreeEntry[] = [];
+  let totalBytes = 0;
+  if (options.limits && paths.length > options.limits.maxFiles) {
+    throw new TreeTooLargeError(
+      `it has ${paths.length} files, more than the limit of ${options.limits.maxFiles}`,
+    );
+  }
+  for (const path of paths) {
+    const absolute = join(root, path);
+    const stats = await lstat(absolute).catch(() => null);
+    if (!stats) continue;
+    if (stats.isSymbolicLink()) {
+      entries.push({ path, kind: 'symlink', target: await readlink(absolute) });
+      continue;
+    }
+    if (!stats.isFile()) continue;
+    totalBytes += stats.size;
+    if (options.limits && totalBytes > options.limits.maxTotalBytes) {
+      throw new TreeTooLargeError(
+        `its files add up to more than the limit of ${Math.round(options.limits.maxTotalBytes / 1e6)} MB`,
+      );
+    }
+    const cached = options.cache?.get(path);
+    let blob: string;
+    if (cached && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs && cached.ino === stats.ino && !options.onFile) {
+      blob = cached.blob;
+    } else {
+      const content = await readFile(absolute);
+      blob = sha256(content);
+      await options.onFile?.(blob, content);
+      options.cache?.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, blob });
+    }
+    entries.push({ path, kind: 'file', blob, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
+  }
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { digest: treeDigest(entries), entries };
+}
+
+/** Every file and symlink below `root`, relative, outside the ignored folders; never follows links. */
+export async function walk(root: string): Promise<string[]> {
+  const found: string[] = [];
+  async function visit(relative: string): Promise<void> {
+    const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch(() => []);
+    for (const dirent of dirents) {
+      const path = relative ? `${relative}/${dirent.name}` : dirent.name;
+      if (dirent.isDirectory()) {
+        if (!ignoredFolders.has(dirent.name)) await visit(path);
+      } else if (dirent.isFile() || dirent.isSymbolicLink()) {
+        found.push(path);
+      }
+    }
+  }
+  await visit('');
+  return found.sort();
+}
+
+/** The files git would track (tracked plus untracked-not-ignored), or null if `root` is not a git checkout. */
+export async function gitListedFiles(root: string): Promise<string[] | null> {
+  try {
+    const { stdout } = await promisify(execFile)(
+      'git',
+      ['-C', root, 'ls-files', '--cached', '--others', '--exclude-standard', '-z'],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const top = (await promisify(execFile)('git', ['-C', root, 'rev-parse', '--show-prefix'])).stdout.trim();
+    if (top !== '') return null; // `root` is a subfolder of a larger checkout: walk it instead
+    return [...new Set(stdout.split('\0').filter((path) => path && !isIgnoredPath(path)))].sort();
+  } catch {
+    return null;
+  }
+}
+
+/** Entries that differ between two trees, as the after-state of each changed path (null: removed). */
+export function diffTrees(before: TreeEntry[], after: TreeEntry[]): Array<{ path: string; entry: TreeEntry | null }> {
+  const beforeByPath = new Map(before.map((entry) => [entry.path, entry]));
+  const afterByPath = new Map(after.map((entry) => [entry.path, entry]));
+  const changes: Array<{ path: string; entry: TreeEntry | null }> = [];
+  for (const entry of after) {
+    const previous = beforeByPath.get(entry.path);
+    if (!previous || JSON.stringify(previous) !== JSON.stringify(entry)) changes.push({ path: entry.path, entry });
+  }
+  for (const entry of before) {
+    if (!afterByPath.has(entry.path)) changes.push({ path: entry.path, entry: null });
+  }
+  return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
+}

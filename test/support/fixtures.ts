@@ -1,0 +1,50 @@
+// The fixture repositories under fixtures/: each a buggy repository with its tests, a
+// fixture.json (what to expect) and a script.json (the scripted model responses).
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DebugInputJson } from '../../src/agent/input.js';
+import type { RunStatus } from '../../src/agent/report.js';
+import { projectRoot } from '../../src/config.js';
+import { loadScript, type Script } from './script.js';
+
+export interface FixtureMeta {
+  description: string;
+  language: string;
+  expectedStatus: RunStatus;
+  /** Tests that fail before the fix, by the runner's names. */
+  failingBefore?: string[];
+  /** Run options this fixture needs (a short command timeout, allowCommands, ...). */
+  input?: Partial<DebugInputJson>;
+}
+
+export interface Fixture {
+  name: string;
+  path: string;
+  meta: FixtureMeta;
+  script: Script;
+  scriptPath: string;
+}
+
+export const fixturesRoot = join(projectRoot, 'fixtures');
+
+export async function loadFixtures(root = fixturesRoot): Promise<Fixture[]> {
+  const names = (await readdir(root, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  return Promise.all(names.sort().map((name) => loadFixture(name, root)));
+}
+
+export async function loadFixture(name: string, root = fixturesRoot): Promise<Fixture> {
+  const path = join(root, name);
+  const meta = JSON.parse(await readFile(join(path, 'fixture.json'), 'utf8')) as FixtureMeta;
+  const scriptPath = join(path, 'script.json');
+  return { name, path, meta, script: await loadScript(scriptPath), scriptPath };
+}
+
+/** Scripts keyed by repository name, as the fake API looks them up. */
+export function scriptsByName(fixtures: Fixture[]): Record<string, Script> {
+  return Object.fromEntries(fixtures.map((fixture) => [fixture.name, fixture.script]));
+}
+
+/** The run input for a fixture: its repository plus the options it asks for. */
+export function fixtureInput(fixture: Fixture, extra: Partial<DebugInputJson> = {}): DebugInputJson {
+  return { ...fixture.meta.input, ...extra, repo: fixture.path };
+}

@@ -1,0 +1,34 @@
+// The run's queries, signals and updates, shared by the workflow, the activities and clients.
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Message } from '../src/agent/conversation.js';
+import type { RunStatusView } from '../src/agent/runState.js';
+
+export const workflowType = 'debugRepository';
+export const taskQueue = 'durable-debugger';
+
+export interface TranscriptView {
+  messages: Message[];
+  /** Changes whenever earlier messages change (compaction), so a reader can tell stale copies. */
+  version: number;
+}
+
+export interface BudgetRaise {
+  moreIterations?: number;
+  moreTokens?: number;
+  moreCostUsd?: number;
+  moreMinutes?: number;
+}
+
+export const statusQuery = defineQuery<RunStatusView>('status');
+export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+export const hintSignal = defineSignal<[string]>('hint');
+export const stopSignal = defineSignal<[string?]>('stop');
+export const raiseBudgetUpdate = defineUpdate<RunStatusView, [BudgetRaise]>('raiseBudget');
+
+/** Search attributes, registered on the embedded server so runs can be filtered by them. */
+export const searchAttributes = {
+  status: defineSearchAttributeKey('DebugStatus', 'KEYWORD'),
+  iterations: defineSearchAttributeKey('DebugIterations', 'INT'),
+  costUsd: defineSearchAttributeKey('DebugCostUsd', 'DOUBLE'),
+};

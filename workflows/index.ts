@@ -1,0 +1,1 @@
+export { debugRepository } from './debugRepository.js';
