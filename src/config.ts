@@ -56,7 +56,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const env = parsed.data;
   const home = resolve(env.DURABLE_DEBUGGER_HOME ?? join(projectRoot, '.durable-debugger'));
-  const workspaceRoot = resolve(env.DURABLE_DEBUGGER_WORKSPACES ?? join(home, 'workspaces'));
+  // One workspace folder per machine name, so worker replicas sharing a data volume never collide.
+  const workspaceRoot = resolve(env.DURABLE_DEBUGGER_WORKSPACES ?? join(home, 'workspaces', hostname()));
   return {
     temporalAddress: env.TEMPORAL_ADDRESS,
     namespace: env.TEMPORAL_NAMESPACE,

@@ -47,11 +47,18 @@ export class WorkerSetupError extends Error {}
 
 let runtimeInstalled = false;
 /** The SDK logs at WARN and above (its INFO lines would drown the progress output). */
-function installQuietRuntime(): void {
+export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+    const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
+    Runtime.install({
+      logger: new DefaultLogger(level, (entry) => {
+        // Sandbox workers run activities only: that is by design, not worth a warning.
+        if (entry.message.startsWith('No workflows registered')) return;
+        console.error(`${entry.level} ${entry.message}`, entry.meta ?? '');
+      }),
+    });
   } catch {
     // Already installed by whoever created the first worker in this process.
   }

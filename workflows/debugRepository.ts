@@ -285,6 +285,7 @@ class DebugRun {
       const { results, finishCall } = await this.runToolCalls(calls, turn);
       if (finishCall) {
         const verdict = await this.verify();
+        state.toolCalls.push({ iteration: state.iteration, name: 'finish', description: 'finish', isError: !verdict.fixed });
         results.push({
           type: 'tool_result',
           tool_use_id: finishCall.id,
@@ -382,7 +383,6 @@ class DebugRun {
         this.record(call.id, call.name, describeToolCall(call.name, call.input), { content: parsed.error, isError: true }, results);
       } else if (parsed.effect === 'finish') {
         finishCall = parsed;
-        this.state.toolCalls.push({ iteration: this.state.iteration, name: 'finish', description: 'finish', isError: false });
         this.state.rootCause = String(parsed.input.root_cause);
         this.state.fixSummary = typeof parsed.input.summary === 'string' ? parsed.input.summary : null;
       } else {

@@ -15,7 +15,7 @@ export interface TestSummary {
 
 export function summarizeTestOutput(output: string, exitCode: number | null, timedOut = false): TestSummary {
   const summary =
-    parsePytest(output) ?? parseCargo(output) ?? parseGo(output) ?? parseNode(output) ?? parsePlainCounts(output);
+    parsePytest(output) ?? parseCargo(output) ?? parseNode(output) ?? parseGo(output) ?? parsePlainCounts(output);
   if (summary) return { ...summary, exitCode, timedOut, recognized: true };
   return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false };
 }
@@ -89,7 +89,7 @@ function parseGo(output: string): Counts | null {
   const passed = output.match(/^\s*--- PASS: /gm)?.length ?? 0;
   const failures = [...output.matchAll(/^\s*--- FAIL: (\S+)/gm)].map((match) => match[1] as string);
   const skipped = output.match(/^\s*--- SKIP: /gm)?.length ?? 0;
-  const packageLine = /^(ok|FAIL)\s+\S+/m.test(output);
+  const packageLine = /^(ok|FAIL)\s+\S+\s+(\d+\.\d+s|\(cached\))/m.test(output);
   if (!packageLine && passed + failures.length === 0) return null;
   return { passed, failed: failures.length, skipped, failing: unique(failures) };
 }

@@ -1,0 +1,116 @@
+// The integration-test harness: a real Temporal dev server (the Temporal CLI binary, started
+// by @temporalio/testing), real Docker, and workers whose model client talks real HTTP to the
+// fake Anthropic API.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { DebugInputJson } from '../../src/agent/input.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { startDebugRun } from '../../src/client.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createModelClient } from '../../src/model/anthropic.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
+import { installQuietRuntime, startWorker, type RunningWorker } from '../../src/worker.js';
+import { searchAttributes } from '../../workflows/definitions.js';
+import { FakeAnthropicApi, type FakeApiOptions } from './fakeAnthropicApi.js';
+
+export interface TestServer {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  address: string;
+  /** A private data folder (content store, workspaces) removed by stop(). */
+  home: string;
+  config(overrides?: Record<string, string>): Config;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(): Promise<TestServer> {
+  installQuietRuntime();
+  const base = loadConfig();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath(base) },
+      searchAttributes: Object.values(searchAttributes),
+      ip: '127.0.0.1',
+    },
+  });
+  const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
+  return {
+    env,
+    client: env.client,
+    address: env.address,
+    home,
+    config: (overrides = {}) =>
+      loadConfig({
+        ...process.env,
+        DURABLE_DEBUGGER_HOME: home,
+        TEMPORAL_ADDRESS: env.address,
+        ANTHROPIC_API_KEY: '',
+        ...overrides,
+      }),
+    async stop() {
+      await env.teardown();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+let queueCounter = 0;
+export function uniqueTaskQueue(name: string): string {
+  queueCounter += 1;
+  return `test-${name}-${process.pid}-${queueCounter}`;
+}
+
+export interface TestWorker {
+  worker: RunningWorker;
+  fake: FakeAnthropicApi;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/** A worker on its own task queue whose model is the fake API. */
+export async function startTestWorker(
+  server: TestServer,
+  options: { fake: FakeApiOptions | FakeAnthropicApi; taskQueue?: string; configOverrides?: Record<string, string>; timeoutMs?: number },
+): Promise<TestWorker> {
+  const fake = options.fake instanceof FakeAnthropicApi ? options.fake : new FakeAnthropicApi(options.fake);
+  const ownsFake = !(options.fake instanceof FakeAnthropicApi);
+  if (ownsFake) await fake.start();
+  const taskQueue = options.taskQueue ?? uniqueTaskQueue('run');
+  const worker = await startWorker({
+    config: server.config(options.configOverrides),
+    address: server.address,
+    anthropic: createModelClient({ apiKey: 'test-key', baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
+    describeAnswerer: () => 'scripted responses (fake Anthropic API)',
+    taskQueue,
+  });
+  return {
+    worker,
+    fake,
+    taskQueue,
+    async stop() {
+      await worker.shutdown();
+      if (ownsFake) await fake.stop();
+    },
+  };
+}
+
+export async function runToReport(
+  server: TestServer,
+  taskQueue: string,
+  input: DebugInputJson,
+  workflowId?: string,
+): Promise<{ report: DebugReport; handle: WorkflowHandle }> {
+  const handle = await startDebugRun(server.client, { input, taskQueue, workflowId });
+  const report = (await handle.result()) as DebugReport;
+  return { report, handle };
+}
+
+/** Containers with the project's label that belong to this test server. */
+export async function containersOf(server: TestServer): Promise<number> {
+  const containers = await listProjectContainers(connectDocker());
+  return containers.filter((container) => container.Labels[labels.scope]?.startsWith(server.address)).length;
+}

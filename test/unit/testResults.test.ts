@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { summarizeTestOutput, verifyFix } from '../../src/agent/testResults.js';
+
+const pytestFailing = `F....                                                                    [100%]
+=================================== FAILURES ===================================
+=========================== short test summary info ============================
+FAILED test_buggy_code.py::test_max_at_the_end - assert 4 == 5
+1 failed, 4 passed in 0.03s`;
+
+test('pytest: counts and failing test names', () => {
+  const summary = summarizeTestOutput(pytestFailing, 1);
+  assert.equal(summary.failed, 1);
+  assert.equal(summary.passed, 4);
+  assert.deepEqual(summary.failing, ['test_buggy_code.py::test_max_at_the_end']);
+});
+
+test('node --test TAP output', () => {
+  const output = `TAP version 13
+# Subtest: sums
+ok 1 - sums
+# Subtest: awaits the result
+not ok 2 - awaits the result
+  ---
+  ...
+1..2
+# tests 2
+# pass 1
+# fail 1
+# skipped 0`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed], [1, 1]);
+  assert.deepEqual(summary.failing, ['awaits the result']);
+});
+
+test('go test -v and cargo test', () => {
+  const go = summarizeTestOutput('=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\texample.com/m\t0.01s', 1);
+  assert.deepEqual([go.passed, go.failed, go.failing], [1, 1, ['TestB']]);
+  const cargo = summarizeTestOutput('test tests::a ... ok\ntest tests::b ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out', 101);
+  assert.deepEqual([cargo.passed, cargo.failed, cargo.failing], [1, 1, ['tests::b']]);
+});
+
+test('a fix is verified only when the failing tests pass and nothing else breaks', () => {
+  const before = summarizeTestOutput(pytestFailing, 1);
+  assert.equal(verifyFix(before, summarizeTestOutput('5 passed in 0.02s', 0)).fixed, true);
+  assert.equal(verifyFix(before, summarizeTestOutput(pytestFailing, 1)).fixed, false);
+  const broken = verifyFix(before, summarizeTestOutput('FAILED test_buggy_code.py::test_single_item - x\n1 failed, 4 passed in 0.1s', 1));
+  assert.equal(broken.fixed, false);
+  assert.deepEqual(broken.newlyFailing, ['test_buggy_code.py::test_single_item']);
+  assert.equal(verifyFix(before, summarizeTestOutput('3 passed in 0.02s', 0)).fixed, false, 'tests went missing');
+  assert.equal(verifyFix(before, summarizeTestOutput('', null, true)).fixed, false, 'a timeout is not a fix');
+});
