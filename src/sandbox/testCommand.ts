@@ -6,8 +6,9 @@ export function detectTestCommand(files: string[], packageJson: string | null): 
   const names = files.map((path) => path.split('/').pop() ?? path);
   if (packageJson !== null) {
     const scripts = safeJson(packageJson)?.scripts as Record<string, unknown> | undefined;
-    const test = typeof scripts?.test === 'string' ? scripts.test : '';
-    if (test && !test.includes('no test specified')) return 'npm test --silent';
+    const test = typeof scripts?.test === 'string' ? scripts.test.trim() : '';
+    // The script itself, as npm would run it (the sandbox image has node but not npm).
+    if (test && !test.includes('no test specified')) return `PATH="$PWD/node_modules/.bin:$PATH" ${test}`;
   }
   if (
     names.some((name) => /^test_.*\.py$|_test\.py$|^conftest\.py$|^pytest\.ini$/.test(name)) ||
@@ -25,7 +26,6 @@ export function detectTestCommand(files: string[], packageJson: string | null): 
 export function testCommandFor(command: string, target: string | undefined): string {
   if (!target) return command;
   const quoted = `'${target.replace(/'/g, `'\\''`)}'`;
-  if (command.startsWith('npm ')) return `${command} -- ${quoted}`;
   if (command.startsWith('go test')) return command.replace('./...', `./${quoted}`);
   return `${command} ${quoted}`;
 }
