@@ -21,6 +21,8 @@ export interface ModelCallRequest {
   model?: string;
   maxOutputTokens: number;
   allowCommands: boolean;
+  thinkingBudgetTokens?: number;
+  temperature?: number;
 }
 
 export interface ModelCallResult {
@@ -69,6 +71,8 @@ export function createModelActivities(options: ModelActivityOptions) {
             system: systemPrompt,
             tools: apiTools({ allowCommands: request.allowCommands }),
             messages,
+            thinkingBudgetTokens: request.thinkingBudgetTokens,
+            temperature: request.temperature,
           },
           { signal: context.cancellationSignal },
         );

@@ -222,9 +222,10 @@ class DebugRun {
     repairConversation(state.conversation, 'the run was interrupted');
 
     for (;;) {
-      const stop = this.stopBeforeNextCall();
+      const stop = await this.stopOrWaitForMoreBudget();
       if (stop) return this.finish(stop);
       await this.continueAsNewIfDue();
+      this.compactIfContextIsFull();
 
       state.iteration += 1;
       for (const hint of state.pendingHints.splice(0)) appendUserText(state.conversation, prompts.hintFromUser(hint));
@@ -238,6 +239,9 @@ class DebugRun {
         if (failure) return this.finish({ condition: 'model_error', detail: failure });
         throw error;
       }
+      // A reply that continues a paused turn completes that assistant message.
+      const paused = state.conversation[state.conversation.length - 1]?.role === 'assistant' ? state.conversation.pop() : undefined;
+      if (paused) turn.content = [...paused.content, ...turn.content] as typeof turn.content;
       const assistant: AssistantMessage = { role: 'assistant', content: turn.content };
       state.lastThought = textOf(turn.content) || state.lastThought;
 
@@ -306,14 +310,44 @@ class DebugRun {
   private stopBeforeNextCall(): Stop | null {
     const state = this.state;
     if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
-    const newCharacters = Math.max(0, conversationBytes(state.conversation) - state.lastRequestCharacters);
     return budgetStop(state.budgets, {
       iterations: state.iteration,
       tokens: state.tokens,
       costUsd: state.costUsd,
       elapsedMs: Date.now() - state.startedAt,
-      nextRequestTokens: state.lastRequestTokens + estimateTokens(newCharacters),
+      nextRequestTokens: this.nextRequestTokens(),
     });
+  }
+
+  /** Estimated input tokens of the next request: the last request's, plus what was added since. */
+  private nextRequestTokens(): number {
+    const newCharacters = Math.max(0, conversationBytes(this.state.conversation) - this.state.lastRequestCharacters);
+    return this.state.lastRequestTokens + estimateTokens(newCharacters);
+  }
+
+  /**
+   * A run out of budget either ends, or (with pauseOnBudgetMinutes) waits for the user to raise
+   * its budget with the raiseBudget update, then goes on where it stopped.
+   */
+  private async stopOrWaitForMoreBudget(): Promise<Stop | null> {
+    const stop = this.stopBeforeNextCall();
+    if (!stop || stop.condition === 'stop_signal' || !this.input.pauseOnBudgetMinutes) return stop;
+    this.setPhase('paused');
+    setCurrentDetails(`paused: ${stop.detail}; raise the budget (raiseBudget update) within ${this.input.pauseOnBudgetMinutes} minutes to continue`);
+    const raised = await condition(() => this.stopBeforeNextCall() === null || this.state.stopRequested !== null, `${this.input.pauseOnBudgetMinutes} minutes`);
+    return raised ? this.stopBeforeNextCall() : stop;
+  }
+
+  /** Compacts old observations before a request would overflow the model's context window. */
+  private compactIfContextIsFull(): void {
+    const limit = this.input.contextWindowTokens * 0.9 - this.input.maxOutputTokens;
+    if (this.nextRequestTokens() <= limit) return;
+    if (compactConversation(this.state.conversation) > 0) {
+      this.state.compactions += 1;
+      this.state.conversationVersion += 1;
+      this.state.lastRequestCharacters = conversationBytes(this.state.conversation);
+      this.state.lastRequestTokens = Math.min(this.state.lastRequestTokens, estimateTokens(this.state.lastRequestCharacters));
+    }
   }
 
   private async continueAsNewIfDue(): Promise<void> {
@@ -336,6 +370,8 @@ class DebugRun {
           model: this.input.model,
           maxOutputTokens: this.input.maxOutputTokens,
           allowCommands: this.input.allowCommands,
+          thinkingBudgetTokens: this.input.thinkingBudgetTokens,
+          temperature: this.input.temperature,
         },
       ],
     );

@@ -28,6 +28,14 @@ export const debugInputSchema = z.strictObject({
   testCommand: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
+  /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */
+  thinkingBudgetTokens: z.number().int().min(1_024).optional(),
+  /** Sent only when set, and never together with thinking (the API does not accept both). */
+  temperature: z.number().min(0).max(1).optional(),
+  /** The model's context window; old observations are compacted before a request would overflow it. */
+  contextWindowTokens: z.number().int().min(4_096).default(200_000),
+  /** When a budget runs out, wait this long for a raiseBudget update before ending the run. */
+  pauseOnBudgetMinutes: z.number().min(0).max(10_080).default(0),
   budgets: budgetsSchema.default(budgetsSchema.parse({})),
   sandbox: sandboxLimitsSchema.default(sandboxLimitsSchema.parse({})),
   observation: z

@@ -8,7 +8,7 @@ import type { RepositorySnapshot } from './sandboxProtocol.js';
 import type { TestSummary } from './testResults.js';
 import type { WorkspaceLog } from './workspace.js';
 
-export type Phase = 'preparing' | 'baseline' | 'thinking' | 'acting' | 'verifying' | 'reporting' | 'done';
+export type Phase = 'preparing' | 'baseline' | 'thinking' | 'acting' | 'verifying' | 'paused' | 'reporting' | 'done';
 
 export interface SandboxPlacement {
   sandboxId: string;

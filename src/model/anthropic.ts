@@ -30,6 +30,7 @@ export interface ModelRequest {
   messages: Message[];
   /** Extended thinking budget; thinking blocks are passed back unchanged. */
   thinkingBudgetTokens?: number;
+  temperature?: number;
 }
 
 export interface ModelResponse {
@@ -53,7 +54,9 @@ export function buildRequestBody(request: ModelRequest): Anthropic.MessageCreate
     messages: withRollingCacheBreakpoints(request.messages),
     ...(request.thinkingBudgetTokens
       ? { thinking: { type: 'enabled' as const, budget_tokens: request.thinkingBudgetTokens } }
-      : {}),
+      : request.temperature !== undefined
+        ? { temperature: request.temperature }
+        : {}),
   };
 }
 

@@ -19,8 +19,8 @@ export interface ScriptStep {
   /** Defaults to tool_use when there are tool calls, end_turn otherwise. */
   stop_reason?: string;
   output_tokens?: number;
-  /** For alternatives: this step applies when the latest tool result contains the text. */
-  when?: { last_tool_result_includes?: string };
+  /** For alternatives: this step applies when the latest tool result (or anywhere in the request) contains the text. */
+  when?: { last_tool_result_includes?: string; request_includes?: string };
 }
 
 export interface Script {
@@ -58,10 +58,12 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   }
   const lastResult = lastToolResultText(messages);
   const alternatives = Array.isArray(entry) ? entry : [entry];
+  const everything = JSON.stringify(messages);
   const step =
-    alternatives.find((candidate) => {
-      const needle = candidate.when?.last_tool_result_includes;
-      return needle === undefined || lastResult.includes(needle);
+    alternatives.find(({ when }) => {
+      if (when?.last_tool_result_includes !== undefined && !lastResult.includes(when.last_tool_result_includes)) return false;
+      if (when?.request_includes !== undefined && !everything.includes(when.request_includes)) return false;
+      return true;
     }) ?? (alternatives[alternatives.length - 1] as ScriptStep);
   const conversationId = createHash('sha256').update(JSON.stringify(messages[0] ?? '')).digest('hex').slice(0, 10);
   if (step.content) {
