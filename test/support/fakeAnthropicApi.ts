@@ -28,6 +28,8 @@ export interface FakeApiOptions {
 
 export interface RecordedRequest {
   number: number;
+  /** When the request arrived (ms since epoch). */
+  receivedAt: number;
   body: Record<string, unknown>;
   status: number;
   fault: FaultKind | null;
@@ -105,7 +107,7 @@ export class FakeAnthropicApi {
     }
 
     const number = this.requests.length + 1;
-    const record: RecordedRequest = { number, body, status: 200, fault: null, cacheableShare: 0, usage: null, error: null, requestId };
+    const record: RecordedRequest = { number, receivedAt: Date.now(), body, status: 200, fault: null, cacheableShare: 0, usage: null, error: null, requestId };
     this.requests.push(record);
 
     const fault = this.options.faultPlan?.(number) ?? this.randomFault();
@@ -282,9 +284,11 @@ function cacheSegments(body: Record<string, unknown>): Array<{ text: string; bre
   return segments;
 }
 
+/** Identifies a conversation by its first message (without cache markers, which move). */
 function conversationKey(body: Record<string, unknown>): string {
   const first = (body.messages as ApiMessage[] | undefined)?.[0];
-  return createHash('sha256').update(JSON.stringify(first ?? null)).digest('hex');
+  const text = first ? blocksOf(first).map((block) => block.text ?? '').join('\n') : '';
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The rules the real API enforces on a request, with its own wording where we know it. */

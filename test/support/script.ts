@@ -65,7 +65,7 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
       if (when?.request_includes !== undefined && !everything.includes(when.request_includes)) return false;
       return true;
     }) ?? (alternatives[alternatives.length - 1] as ScriptStep);
-  const conversationId = createHash('sha256').update(JSON.stringify(messages[0] ?? '')).digest('hex').slice(0, 10);
+  const conversationId = createHash('sha256').update(firstText(messages)).digest('hex').slice(0, 10);
   if (step.content) {
     return {
       content: step.content as ScriptedResponse['content'],
@@ -80,6 +80,12 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   });
   const stopReason = step.stop_reason ?? (step.tool_calls?.length ? 'tool_use' : 'end_turn');
   return { content, stopReason, outputTokens: step.output_tokens };
+}
+
+function firstText(messages: Message[]): string {
+  const first = messages[0];
+  if (!first) return '';
+  return typeof first.content === 'string' ? first.content : first.content.map((block) => String(block.text ?? '')).join('\n');
 }
 
 function lastToolResultText(messages: Message[]): string {

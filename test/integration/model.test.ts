@@ -1,0 +1,185 @@
+// The model layer through the real SDK over HTTP: failures classified and retried (or not) as
+// the API's semantics demand, streaming, thinking blocks, usage and cost, prompt caching, and
+// every fixture surviving 30% injected faults.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { DebugInputJson } from '../../src/agent/input.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { startDebugRun } from '../../src/client.js';
+import { estimateCostUsd } from '../../src/model/pricing.js';
+import type { FakeApiOptions } from '../support/fakeAnthropicApi.js';
+import { fixtureInput, loadFixture, loadFixtures, scriptsByName, type Fixture } from '../support/fixtures.js';
+import type { Script, ScriptStep } from '../support/script.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+
+let server: TestServer;
+let fixture: Fixture;
+
+before(async () => {
+  server = await startTestServer();
+  fixture = await loadFixture('01_off_by_one');
+});
+after(async () => server?.stop());
+
+async function run(
+  options: { script?: Script; fake?: Partial<FakeApiOptions>; input?: Partial<DebugInputJson>; timeoutMs?: number } = {},
+): Promise<{ report: DebugReport; worker: TestWorker }> {
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { [fixture.name]: options.script ?? fixture.script }, ...options.fake },
+    timeoutMs: options.timeoutMs,
+  });
+  try {
+    const handle = await startDebugRun(server.client, { input: fixtureInput(fixture, options.input), taskQueue: worker.taskQueue });
+    return { report: (await handle.result()) as DebugReport, worker };
+  } finally {
+    await worker.stop();
+  }
+}
+
+test('401 ends the run at once, without retries, saying what to do', async () => {
+  const { report, worker } = await run({ fake: { faultPlan: () => 'unauthorized' } });
+  assert.equal(report.status, 'error');
+  assert.equal(report.stopCondition, 'model_error');
+  assert.match(report.stopDetail, /ANTHROPIC_API_KEY rejected \(401\)/);
+  assert.equal(worker.fake.requests.length, 1);
+});
+
+test('400 ends the run at once, without retries', async () => {
+  const { report, worker } = await run({ fake: { faultPlan: () => 'bad_request' } });
+  assert.equal(report.status, 'error');
+  assert.match(report.stopDetail, /rejected as invalid \(400\)/);
+  assert.equal(worker.fake.requests.length, 1);
+});
+
+test('429 with retry-after: 2 is retried after about 2 s, not sooner', async () => {
+  const { report, worker } = await run({ fake: { faultPlan: (number) => (number === 1 ? 'rate_limit' : null), retryAfterSeconds: 2 } });
+  assert.equal(report.status, 'fixed');
+  const [first, second] = worker.fake.requests;
+  const gap = (second?.receivedAt ?? 0) - (first?.receivedAt ?? 0);
+  assert.ok(gap >= 1_950 && gap < 6_000, `retried after ${gap} ms`);
+});
+
+test('529, 500, dropped connections and timeouts are retried until the run succeeds', async () => {
+  const plan: Array<'overloaded' | 'server_error' | 'disconnect' | 'slow'> = ['overloaded', 'server_error', 'disconnect', 'slow'];
+  const { report, worker } = await run({
+    fake: { faultPlan: (number) => plan[number - 1] ?? null, slowMs: 3_000 },
+    timeoutMs: 1_500,
+  });
+  assert.equal(report.status, 'fixed');
+  assert.deepEqual(
+    worker.fake.requests.slice(0, 4).map((request) => request.fault),
+    plan,
+  );
+  assert.equal(worker.fake.requests.filter((request) => request.status === 200).length, 6);
+});
+
+test('a large output budget streams the response', async () => {
+  const { report, worker } = await run({ input: { maxOutputTokens: 32_000 } });
+  assert.equal(report.status, 'fixed');
+  assert.ok(worker.fake.requests.every((request) => request.body.stream === true));
+});
+
+test('thinking blocks are passed back to the API unchanged', async () => {
+  const steps = fixture.script.responses as ScriptStep[];
+  const thinking = { type: 'thinking', thinking: 'The maximum is last, so the loop bound matters.', signature: 'c2lnbmF0dXJlLTEyMw==' };
+  const withThinking: ScriptStep = {
+    content: [
+      thinking,
+      { type: 'text', text: 'Reading the code.' },
+      { type: 'tool_use', id: 'toolu_think_1', name: 'read_file', input: { path: 'buggy_code.py' } },
+    ],
+    stop_reason: 'tool_use',
+  };
+  const script: Script = { responses: [steps[0] as ScriptStep, withThinking, ...steps.slice(3)] };
+  const { report, worker } = await run({ script, input: { thinkingBudgetTokens: 2_048 } });
+  assert.equal(report.status, 'fixed');
+  const body = worker.fake.requests[2]?.body as { thinking?: unknown; messages: Array<{ role: string; content: unknown[] }> };
+  assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 2_048 });
+  assert.deepEqual(body.messages[3]?.content[0], thinking);
+});
+
+test('usage and cost in the report are the sums of what the API returned', async () => {
+  const { report, worker } = await run({ input: { model: 'claude-sonnet-4-6' } });
+  const answered = worker.fake.requests.filter((request) => request.usage);
+  const sum = (pick: (usage: NonNullable<(typeof answered)[number]['usage']>) => number) =>
+    answered.reduce((total, request) => total + pick(request.usage!), 0);
+  const expected = {
+    inputTokens: sum((usage) => usage.input_tokens),
+    outputTokens: sum((usage) => usage.output_tokens),
+    cacheReadTokens: sum((usage) => usage.cache_read_input_tokens),
+    cacheWriteTokens: sum((usage) => usage.cache_creation_input_tokens),
+  };
+  assert.deepEqual(report.tokens, expected);
+  const expectedCost = answered.reduce(
+    (total, request) =>
+      total +
+      (estimateCostUsd('claude-sonnet-4-6', {
+        inputTokens: request.usage!.input_tokens,
+        outputTokens: request.usage!.output_tokens,
+        cacheReadTokens: request.usage!.cache_read_input_tokens,
+        cacheWriteTokens: request.usage!.cache_creation_input_tokens,
+      }) ?? NaN),
+    0,
+  );
+  assert.ok(Math.abs((report.costUsd ?? NaN) - expectedCost) < 1e-9, `${report.costUsd} vs ${expectedCost}`);
+  assert.ok(expected.cacheReadTokens > 0, 'the prompt cache was used');
+});
+
+test('an unknown model has an unknown cost, not zero', async () => {
+  const { report } = await run({ input: { model: 'claude-unreleased-9' } });
+  assert.equal(report.status, 'fixed');
+  assert.equal(report.costUsd, null);
+});
+
+test('a 20-iteration run is at least 90% cacheable from its third request on', async () => {
+  const read: ScriptStep = { thought: 'Looking again.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
+  const steps = fixture.script.responses as ScriptStep[];
+  const script: Script = { responses: [steps[0] as ScriptStep, ...Array(16).fill(read), ...steps.slice(3)] };
+  const { report, worker } = await run({ script, input: { budgets: { maxIterations: 25 } } });
+  assert.equal(report.status, 'fixed');
+  assert.equal(worker.fake.requests.length, 20);
+  const shares = worker.fake.requests.map((request) => request.cacheableShare);
+  for (const [index, share] of shares.entries()) {
+    if (index >= 2) assert.ok(share >= 0.9, `request ${index + 1} was only ${(share * 100).toFixed(1)}% cacheable`);
+  }
+  console.log(`cacheable share per request: ${shares.map((share) => `${Math.round(share * 100)}%`).join(' ')}`);
+});
+
+test('with 30% of model calls failing at random, every fixture still ends as expected', async () => {
+  const fixtures = await loadFixtures();
+  const random = seededRandom(7);
+  const worker = await startTestWorker(server, {
+    fake: {
+      scripts: scriptsByName(fixtures),
+      faults: { rate: 0.3, kinds: ['rate_limit', 'overloaded', 'server_error', 'disconnect', 'slow'], random },
+      retryAfterSeconds: 1,
+      slowMs: 2_500,
+    },
+    timeoutMs: 1_500,
+  });
+  try {
+    for (const each of fixtures) {
+      const handle = await startDebugRun(server.client, { input: fixtureInput(each), taskQueue: worker.taskQueue });
+      const report = (await handle.result()) as DebugReport;
+      assert.equal(report.status, each.meta.expectedStatus, `${each.name}: ${report.stopDetail}`);
+    }
+    const faults = worker.fake.requests.filter((request) => request.fault).length;
+    console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
+    assert.ok(faults > 0);
+    assert.deepEqual(worker.fake.rejected.map((request) => request.error), []);
+  } finally {
+    await worker.stop();
+  }
+});
+
+/** mulberry32: a small seeded generator, so the injected faults are the same on every run. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
