@@ -1,5 +1,5 @@
 // Connecting to Temporal and starting runs: shared by our CLI, the demo, tests and benchmarks.
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { basename, resolve } from 'node:path';
 import type { DebugInputJson } from './agent/input.js';
 import type { DebugReport } from './agent/report.js';
@@ -20,7 +20,7 @@ export function newWorkflowId(repo: string): string {
 export async function startDebugRun(
   client: Client,
   options: { input: DebugInputJson; taskQueue: string; workflowId?: string },
-): Promise<WorkflowHandle> {
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const input = { ...options.input, repo: resolve(options.input.repo) };
   const workflowId = options.workflowId ?? newWorkflowId(input.repo);
   return client.workflow.start(workflowType, {

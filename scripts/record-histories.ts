@@ -1,0 +1,55 @@
+// Records the Temporal histories of scripted runs under test/histories/, for the replay test.
+// Run it after an intentional change to the workflow (together with `patched()` guards where
+// runs of the old code may still be in flight): `node --import tsx scripts/record-histories.ts`.
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DebugInputJson } from '../src/agent/input.js';
+import { startDebugRun } from '../src/client.js';
+import { loadConfig, projectRoot } from '../src/config.js';
+import { temporalCliPath } from '../src/temporal/embeddedServer.js';
+import { hintSignal } from '../workflows/definitions.js';
+import { fixtureInput, loadFixture } from '../test/support/fixtures.js';
+import { startTestServer, startTestWorker } from '../test/support/harness.js';
+import type { ScriptStep } from '../test/support/script.js';
+
+const server = await startTestServer();
+const fixture = await loadFixture('01_off_by_one');
+const steps = fixture.script.responses as ScriptStep[];
+const parallel: ScriptStep = {
+  thought: 'Reading the code and its test together.',
+  tool_calls: [
+    { name: 'read_file', input: { path: 'buggy_code.py' } },
+    { name: 'read_file', input: { path: 'test_buggy_code.py' } },
+    { name: 'unknown_tool', input: {} },
+  ],
+};
+const scenarios: Array<{ name: string; responses: ScriptStep[]; input?: Partial<DebugInputJson>; hint?: boolean }> = [
+  { name: 'fixed-off-by-one', responses: steps },
+  { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
+  { name: 'continue-as-new', responses: steps, input: { continueAsNewEvery: 3 } },
+  { name: 'budget-exhausted', responses: steps, input: { budgets: { maxIterations: 2 } } },
+];
+try {
+  for (const scenario of scenarios) {
+    const worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: { responses: scenario.responses } }, latencyMs: scenario.hint ? 300 : 0 } });
+    const handle = await startDebugRun(server.client, {
+      input: fixtureInput(fixture, scenario.input),
+      taskQueue: worker.taskQueue,
+      workflowId: `history-${scenario.name}`,
+    });
+    if (scenario.hint) await handle.signal(hintSignal, 'Check the loop bounds.');
+    await handle.result();
+    // The first run's history (for continue-as-new, the run that handed over).
+    // Exported by the Temporal CLI, the same JSON a user gets from `temporal workflow show --output json`.
+    const json = execFileSync(temporalCliPath(loadConfig()), [
+      'workflow', 'show', '--address', server.address,
+      '--workflow-id', handle.workflowId, '--run-id', handle.firstExecutionRunId, '--output', 'json',
+    ], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    await writeFile(join(projectRoot, 'test', 'histories', `${scenario.name}.json`), json);
+    await worker.stop();
+    console.log(`recorded ${scenario.name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
+  }
+} finally {
+  await server.stop();
+}
