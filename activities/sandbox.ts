@@ -2,6 +2,10 @@
 // the worker-specific task queue of the worker that holds the container; shared ones run on
 // any worker (they only need the shared content store).
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { DebugInput } from '../src/agent/input.js';
+import type { RunState } from '../src/agent/runState.js';
+import { checkpointQuery } from '../workflows/definitions.js';
 import type {
   PrepareSandboxRequest,
   PrepareSandboxResult,
@@ -57,8 +61,19 @@ export function createHostActivities(host: SandboxHost) {
 }
 
 /** Activities any worker can run. */
-export function createSharedActivities(host: SandboxHost, hostTaskQueue: string) {
+export function createSharedActivities(host: SandboxHost, hostTaskQueue: string, temporal: Client) {
   return {
+    /** The state of an earlier run, read through its `checkpoint` query (it replays if closed). */
+    async loadCheckpoint(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState }> {
+      try {
+        return await temporal.workflow.getHandle(request.workflowId).query(checkpointQuery);
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) {
+          throw ApplicationFailure.nonRetryable(`resumeFrom: no run with workflow id "${request.workflowId}"`, 'InvalidInput');
+        }
+        throw error;
+      }
+    },
     async snapshotRepository(request: { repo: string; testCommand?: string }): Promise<RepositorySnapshot> {
       return translateFailures(() => host.snapshotRepository(request.repo, request.testCommand));
     },

@@ -126,7 +126,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         defaultModel: config.anthropic.model,
         describeAnswerer: options.describeAnswerer,
       }),
-      ...createSharedActivities(host, hostTaskQueue),
+      ...createSharedActivities(host, hostTaskQueue, client),
     },
   });
   const hostWorker = await Worker.create({

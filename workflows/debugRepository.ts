@@ -56,6 +56,7 @@ import { sandboxIdFor } from '../src/agent/ids.js';
 import { testsFailed, verifyFix, type TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
 import {
+  checkpointQuery,
   hintSignal,
   raiseBudgetUpdate,
   searchAttributes,
@@ -117,7 +118,7 @@ function validateInput(raw: unknown): DebugInput {
 
 class DebugRun {
   private readonly state: RunState;
-  private readonly iterationAtRunStart: number;
+  private iterationAtRunStart: number;
   private preparing: Promise<void> | null = null;
 
   constructor(
@@ -157,6 +158,7 @@ class DebugRun {
   registerHandlers(): void {
     setHandler(statusQuery, () => this.statusView());
     setHandler(transcriptQuery, () => ({ messages: this.state.conversation, version: this.state.conversationVersion }));
+    setHandler(checkpointQuery, () => ({ input: this.input, state: this.state }));
     setHandler(hintSignal, (text: string) => {
       if (typeof text === 'string' && text.trim()) this.state.pendingHints.push(text.trim());
     });
@@ -188,6 +190,7 @@ class DebugRun {
 
   async execute(): Promise<DebugReport> {
     const state = this.state;
+    if (this.input.resumeFrom && !state.snapshot) await this.adoptEarlierRun(this.input.resumeFrom);
     if (!state.snapshot) {
       this.setPhase('preparing');
       const snapshot = await shared.snapshotRepository.executeWithOptions({ summary: `snapshot ${this.input.repo}` }, [
@@ -305,6 +308,41 @@ class DebugRun {
         return this.finish({ condition: 'guardrail', detail: 'the model kept trying to change test files' });
       }
     }
+  }
+
+  /**
+   * Continues an earlier run that ended (on its budget, a stop, an error): its conversation,
+   * workspace log, baseline and usage carry over; its sandbox is rebuilt here from the log.
+   */
+  private async adoptEarlierRun(workflowId: string): Promise<void> {
+    const { state: earlier } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+    const state = this.state;
+    Object.assign(state, {
+      snapshot: earlier.snapshot,
+      workspace: earlier.workspace,
+      baseline: earlier.baseline,
+      lastTestRun: earlier.lastTestRun,
+      conversation: earlier.conversation,
+      conversationVersion: earlier.conversationVersion + 1,
+      iteration: earlier.iteration,
+      tokens: earlier.tokens,
+      costUsd: earlier.costUsd,
+      modelCalls: earlier.modelCalls,
+      lastRequestTokens: earlier.lastRequestTokens,
+      lastRequestCharacters: earlier.lastRequestCharacters,
+      model: earlier.model,
+      answeredBy: earlier.answeredBy,
+      lastThought: earlier.lastThought,
+      toolCalls: earlier.toolCalls,
+      rootCause: earlier.rootCause,
+      fixSummary: earlier.fixSummary,
+      compactions: earlier.compactions,
+      workflowRuns: earlier.workflowRuns + 1,
+      resumedFrom: workflowId,
+    } satisfies Partial<RunState>);
+    this.iterationAtRunStart = state.iteration;
+    repairConversation(state.conversation, 'the earlier run ended there');
+    appendUserText(state.conversation, prompts.resumed(workflowId));
   }
 
   private stopBeforeNextCall(): Stop | null {

@@ -2,7 +2,8 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Message } from '../src/agent/conversation.js';
-import type { RunStatusView } from '../src/agent/runState.js';
+import type { DebugInput } from '../src/agent/input.js';
+import type { RunState, RunStatusView } from '../src/agent/runState.js';
 
 export const workflowType = 'debugRepository';
 export const taskQueue = 'durable-debugger';
@@ -22,6 +23,8 @@ export interface BudgetRaise {
 
 export const statusQuery = defineQuery<RunStatusView>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+/** The run's input and whole state, for resuming it in a new run (`resume`). */
+export const checkpointQuery = defineQuery<{ input: DebugInput; state: RunState }>('checkpoint');
 export const hintSignal = defineSignal<[string]>('hint');
 export const stopSignal = defineSignal<[string?]>('stop');
 export const raiseBudgetUpdate = defineUpdate<RunStatusView, [BudgetRaise]>('raiseBudget');

@@ -63,3 +63,7 @@ export function hintFromUser(text: string): string {
 export function budgetRaised(summary: string): string {
   return `The user raised this run's budget (${summary}). Continue where you left off.`;
 }
+
+export function resumed(earlierWorkflowId: string): string {
+  return `This run continues the earlier run ${earlierWorkflowId}, which ended before the bug was fixed. Its budget was raised; continue where you left off.`;
+}

@@ -1,33 +1,345 @@
 // The durable-debugger command.
-import { Command, InvalidArgumentError } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
-import { ConfigError, loadConfig } from '../config.js';
-import { runDemo } from './demo.js';
+import type { DebugInputJson } from '../agent/input.js';
+import type { DebugReport } from '../agent/report.js';
+import { startDebugRun, webUiLink } from '../client.js';
+import { loadConfig } from '../config.js';
+import { reapOrphans } from '../reaper.js';
+import { connectDocker } from '../sandbox/container.js';
+import { ensureTemporalServer } from '../temporal/embeddedServer.js';
+import { startWorker } from '../worker.js';
+import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../../workflows/definitions.js';
+import { runDemo, savePatch } from './demo.js';
+import { followRun } from './follow.js';
+import { formatReport } from './printReport.js';
+import { hasWorker, log, openSession, workerIfNeeded, type Session } from './session.js';
+
+class UsageError extends Error {}
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number');
+  return number;
+}
 
 function positiveInteger(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive whole number');
+  const number = positiveNumber(value);
+  if (!Number.isInteger(number)) throw new InvalidArgumentError('expected a positive whole number');
   return number;
+}
+
+interface RunOptions {
+  goal?: string;
+  testCommand?: string;
+  model?: string;
+  maxIterations?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxMinutes?: number;
+  commandTimeout?: number;
+  allowTestEdits?: boolean;
+  allowCommands?: boolean;
+  id?: string;
+  json?: boolean;
+}
+
+function runOptions(command: Command): Command {
+  return command
+    .option('--goal <text>', 'what to achieve, in words (default: make the failing tests pass)')
+    .option('--test-command <command>', 'the command that runs the tests (default: detected)')
+    .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
+    .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
+    .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
+    .option('--max-cost <usd>', 'cost budget in USD', positiveNumber)
+    .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
+    .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
+    .option('--allow-test-edits', 'let the agent change test files')
+    .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
+    .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
+    .option('--json', 'print JSON lines instead of text');
+}
+
+function inputFrom(repo: string, options: RunOptions): DebugInputJson {
+  if (!existsSync(repo)) throw new UsageError(`The repository "${repo}" does not exist.`);
+  const budgets = {
+    ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
+    ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+    ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
+    ...(options.maxMinutes ? { maxMinutes: options.maxMinutes } : {}),
+  };
+  return {
+    repo,
+    ...(options.goal ? { goal: options.goal } : {}),
+    ...(options.testCommand ? { testCommand: options.testCommand } : {}),
+    ...(options.model ? { model: options.model } : {}),
+    ...(Object.keys(budgets).length ? { budgets } : {}),
+    ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
+    ...(options.allowTestEdits ? { allowTestEdits: true } : {}),
+    ...(options.allowCommands ? { allowCommands: true } : {}),
+  };
+}
+
+async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
+  const handle = session.client.workflow.getHandle(workflowId);
+  const report = await followRun(handle, { json });
+  await printReport(session, report, json);
+  return report;
+}
+
+async function printReport(session: Session, report: DebugReport, json: boolean): Promise<void> {
+  const link = webUiLink(session.server.uiUrl, session.config, report.workflowId);
+  const patchFile = report.patch ? await savePatch(session.config, report.workflowId, report.patch) : null;
+  if (json) console.log(JSON.stringify({ type: 'report', report, webUi: link, patchFile }));
+  else console.log(formatReport(report, { webUi: link, patchFile }));
+}
+
+function exitCodeFor(report: DebugReport): number {
+  return report.status === 'fixed' || report.status === 'no_failing_tests' ? 0 : 1;
+}
+
+async function withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+  const session = await openSession();
+  try {
+    return await work(session);
+  } finally {
+    await session.close();
+  }
 }
 
 const program = new Command()
   .name('durable-debugger')
-  .description('A self-debugging agent that finds and fixes the bug behind failing tests, made durable with Temporal.')
-  .showHelpAfterError();
+  .description(
+    'A self-debugging agent that finds and fixes the bug behind failing tests, made durable with Temporal.\n' +
+      'Without TEMPORAL_ADDRESS, commands use an embedded Temporal dev server (Web UI on http://localhost:8233).',
+  )
+  .showHelpAfterError()
+  .version(JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')).version as string);
+
+runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests')).action(
+  async (repo: string, options: RunOptions) =>
+    withSession(async (session) => {
+      const worker = await workerIfNeeded(session);
+      try {
+        const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
+        if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
+        process.exitCode = exitCodeFor(await follow(session, handle.workflowId, Boolean(options.json)));
+      } finally {
+        await worker?.shutdown();
+      }
+    }),
+);
+
+runOptions(program.command('start').description('start a run, print its workflow id and return').argument('<repo>', 'repository with failing tests')).action(
+  async (repo: string, options: RunOptions) =>
+    withSession(async (session) => {
+      const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
+      console.log(handle.workflowId);
+      if (!(await hasWorker(session, session.config.taskQueue))) {
+        log('No worker serves the task queue yet: the run starts when one does (`durable-debugger worker` or `dev`).');
+      }
+    }),
+);
+
+program
+  .command('watch')
+  .description('follow a run live (reattaches to a run started elsewhere)')
+  .argument('<workflow-id>')
+  .option('--json', 'print JSON lines')
+  .action(async (workflowId: string, options: { json?: boolean }) =>
+    withSession(async (session) => {
+      process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));
+    }),
+  );
+
+program
+  .command('status')
+  .description("a run's phase, iteration, budgets and last thought")
+  .argument('<workflow-id>')
+  .option('--json', 'print JSON')
+  .action(async (workflowId: string, options: { json?: boolean }) =>
+    withSession(async (session) => {
+      const handle = session.client.workflow.getHandle(workflowId);
+      const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);
+      if (options.json) {
+        console.log(JSON.stringify({ workflowStatus: description.status.name, ...status }));
+        return;
+      }
+      const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
+      console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
+      console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
+      if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
+    }),
+  );
+
+program
+  .command('result')
+  .description("a finished run's report (waits for a running one)")
+  .argument('<workflow-id>')
+  .option('--patch', 'print only the patch (for `git apply`)')
+  .option('--json', 'print the report as JSON')
+  .action(async (workflowId: string, options: { patch?: boolean; json?: boolean }) =>
+    withSession(async (session) => {
+      const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
+      if (options.patch) process.stdout.write(report.patch);
+      else if (options.json) console.log(JSON.stringify(report, null, 2));
+      else console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));
+      process.exitCode = exitCodeFor(report);
+    }),
+  );
+
+program
+  .command('list')
+  .description('recent runs with their status, iterations and cost')
+  .option('--limit <n>', 'how many', positiveInteger, 20)
+  .option('--json', 'print JSON lines')
+  .action(async (options: { limit: number; json?: boolean }) =>
+    withSession(async (session) => {
+      let count = 0;
+      for await (const run of session.client.workflow.list({ query: 'WorkflowType = "debugRepository"' })) {
+        if (count++ >= options.limit) break;
+        const attributes = run.searchAttributes as Record<string, unknown[] | undefined>;
+        const row = {
+          workflowId: run.workflowId,
+          status: String(attributes.DebugStatus?.[0] ?? run.status.name.toLowerCase()),
+          execution: run.status.name.toLowerCase(),
+          iterations: Number(attributes.DebugIterations?.[0] ?? 0),
+          costUsd: attributes.DebugCostUsd?.[0] === undefined ? null : Number(attributes.DebugCostUsd[0]),
+          started: run.startTime.toISOString(),
+        };
+        if (options.json) console.log(JSON.stringify(row));
+        else {
+          const cost = row.costUsd === null ? '-' : `$${row.costUsd.toFixed(4)}`;
+          console.log(`${row.started.slice(0, 19).replace('T', ' ')}  ${row.status.padEnd(16)} ${String(row.iterations).padStart(3)} it  ${cost.padStart(9)}  ${row.workflowId}`);
+        }
+      }
+      if (count === 0 && !options.json) console.log('No runs yet. Start one with `durable-debugger run <repo>`.');
+    }),
+  );
+
+program
+  .command('hint')
+  .description('tell a running agent something; it reads it at its next iteration')
+  .argument('<workflow-id>')
+  .argument('<text...>')
+  .action(async (workflowId: string, words: string[]) =>
+    withSession(async (session) => {
+      await session.client.workflow.getHandle(workflowId).signal(hintSignal, words.join(' '));
+      console.log('Hint sent.');
+    }),
+  );
+
+program
+  .command('stop')
+  .description('ask a run to stop gracefully (it reports and cleans up)')
+  .argument('<workflow-id>')
+  .argument('[reason...]')
+  .action(async (workflowId: string, reason: string[]) =>
+    withSession(async (session) => {
+      await session.client.workflow.getHandle(workflowId).signal(stopSignal, reason.join(' ') || 'stopped by the user');
+      console.log('Stop requested.');
+    }),
+  );
+
+program
+  .command('resume')
+  .description('continue a run: raise the budget of a paused run, or continue a finished one in a new, linked run')
+  .argument('<workflow-id>')
+  .option('--more-iterations <n>', 'iterations to add', positiveInteger, 10)
+  .option('--id <workflow-id>', 'workflow id of the new run')
+  .option('--json', 'print JSON lines')
+  .action(async (workflowId: string, options: { moreIterations: number; id?: string; json?: boolean }) =>
+    withSession(async (session) => {
+      const handle = session.client.workflow.getHandle(workflowId);
+      const description = await handle.describe();
+      const worker = await workerIfNeeded(session);
+      try {
+        if (description.status.name === 'RUNNING') {
+          const status = await handle.query(statusQuery);
+          if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);
+          await handle.executeUpdate(raiseBudgetUpdate, { args: [{ moreIterations: options.moreIterations }] });
+          log(`Raised the budget of ${workflowId} by ${options.moreIterations} iterations.`);
+          process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));
+          return;
+        }
+        const { input: original, state: earlier } = await handle.query(checkpointQuery);
+        const next = await startDebugRun(session.client, {
+          input: {
+            ...original,
+            resumeFrom: workflowId,
+            continueAsNewEvery: original.continueAsNewEvery,
+            budgets: { ...original.budgets, maxIterations: earlier.iteration + options.moreIterations },
+          },
+          taskQueue: session.config.taskQueue,
+          workflowId: options.id ?? `${workflowId.replace(/-resumed-\d+$/, '')}-resumed-${earlier.workflowRuns + 1}`,
+        });
+        log(`Continuing ${workflowId} in a new run, ${next.workflowId}, with ${options.moreIterations} more iterations.`);
+        process.exitCode = exitCodeFor(await follow(session, next.workflowId, Boolean(options.json)));
+      } finally {
+        await worker?.shutdown();
+      }
+    }),
+  );
+
+program
+  .command('reap')
+  .description('remove sandbox containers and workspaces whose run has ended (or is unknown)')
+  .action(async () =>
+    withSession(async (session) => {
+      const reaped = await reapOrphans({
+        docker: connectDocker(),
+        client: session.client,
+        scope: `${session.server.address}/${session.config.namespace}`,
+        workspaceRoot: session.config.workspaceRoot,
+      });
+      for (const item of reaped) console.log(`removed ${item.kind} ${item.id} (${item.reason})`);
+      if (reaped.length === 0) console.log('Nothing to reap.');
+    }),
+  );
+
+program
+  .command('worker')
+  .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
+  .action(async () => {
+    const config = loadConfig();
+    const server = await ensureTemporalServer(config, log);
+    const worker = await startWorker({ config, address: server.address, log });
+    log(`Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}). Ctrl-C to stop.`);
+    const stop = () => void worker.shutdown();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    await worker.done;
+  });
+
+program
+  .command('dev')
+  .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
+  .action(async () => {
+    const config = loadConfig();
+    const server = await ensureTemporalServer(config, log);
+    const worker = await startWorker({ config, address: server.address, log });
+    console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
+    console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
+    const stop = () => void worker.shutdown();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    await worker.done;
+  });
 
 program
   .command('demo')
-  .description('Fix a fixture end to end: embedded Temporal server, worker, live progress, report and patch')
+  .description('fix a fixture end to end, offline unless ANTHROPIC_API_KEY is set (then Claude answers)')
   .argument('[fixture]', 'fixture under fixtures/', '01_off_by_one')
   .option('--json', 'print JSON lines instead of text')
   .action(async (fixture: string, options: { json?: boolean }) => {
     process.exitCode = await runDemo(loadConfig(), { fixture, json: Boolean(options.json) });
   });
 
-void positiveInteger;
+program.addOption(new Option('--no-color', 'no colours (also NO_COLOR=1)'));
 
 program.parseAsync().catch((error: unknown) => {
-  const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
-  console.error(pc.red(`error: ${message}`));
+  console.error(pc.red(`error: ${error instanceof Error ? error.message : String(error)}`));
   process.exitCode = 2;
 });
