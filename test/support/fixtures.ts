@@ -15,6 +15,10 @@ export interface FixtureMeta {
   failingBefore?: string[];
   /** Run options this fixture needs (a short command timeout, allowCommands, ...). */
   input?: Partial<DebugInputJson>;
+  /** Tool calls the run must report as failed (is_error), by tool name in order; none when absent. */
+  toolErrors?: string[];
+  /** Texts that must each appear in some tool result sent back to the model. */
+  observations?: string[];
 }
 
 export interface Fixture {

@@ -1,0 +1,161 @@
+// Every repository under fixtures/ runs through the whole product: the real Temporal dev
+// server, real Docker sandboxes, and the real Anthropic SDK talking HTTP to the fake API that
+// plays each fixture's script.json. Each run must end as its fixture.json expects, and a
+// reported fix must really fix a fresh copy of the repository on the host.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import picomatch from 'picomatch';
+import type { DebugReport } from '../../src/agent/report.js';
+import { summarizeTestOutput } from '../../src/agent/testResults.js';
+import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
+import type { RecordedRequest } from '../support/fakeAnthropicApi.js';
+import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../support/fixtures.js';
+import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+
+const fixtures = await loadFixtures();
+let server: TestServer;
+let worker: TestWorker;
+
+before(async () => {
+  server = await startTestServer();
+  worker = await startTestWorker(server, { fake: { scripts: scriptsByName(fixtures) } });
+});
+
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+});
+
+test('the fixtures cover the cases the project needs', () => {
+  assert.ok(fixtures.length >= 13, `only ${fixtures.length} fixtures`);
+  const languages = fixtures.map((fixture) => fixture.meta.language);
+  assert.ok(languages.filter((language) => language === 'javascript').length >= 4, 'fewer than 4 JavaScript fixtures');
+  assert.ok(languages.includes('python'));
+  for (const fixture of fixtures) {
+    assert.match(fixture.name, /^\d\d_[a-z0-9_]+$/, `${fixture.name}: fixture folders are named NN_short_name`);
+    assert.ok(['python', 'javascript'].includes(fixture.meta.language), `${fixture.name}: unknown language`);
+    assert.ok(fixture.meta.description, `${fixture.name}: no description`);
+    // The scripted answers and the expectations must stay hidden from the agent.
+    const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8').split('\n').map((line) => line.trim());
+    assert.ok(hidden.includes('fixture.json') && hidden.includes('script.json'), `${fixture.name}: .durable-debugger-ignore must list fixture.json and script.json`);
+  }
+});
+
+// Two runs at a time: each spends most of its time waiting on Docker and the test runners.
+describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, () => {
+  for (const fixture of fixtures) {
+    test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 150_000 }, async () => {
+      const { report } = await runToReport(server, worker.taskQueue, fixtureInput(fixture), `fixture-${fixture.name}-${process.pid}`);
+      const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
+
+      assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
+      assert.deepEqual(
+        requests.filter((request) => request.status === 400 && request.fault === null).map((request) => request.error),
+        [],
+        'a request broke the API’s rules',
+      );
+      if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
+
+      const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
+      assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
+      const results = toolResultsSent(requests);
+      assert.ok(!results.some((result) => /\b(fixture|script)\.json\b/.test(result)), 'the agent saw the fixture’s hidden files');
+      for (const text of fixture.meta.observations ?? []) {
+        assert.ok(
+          results.some((result) => result.includes(text)),
+          `no tool result contained ${JSON.stringify(text)}`,
+        );
+      }
+
+      if (report.status === 'no_failing_tests') {
+        assert.ok((report.testsBefore?.passed ?? 0) > 0, 'tests ran and passed at the baseline');
+        assert.equal(requests.length, 0, 'the model was called although the tests pass');
+        assert.equal(report.patch, '');
+      }
+      if (report.status === 'fixed') {
+        assert.equal(report.stopCondition, 'finish_verified');
+        assert.equal(report.testsAfter?.failed, 0);
+        if (!fixture.meta.input?.allowTestEdits) {
+          const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
+          const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
+          assert.deepEqual(changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)), [], 'the patch changes tests');
+        }
+        await assertPatchFixesACopy(fixture, report);
+      }
+    });
+  }
+});
+
+test('no sandbox container is left behind and no request was rejected', async () => {
+  assert.deepEqual(worker.fake.rejected.map((request) => request.error), []);
+  assert.equal(await containersOf(server), 0);
+});
+
+/** The repository a request is about, from the "Repository: <name>" line of its task. */
+function repositoryOf(request: RecordedRequest): string | null {
+  const first = (request.body.messages as Array<{ content: string | Array<{ text?: string }> }> | undefined)?.[0];
+  const text = typeof first?.content === 'string' ? first.content : (first?.content ?? []).map((block) => block.text ?? '').join('\n');
+  return text.match(/^Repository: (.+)$/m)?.[1]?.trim() ?? null;
+}
+
+/** Every tool result text the model was sent in these requests. */
+function toolResultsSent(requests: RecordedRequest[]): string[] {
+  const texts = new Set<string>();
+  for (const request of requests) {
+    for (const message of (request.body.messages as Array<{ role: string; content: unknown }> | undefined) ?? []) {
+      if (message.role !== 'user' || !Array.isArray(message.content)) continue;
+      for (const block of message.content as Array<{ type: string; content?: unknown }>) {
+        if (block.type !== 'tool_result') continue;
+        const content = block.content;
+        texts.add(
+          typeof content === 'string'
+            ? content
+            : Array.isArray(content)
+              ? (content as Array<{ text?: string }>).map((part) => part.text ?? '').join('\n')
+              : '',
+        );
+      }
+    }
+  }
+  return [...texts];
+}
+
+/** Applies the report's patch to a fresh copy of the fixture with `git apply`; the copy's tests must then pass on the host. */
+async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Promise<void> {
+  assert.ok(report.patch, 'a fixed run has a patch');
+  const copy = await mkdtemp(join(tmpdir(), `patched-${fixture.name}-`));
+  try {
+    await cp(fixture.path, copy, { recursive: true });
+    await writeFile(join(copy, 'fix.patch'), report.patch);
+    execFileSync('git', ['apply', '--verbose', 'fix.patch'], { cwd: copy, stdio: 'pipe' });
+    const [command, args] =
+      fixture.meta.language === 'python'
+        ? ['python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider']]
+        : [process.execPath, ['--test']];
+    let output: string;
+    try {
+      output = execFileSync(command, args, { cwd: copy, stdio: 'pipe', timeout: 60_000, env: hostTestEnv() }).toString();
+    } catch (error) {
+      const failure = error as { stdout?: Buffer; stderr?: Buffer; message: string };
+      assert.fail(`the patched copy's tests fail on the host:\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? failure.message}`);
+    }
+    // The same tests ran and passed on the host as in the sandbox's verification run.
+    const host = summarizeTestOutput(output, 0);
+    assert.ok(host.recognized, `no test summary in the host's output:\n${output}`);
+    assert.equal(host.failed, 0);
+    assert.equal(host.passed, report.testsAfter?.passed, 'the host ran as many tests as the sandbox');
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
+/** The host environment without what this test process's own runner sets (a nested `node --test` would report to it). */
+function hostTestEnv(): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _context, NODE_OPTIONS: _options, ...env } = process.env;
+  return { ...env, PYTHONDONTWRITEBYTECODE: '1' };
+}
