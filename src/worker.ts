@@ -111,7 +111,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const connection = await NativeConnection.connect({ address: options.address });
   const anthropic =
     options.anthropic ??
-    createModelClient({ apiKey: config.anthropic.apiKey, baseURL: config.anthropic.baseURL, timeoutMs: config.anthropic.timeoutMs });
+    (config.anthropic.apiKey
+      ? createModelClient({ apiKey: config.anthropic.apiKey, baseURL: config.anthropic.baseURL, timeoutMs: config.anthropic.timeoutMs })
+      : null);
+  if (!anthropic) log('ANTHROPIC_API_KEY is not set: model calls on this worker will fail until it is.');
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
   const sharedWorker = await Worker.create({
