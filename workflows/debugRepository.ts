@@ -120,6 +120,7 @@ class DebugRun {
   private readonly state: RunState;
   private iterationAtRunStart: number;
   private preparing: Promise<void> | null = null;
+  private markedRunning = false;
 
   constructor(
     private readonly input: DebugInput,
@@ -627,8 +628,8 @@ class DebugRun {
             { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
           ])
         : '';
-    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.setPhase('done');
+    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     return {
       workflowId: workflowInfo().workflowId,
       repository: this.input.repo,
@@ -669,7 +670,11 @@ class DebugRun {
 
   private setPhase(phase: RunState['phase']): void {
     this.state.phase = phase;
-    upsertSearchAttributes([{ key: searchAttributes.status, value: phase === 'done' ? 'done' : 'running' }]);
+    // The status attribute says `running` while the run works, and its final status once it ends.
+    if (phase !== 'done' && !this.markedRunning) {
+      upsertSearchAttributes([{ key: searchAttributes.status, value: 'running' }]);
+      this.markedRunning = true;
+    }
     setCurrentDetails(
       `phase: ${phase} · iteration ${this.state.iteration}/${this.state.budgets.maxIterations} · ${totalTokens(this.state.tokens)} tokens` +
         (this.state.costUsd === null ? '' : ` · $${this.state.costUsd.toFixed(4)}`),
