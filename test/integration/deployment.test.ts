@@ -1,0 +1,26 @@
+// The production-shaped deployment cannot be started here (its images cannot be pulled), so
+// its compose file is validated by docker-compose itself, and its shape is checked.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { projectRoot } from '../../src/config.js';
+
+test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and worker replicas on the host engine', () => {
+  const config = execFileSync('docker-compose', ['-f', join(projectRoot, 'docker-compose.yml'), 'config'], {
+    encoding: 'utf8',
+    env: { ...process.env, ANTHROPIC_API_KEY: '' },
+  });
+  for (const service of ['postgresql:', 'temporal:', 'temporal-ui:', 'worker:', 'sandbox-image:']) {
+    assert.ok(config.includes(`  ${service}`), `service ${service}`);
+  }
+  assert.match(config, /DB: postgres12/);
+  assert.match(config, /TEMPORAL_ADDRESS: temporal:7233/);
+  assert.match(config, /\/var\/run\/docker\.sock:\/var\/run\/docker\.sock/);
+  assert.match(config, /replicas: 2/);
+  // The data folder keeps its path inside the workers: sandboxes bind-mount workspace folders by host path.
+  assert.match(config, /\/var\/lib\/durable-debugger:\/var\/lib\/durable-debugger/);
+  const dockerfile = readFileSync(join(projectRoot, 'Dockerfile'), 'utf8');
+  assert.match(dockerfile, /CMD \["worker"\]/);
+});
