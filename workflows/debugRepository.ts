@@ -101,6 +101,10 @@ export async function debugRepository(rawInput: unknown, carried?: CarriedState)
     return await run.execute();
   } catch (error) {
     continuing = error instanceof ContinueAsNew;
+    // A bad repository or resumeFrom is the user's input: say so at the top, not inside an activity failure.
+    if (isFailureOfType(error, 'InvalidInput')) {
+      throw ApplicationFailure.nonRetryable((error as ActivityFailure).cause?.message ?? 'Invalid input', 'InvalidInput');
+    }
     throw error;
   } finally {
     if (!continuing) await CancellationScope.nonCancellable(() => run.destroySandbox());

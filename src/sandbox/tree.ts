@@ -100,7 +100,7 @@ export async function readTree(
     totalBytes += stats.size;
     if (options.limits && totalBytes > options.limits.maxTotalBytes) {
       throw new TreeTooLargeError(
-        `its files add up to more than the limit of ${Math.round(options.limits.maxTotalBytes / 1e6)} MB`,
+        `its files add up to more than the limit of ${Math.round(options.limits.maxTotalBytes / 1024 / 1024)} MB`,
       );
     }
     const cached = options.cache?.get(path);
@@ -123,7 +123,11 @@ export async function readTree(
 export async function walk(root: string): Promise<string[]> {
   const found: string[] = [];
   async function visit(relative: string): Promise<void> {
-    const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch(() => []);
+    // A folder that cannot be read is an error (the repository would look empty); one that vanished is not.
+    const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
     for (const dirent of dirents) {
       const path = relative ? `${relative}/${dirent.name}` : dirent.name;
       if (dirent.isDirectory()) {

@@ -38,6 +38,8 @@ export interface RecordedRequest {
   usage: Usage | null;
   error: string | null;
   requestId: string;
+  /** The key the client sent (x-api-key), to check where it goes and where it does not. */
+  apiKey: string | null;
 }
 
 export interface Usage {
@@ -107,7 +109,8 @@ export class FakeAnthropicApi {
     }
 
     const number = this.requests.length + 1;
-    const record: RecordedRequest = { number, receivedAt: Date.now(), body, status: 200, fault: null, cacheableShare: 0, usage: null, error: null, requestId };
+    const apiKey = (request.headers['x-api-key'] as string | undefined) ?? request.headers.authorization?.replace(/^Bearer /, '') ?? null;
+    const record: RecordedRequest = { number, receivedAt: Date.now(), body, status: 200, fault: null, cacheableShare: 0, usage: null, error: null, requestId, apiKey };
     this.requests.push(record);
 
     const fault = this.options.faultPlan?.(number) ?? this.randomFault();

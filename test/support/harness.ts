@@ -75,7 +75,13 @@ export interface TestWorker {
 /** A worker on its own task queue whose model is the fake API. */
 export async function startTestWorker(
   server: TestServer,
-  options: { fake: FakeApiOptions | FakeAnthropicApi; taskQueue?: string; configOverrides?: Record<string, string>; timeoutMs?: number },
+  options: {
+    fake: FakeApiOptions | FakeAnthropicApi;
+    taskQueue?: string;
+    configOverrides?: Record<string, string>;
+    timeoutMs?: number;
+    apiKey?: string;
+  },
 ): Promise<TestWorker> {
   const fake = options.fake instanceof FakeAnthropicApi ? options.fake : new FakeAnthropicApi(options.fake);
   const ownsFake = !(options.fake instanceof FakeAnthropicApi);
@@ -84,7 +90,7 @@ export async function startTestWorker(
   const worker = await startWorker({
     config: server.config(options.configOverrides),
     address: server.address,
-    anthropic: createModelClient({ apiKey: 'test-key', baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
+    anthropic: createModelClient({ apiKey: options.apiKey ?? 'test-key', baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
     describeAnswerer: () => 'scripted responses (fake Anthropic API)',
     taskQueue,
   });
