@@ -15,7 +15,7 @@ import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal
 import { runDemo, savePatch } from './demo.js';
 import { followRun } from './follow.js';
 import { formatReport } from './printReport.js';
-import { hasWorker, log, openSession, workerIfNeeded, type Session } from './session.js';
+import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
 
 class UsageError extends Error {}
 
@@ -121,13 +121,13 @@ const program = new Command()
 runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests')).action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
-      const worker = await workerIfNeeded(session);
+      const worker = await workerForThisCommand(session);
       try {
         const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
         if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
         process.exitCode = exitCodeFor(await follow(session, handle.workflowId, Boolean(options.json)));
       } finally {
-        await worker?.shutdown();
+        await worker.shutdown();
       }
     }),
 );
@@ -254,7 +254,7 @@ program
     withSession(async (session) => {
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      const worker = await workerIfNeeded(session);
+      const worker = await workerForThisCommand(session);
       try {
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
@@ -278,7 +278,7 @@ program
         log(`Continuing ${workflowId} in a new run, ${next.workflowId}, with ${options.moreIterations} more iterations.`);
         process.exitCode = exitCodeFor(await follow(session, next.workflowId, Boolean(options.json)));
       } finally {
-        await worker?.shutdown();
+        await worker.shutdown();
       }
     }),
   );

@@ -35,10 +35,12 @@ export async function hasWorker(session: Session, taskQueue: string): Promise<bo
   return (response.pollers ?? []).length > 0;
 }
 
-/** Starts a worker in this process unless one already serves the task queue. */
-export async function workerIfNeeded(session: Session): Promise<RunningWorker | null> {
-  if (await hasWorker(session, session.config.taskQueue)) return null;
-  log('No worker serves the task queue: starting one in this process (keep `durable-debugger worker` running to survive this command).');
+/**
+ * A worker in this process, for as long as the command runs. It is started even when other
+ * workers serve the task queue: Temporal shares the work among them, and a worker that died a
+ * moment ago still looks like a poller, so relying on others could leave the run waiting.
+ */
+export async function workerForThisCommand(session: Session): Promise<RunningWorker> {
   return startWorker({ config: session.config, address: session.server.address, log });
 }
 

@@ -1,0 +1,124 @@
+// Our CLI as a person uses it, in real processes: the model is the fake API reached through
+// ANTHROPIC_BASE_URL, as any Anthropic-compatible gateway would be.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { projectRoot } from '../../src/config.js';
+import { FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { loadFixtures, scriptsByName } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/harness.js';
+
+let server: TestServer;
+let fake: FakeAnthropicApi;
+const children: ChildProcess[] = [];
+
+before(async () => {
+  server = await startTestServer();
+  fake = new FakeAnthropicApi({ scripts: scriptsByName(await loadFixtures()), latencyMs: 400 });
+  await fake.start();
+});
+after(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await fake?.stop();
+  await server?.stop();
+});
+
+function cli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
+  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+      DURABLE_DEBUGGER_HOME: server.home,
+      NO_COLOR: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const done = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
+  return { child, done };
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('killing the worker in the middle of `run`: a new worker finishes the run and `watch` shows it fixed', async () => {
+  const id = 'cli-killed-mid-run';
+  const run = cli(['run', 'fixtures/01_off_by_one', '--id', id]);
+  const before = fake.requests.length;
+  await waitFor(() => fake.requests.length >= before + 3);
+  run.child.kill('SIGKILL');
+  await run.done;
+
+  const worker = cli(['worker']);
+  const watch = cli(['watch', id]);
+  const watched = await watch.done;
+  worker.child.kill('SIGTERM');
+  await worker.done;
+  assert.equal(watched.code, 0, watched.output);
+  assert.match(watched.output, /thought I'll start by running the test suite/);
+  assert.match(watched.output, /→ edit_file buggy_code\.py/);
+  assert.match(watched.output, /Status: fixed/);
+  assert.match(watched.output, /\+    for i in range\(len\(items\)\):/);
+  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('`resume` of a budget-exhausted run continues it to a fix, with one coherent transcript', async () => {
+  const id = 'cli-budget-then-resume';
+  const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-iterations', '3']).done;
+  assert.equal(first.code, 1);
+  assert.match(first.output, /Status: budget_exhausted/);
+
+  const resumed = await cli(['resume', id, '--more-iterations', '5']).done;
+  assert.equal(resumed.code, 0, resumed.output);
+  assert.match(resumed.output, /Continuing cli-budget-then-resume in a new run, cli-budget-then-resume-resumed-2/);
+  assert.match(resumed.output, /Status: fixed/);
+  assert.match(resumed.output, /6 iterations/);
+
+  // The resumed run's last request carries the whole conversation, both runs' parts in one.
+  type Block = { type: string; id?: string; tool_use_id?: string; text?: string };
+  const messages = fake.requests.filter((request) => request.status === 200).at(-1)?.body.messages as Array<{ role: string; content: Block[] }>;
+  const roles = messages.map((message) => message.role);
+  assert.ok(roles.every((role, index) => index === 0 || role !== roles[index - 1]), 'roles alternate');
+  const uses = messages.flatMap((message) => message.content.filter((block) => block.type === 'tool_use').map((block) => block.id));
+  const results = messages.flatMap((message) => message.content.flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : [])));
+  assert.deepEqual(results, uses, 'every tool call has its result, once');
+  assert.equal(uses.length, 5, 'five tool calls before the final finish');
+  assert.match(JSON.stringify(messages), /This run continues the earlier run cli-budget-then-resume/);
+  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('errors say what is wrong, with a non-zero exit code', async () => {
+  const missing = await cli(['run', 'no/such/repo']).done;
+  assert.equal(missing.code, 2);
+  assert.match(missing.output, /The repository "no\/such\/repo" does not exist/);
+  const badNumber = await cli(['run', 'fixtures/01_off_by_one', '--max-iterations', 'lots']).done;
+  assert.notEqual(badNumber.code, 0);
+  assert.match(badNumber.output, /argument 'lots' is invalid\. expected a positive/);
+  const unknown = await cli(['status', 'no-such-run']).done;
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.output, /no-such-run/);
+});
+
+test('list shows recent runs with their status, iterations and cost', async () => {
+  const listed = await cli(['list', '--json']).done;
+  assert.equal(listed.code, 0, listed.output);
+  const rows = listed.output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { workflowId: string; status: string; iterations: number });
+  const resumed = rows.find((row) => row.workflowId === 'cli-budget-then-resume-resumed-2');
+  assert.equal(resumed?.status, 'fixed');
+  assert.equal(resumed?.iterations, 6);
+});
