@@ -30,6 +30,10 @@ for (const suite of suites) {
   run(`${suite.name} tests`, process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${suite.concurrency}`, ...files]);
 }
 
+if (wanted.length === 0 || wanted.includes('reliability')) {
+  run('reliability (quick)', process.execPath, ['--import', 'tsx', 'scripts/reliability.ts', '--quick']);
+}
+
 const leaked = await listProjectContainers(connectDocker());
 if (leaked.length > 0) {
   console.error(`\n${leaked.length} sandbox container(s) leaked: ${leaked.map((container) => container.Names.join(',')).join(' ')}`);

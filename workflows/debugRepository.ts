@@ -73,7 +73,7 @@ const shared = proxyActivities<SharedActivities>({
 
 const model = proxyActivities<ModelActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 

@@ -81,6 +81,11 @@ export class FakeAnthropicApi {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Turns random faults on (or off, with undefined) while the server runs. */
+  setFaults(faults: FakeApiOptions['faults']): void {
+    this.options.faults = faults;
+  }
+
   /** Requests that the fake rejected for breaking the API's rules (never faults). */
   get rejected(): RecordedRequest[] {
     return this.requests.filter((request) => request.status === 400 && request.fault === null);

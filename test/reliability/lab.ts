@@ -1,0 +1,152 @@
+// The reliability lab: every part in a process of its own, so that each can be killed for real.
+// A Temporal dev server on a database file (killed and restarted on the same file), workers
+// started with the real `durable-debugger worker` command (killed with SIGKILL), the fake
+// Anthropic API in this process (faults on demand), and the real Docker engine.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { connectClient, startDebugRun } from '../../src/client.js';
+import type { DebugInputJson } from '../../src/agent/input.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { loadConfig, projectRoot } from '../../src/config.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { portAnswers, temporalCliPath } from '../../src/temporal/embeddedServer.js';
+import { searchAttributeRegistrations } from '../../src/temporal/searchAttributes.js';
+import { FakeAnthropicApi, type FakeApiOptions } from '../support/fakeAnthropicApi.js';
+import { freePort } from '../support/harness.js';
+
+export const taskQueue = 'durable-debugger-reliability';
+
+export class Lab {
+  client!: Client;
+  address!: string;
+  home!: string;
+  fake!: FakeAnthropicApi;
+  private server: ChildProcess | null = null;
+  private port = 0;
+  private readonly workers = new Map<string, ChildProcess>();
+
+  async start(fakeOptions: FakeApiOptions): Promise<void> {
+    this.home = await mkdtemp(join(tmpdir(), 'durable-debugger-reliability-'));
+    this.port = await freePort();
+    this.address = `127.0.0.1:${this.port}`;
+    await this.startServer();
+    this.client = await connectClient(this.address, 'default');
+    this.fake = new FakeAnthropicApi(fakeOptions);
+    await this.fake.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const name of [...this.workers.keys()]) await this.stopWorker(name);
+    await this.client?.connection.close();
+    await this.fake?.stop();
+    this.server?.kill('SIGKILL');
+    await rm(this.home, { recursive: true, force: true });
+  }
+
+  /** The dev server, on a database file that survives its restarts. */
+  async startServer(): Promise<void> {
+    const args = ['server', 'start-dev', '--db-filename', join(this.home, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(this.port), '--headless', '--log-level', 'error'];
+    for (const { name, cliType } of searchAttributeRegistrations) args.push('--search-attribute', `${name}=${cliType}`);
+    this.server = spawn(temporalCliPath(loadConfig()), args, { stdio: 'ignore' });
+    const deadline = Date.now() + 60_000;
+    while (!(await portAnswers('127.0.0.1', this.port))) {
+      if (Date.now() > deadline) throw new Error('the Temporal dev server did not start');
+      await sleep(200);
+    }
+  }
+
+  async killServer(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGKILL');
+    await exited;
+    this.server = null;
+  }
+
+  /** A worker process; the same name means the same host id and workspace folder. */
+  async startWorker(name: string): Promise<void> {
+    const worker = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'worker'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: this.address,
+        DURABLE_DEBUGGER_HOME: this.home,
+        DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
+        DURABLE_DEBUGGER_HOST_ID: `reliability-${name}`,
+        DURABLE_DEBUGGER_WORKSPACES: join(this.home, 'workspaces', name),
+        ANTHROPIC_API_KEY: 'reliability-key',
+        ANTHROPIC_BASE_URL: this.fake.url,
+        ANTHROPIC_TIMEOUT_MS: '5000',
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.workers.set(name, worker);
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Worker ready')) {
+          worker.stderr?.off('data', onData);
+          worker.stderr?.resume();
+          resolve();
+        }
+      };
+      worker.stderr?.on('data', onData);
+      worker.once('exit', (code) => reject(new Error(`worker ${name} exited (${code}): ${output}`)));
+    });
+  }
+
+  async killWorker(name: string): Promise<void> {
+    const worker = this.workers.get(name);
+    if (!worker) return;
+    this.workers.delete(name);
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGKILL');
+    await exited;
+  }
+
+  async stopWorker(name: string): Promise<void> {
+    const worker = this.workers.get(name);
+    if (!worker) return;
+    this.workers.delete(name);
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGTERM');
+    const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async startRun(input: DebugInputJson, workflowId: string): Promise<WorkflowHandle> {
+    return startDebugRun(this.client, { input, taskQueue, workflowId });
+  }
+
+  /** Waits for a run's report, riding out a server that is down for a while. */
+  async reportOf(handle: WorkflowHandle, timeoutMs = 300_000): Promise<DebugReport> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return (await handle.result()) as DebugReport;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        const name = (error as Error).name;
+        if (name === 'WorkflowFailedError') throw error;
+        await sleep(1_000);
+      }
+    }
+  }
+
+  /** Containers of this lab's runs that are still there. */
+  async leakedContainers(): Promise<string[]> {
+    const containers = await listProjectContainers(connectDocker());
+    return containers.filter((container) => container.Labels[labels.scope] === `${this.address}/default`).map((container) => container.Names[0] ?? container.Id);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

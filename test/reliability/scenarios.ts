@@ -1,0 +1,275 @@
+// The reliability scenarios. Each runs scripted fixtures through the lab while something
+// fails on purpose, and reports: runs, runs ending with the expected status, lost work
+// (a patch or an iteration count that differs from a clean run, or a request the API would
+// reject: a tool_use without its tool_result), and sandbox containers left behind.
+import { execFileSync, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { join } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { DebugReport } from '../../src/agent/report.js';
+import { reapOrphans } from '../../src/reaper.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { statusQuery } from '../../workflows/definitions.js';
+import { fixtureInput, type Fixture } from '../support/fixtures.js';
+import { Lab, sleep } from './lab.js';
+
+export interface ScenarioRow {
+  scenario: string;
+  runs: number;
+  expected: number;
+  lostWork: number;
+  leakedContainers: number;
+  notes: string;
+}
+
+export interface Expectation {
+  status: string;
+  patch: string;
+  iterations: number;
+}
+
+export class Scenarios {
+  private counter = 0;
+  constructor(
+    private readonly lab: Lab,
+    private readonly fixtures: Fixture[],
+    private readonly expectations: Map<string, Expectation>,
+  ) {}
+
+  /** Clean runs of each fixture: what every disturbed run must end with. */
+  static async expectationsFor(lab: Lab, fixtures: Fixture[]): Promise<Map<string, Expectation>> {
+    const expectations = new Map<string, Expectation>();
+    await lab.startWorker('clean');
+    try {
+      for (const fixture of fixtures) {
+        const handle = await lab.startRun(fixtureInput(fixture), `clean-${fixture.name}`);
+        const report = await lab.reportOf(handle);
+        if (report.status !== fixture.meta.expectedStatus) throw new Error(`${fixture.name} did not end ${fixture.meta.expectedStatus} even undisturbed`);
+        expectations.set(fixture.name, { status: report.status, patch: report.patch, iterations: report.iterations });
+      }
+    } finally {
+      await lab.stopWorker('clean');
+    }
+    return expectations;
+  }
+
+  private fixtureFor(index: number): Fixture {
+    return this.fixtures[index % this.fixtures.length] as Fixture;
+  }
+
+  private async startRuns(prefix: string, count: number, offset = 0): Promise<Array<{ handle: WorkflowHandle; fixture: Fixture }>> {
+    const runs = [];
+    for (let index = 0; index < count; index++) {
+      const fixture = this.fixtureFor(index + offset);
+      this.counter += 1;
+      runs.push({ handle: await this.lab.startRun(fixtureInput(fixture), `${prefix}-${this.counter}-${fixture.name}`), fixture });
+    }
+    return runs;
+  }
+
+  /** Compares each run's report with the clean run of its fixture. */
+  private async judge(name: string, runs: Array<{ handle: WorkflowHandle; fixture: Fixture }>, notes: string, rejectedBefore: number): Promise<ScenarioRow> {
+    let expected = 0;
+    let lostWork = 0;
+    for (const { handle, fixture } of runs) {
+      let report: DebugReport;
+      try {
+        report = await this.lab.reportOf(handle);
+      } catch {
+        lostWork += 1;
+        continue;
+      }
+      const clean = this.expectations.get(fixture.name) as Expectation;
+      if (report.status === clean.status) expected += 1;
+      if (report.patch !== clean.patch || report.iterations !== clean.iterations) lostWork += 1;
+    }
+    lostWork += this.lab.fake.rejected.length - rejectedBefore;
+    const leaked = await this.settledLeaks();
+    return { scenario: name, runs: runs.length, expected, lostWork, leakedContainers: leaked, notes };
+  }
+
+  /** Containers left once cleanup had a moment to finish. */
+  private async settledLeaks(): Promise<number> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      if ((await this.lab.leakedContainers()).length === 0) return 0;
+      await sleep(500);
+    }
+    return (await this.lab.leakedContainers()).length;
+  }
+
+  private async phaseOf(handle: WorkflowHandle): Promise<string> {
+    const status = await Promise.race([handle.query(statusQuery).catch(() => null), sleep(1_000).then(() => null)]);
+    return status?.phase ?? 'unknown';
+  }
+
+  async workerKilled(runs: number, batch = 4): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    const all: Array<{ handle: WorkflowHandle; fixture: Fixture }> = [];
+    const phases: Record<string, number> = {};
+    await this.lab.startWorker('a');
+    // Kill moments cycle through a model call, a tool call (a test run or an edit) and the verification.
+    const targets = ['thinking', 'acting', 'verifying'];
+    for (let done = 0; done < runs; done += batch) {
+      const started = await this.startRuns('worker-killed', Math.min(batch, runs - done), done);
+      all.push(...started);
+      const target = targets[(done / batch) % targets.length] as string;
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && (await this.phaseOf((started[0] as { handle: WorkflowHandle }).handle)) !== target) await sleep(50);
+      await sleep(Math.random() * 300);
+      for (const { handle } of started) {
+        const phase = await this.phaseOf(handle);
+        phases[phase] = (phases[phase] ?? 0) + 1;
+      }
+      await this.lab.killWorker('a');
+      await sleep(500 + Math.random() * 1_500);
+      await this.lab.startWorker('a');
+      await Promise.all(started.map(({ handle }) => this.lab.reportOf(handle).catch(() => null)));
+    }
+    await this.lab.stopWorker('a');
+    const kills = Math.ceil(runs / batch);
+    const at = Object.entries(phases).map(([phase, count]) => `${count} ${phase}`).join(', ');
+    return this.judge('worker killed (SIGKILL), restarted', all, `${kills} kills; runs were: ${at}`, rejectedBefore);
+  }
+
+  async serverKilled(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    await this.lab.startWorker('a');
+    const started = await this.startRuns('server-killed', runs);
+    await sleep(1_500 + Math.random() * 2_500);
+    await this.lab.killServer();
+    await sleep(2_000);
+    await this.lab.startServer();
+    const row = await this.judge('Temporal server killed, restarted on its database', started, 'one kill mid-run, down for 2 s', rejectedBefore);
+    await this.lab.stopWorker('a');
+    return row;
+  }
+
+  async dockerRestarted(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    await this.lab.startWorker('a');
+    const started = await this.startRuns('docker-restarted', runs);
+    await sleep(1_500 + Math.random() * 2_500);
+    const downFor = await restartDockerd(this.lab.home);
+    const row = await this.judge('Docker daemon restarted', started, `dockerd down for ${(downFor / 1000).toFixed(1)} s`, rejectedBefore);
+    await this.lab.stopWorker('a');
+    return row;
+  }
+
+  async containerKilled(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    await this.lab.startWorker('a');
+    const started = await this.startRuns('container-killed', runs);
+    let killed = 0;
+    for (const { handle } of started) {
+      await sleep(500 + Math.random() * 2_000);
+      const docker = connectDocker();
+      const [container] = await docker.listContainers({ filters: { label: [`${labels.workflowId}=${handle.workflowId}`] } });
+      if (container) {
+        await docker.getContainer(container.Id).kill().catch(() => undefined);
+        killed += 1;
+      }
+    }
+    const row = await this.judge('sandbox container killed from outside', started, `${killed} containers killed mid-run`, rejectedBefore);
+    await this.lab.stopWorker('a');
+    return row;
+  }
+
+  async modelFaults(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    const requestsBefore = this.lab.fake.requests.length;
+    this.lab.fake.setFaults({ rate: 0.3, kinds: ['rate_limit', 'overloaded', 'server_error', 'disconnect', 'slow'] });
+    await this.lab.startWorker('a');
+    const started: Array<{ handle: WorkflowHandle; fixture: Fixture }> = [];
+    for (let done = 0; done < runs; done += 5) started.push(...(await this.startRuns('model-faults', Math.min(5, runs - done), done)));
+    const row = await this.judge('model calls failing 30% (429, 529, 500, dropped, timeout)', started, '', rejectedBefore);
+    this.lab.fake.setFaults(undefined);
+    const requests = this.lab.fake.requests.slice(requestsBefore);
+    row.notes = `${requests.filter((request) => request.fault).length} of ${requests.length} model requests failed`;
+    await this.lab.stopWorker('a');
+    return row;
+  }
+
+  async cancelAndTerminate(runs: number): Promise<ScenarioRow> {
+    await this.lab.startWorker('a');
+    const started = await this.startRuns('cancel-terminate', runs);
+    let cancelled = 0;
+    let terminated = 0;
+    for (const [index, { handle }] of started.entries()) {
+      await sleep(300 + Math.random() * 2_500);
+      if (index % 2 === 0) {
+        await handle.cancel().catch(() => undefined);
+        cancelled += 1;
+      } else {
+        await handle.terminate('reliability test').catch(() => undefined);
+        terminated += 1;
+      }
+    }
+    // Cancelled runs destroy their sandbox themselves; a terminated run cannot, so the reaper must.
+    let cleanedUp = 0;
+    for (const { handle } of started) {
+      await this.lab.reportOf(handle, 60_000).catch(() => null);
+    }
+    const reaped = await reapOrphans({
+      docker: connectDocker(),
+      client: this.lab.client,
+      scope: `${this.lab.address}/default`,
+      workspaceRoot: join(this.lab.home, 'workspaces', 'a'),
+    });
+    const leaked = await this.settledLeaks();
+    for (const { handle } of started) {
+      const containers = await listProjectContainers(connectDocker());
+      if (!containers.some((container) => container.Labels[labels.workflowId] === handle.workflowId)) cleanedUp += 1;
+    }
+    await this.lab.stopWorker('a');
+    const reapedContainers = reaped.filter((item) => item.kind === 'container').length;
+    return {
+      scenario: 'runs cancelled or terminated at random moments',
+      runs: started.length,
+      expected: cleanedUp,
+      lostWork: 0,
+      leakedContainers: leaked,
+      notes: `${cancelled} cancelled, ${terminated} terminated; ${reapedContainers} containers reaped; expected = sandbox gone`,
+    };
+  }
+
+  async load(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    await this.lab.startWorker('a');
+    const started = await this.startRuns('load', runs);
+    const row = await this.judge(`${runs} runs at once on one worker`, started, '', rejectedBefore);
+    const durations: number[] = [];
+    for (const { handle } of started) {
+      const history = await handle.fetchHistory();
+      const times = (history.events ?? [])
+        .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+        .map((event) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6));
+      for (let index = 1; index < times.length; index++) durations.push((times[index] as number) - (times[index - 1] as number));
+    }
+    durations.sort((a, b) => a - b);
+    const percentile = (p: number) => durations[Math.min(durations.length - 1, Math.floor((p / 100) * durations.length))] ?? 0;
+    row.notes = `iteration p50 ${percentile(50)} ms, p95 ${percentile(95)} ms over ${durations.length} iterations`;
+    await this.lab.stopWorker('a');
+    return row;
+  }
+}
+
+/** Stops dockerd and starts it again as setup does; returns how long it was down. */
+async function restartDockerd(home: string): Promise<number> {
+  const started = Date.now();
+  const pid = execFileSync('pidof', ['dockerd'], { encoding: 'utf8' }).trim();
+  execFileSync('kill', [pid]);
+  while (dockerAnswers()) await sleep(200);
+  const log = openSync(join(home, 'dockerd.log'), 'a');
+  spawn('dockerd', ['--bridge=none', '--iptables=false', '--ip-masq=false'], { detached: true, stdio: ['ignore', log, log] }).unref();
+  while (!dockerAnswers()) await sleep(200);
+  return Date.now() - started;
+}
+
+function dockerAnswers(): boolean {
+  try {
+    execFileSync('docker', ['info'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
