@@ -324,18 +324,26 @@ export class SandboxHost {
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
+    let result: ExecResult;
     try {
-      return await execInSandbox(container, command, {
+      result = await execInSandbox(container, command, {
         timeoutMs: settings.limits.commandTimeoutSeconds * 1000,
         maxOutputBytes: settings.limits.maxOutputBytes,
         user: this.user,
         onProgress: hooks.onProgress,
         signal: hooks.signal,
       });
+    } catch (error) {
+      if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+      throw error;
     } finally {
       // Nothing a command started outlives it (daemons, setsid children, fork bombs).
       await killSandboxUserProcesses(container, this.user).catch(() => undefined);
     }
+    // A container killed from outside ends the command too, with an exit code that is not the
+    // command's: the command must run again in a prepared sandbox, not be reported.
+    if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    return result;
   }
 
   async destroy(sandboxId: string): Promise<{ containerRemoved: boolean }> {
@@ -365,6 +373,13 @@ async function withoutHiddenFiles(root: string, paths: string[]): Promise<string
 export interface ExecHooks {
   onProgress?: (elapsedMs: number) => void;
   signal?: AbortSignal;
+}
+
+async function hasStopped(container: Docker.Container): Promise<boolean> {
+  return container.inspect().then(
+    (info) => !info.State.Running,
+    () => true,
+  );
 }
 
 function isTestFile(relative: string, settings: SandboxSettings): boolean {
