@@ -239,7 +239,7 @@ test('a container killed while a command runs is reported as a lost sandbox, not
     sandboxId: sandbox.sandboxId,
     workflowId: 'test-workflow',
     runId: 'test-run',
-    log: { snapshotId: sandbox.snapshotId, mutations: [], digest: sandbox.digest },
+    log: sandbox.log,
     limits: sandbox.limits,
   });
   assert.equal(prepared.containerCreated, true);

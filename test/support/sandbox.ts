@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import type Docker from 'dockerode';
 import { sandboxLimitsSchema, type SandboxLimits } from '../../src/agent/input.js';
 import type { SandboxSettings, ToolOutcome } from '../../src/agent/sandboxProtocol.js';
+import type { WorkspaceLog } from '../../src/agent/workspace.js';
 import { connectDocker, findSandboxContainer, labels, listProjectContainers, removeContainer } from '../../src/sandbox/container.js';
 import { SandboxHost, type ExecHooks } from '../../src/sandbox/sandboxHost.js';
 import { ContentStore } from '../../src/sandbox/store.js';
@@ -26,8 +27,10 @@ export interface TestSandbox {
   sandboxId: string;
   /** The workspace folder on the host. */
   workspace: string;
-  /** The workspace digest the next call expects (updated by every call, as the workflow does). */
-  digest: string;
+  /** The user's checkout the sandbox was snapshotted from. */
+  repository: string;
+  /** The run's mutation log, kept as the workflow keeps it: every call appends its mutations. */
+  log: WorkspaceLog;
   snapshotId: string;
   limits: SandboxLimits;
   settings: SandboxSettings;
@@ -87,7 +90,8 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
     docker,
     sandboxId,
     workspace: join(home, 'workspaces', sandboxId, 'workspace'),
-    digest: snapshot.snapshotId,
+    repository: repo,
+    log: { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId },
     snapshotId: snapshot.snapshotId,
     limits,
     settings,
@@ -98,12 +102,12 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
           sandboxId,
           iteration: calls,
           call: { id: callOptions.callId ?? `toolu_test_${calls}`, name, input },
-          expectedDigest: sandbox.digest,
+          expectedDigest: sandbox.log.digest,
           settings,
         },
         callOptions.hooks,
       );
-      sandbox.digest = outcome.digest;
+      sandbox.log = { ...sandbox.log, mutations: [...sandbox.log.mutations, ...outcome.mutations], digest: outcome.digest };
       return outcome;
     },
     run(command, hooks) {
