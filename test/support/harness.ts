@@ -1,6 +1,7 @@
 // The integration-test harness: a real Temporal dev server (the Temporal CLI binary, started
 // by @temporalio/testing), real Docker, and workers whose model client talks real HTTP to the
 // fake Anthropic API.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
@@ -113,4 +114,69 @@ export async function runToReport(
 export async function containersOf(server: TestServer): Promise<number> {
   const containers = await listProjectContainers(connectDocker());
   return containers.filter((container) => container.Labels[labels.scope]?.startsWith(server.address)).length;
+}
+
+export interface WorkerProcess {
+  hostId: string;
+  child: ChildProcess;
+  /** Everything the process printed. */
+  output(): string;
+  /** SIGKILL: the worker dies mid-flight, as on a crash or a lost machine. */
+  kill(): Promise<void>;
+  /** SIGTERM: a clean shutdown. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker in a child process, on `taskQueue`, with its own host id and workspace root (the
+ * content store is the server's, shared like a volume), whose model is the fake API at `fakeUrl`.
+ */
+export async function startWorkerProcess(
+  server: TestServer,
+  options: { taskQueue: string; hostId: string; fakeUrl: string },
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test', 'support', 'workerProcess.ts')], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      DURABLE_DEBUGGER_HOME: server.home,
+      DURABLE_DEBUGGER_WORKSPACES: join(server.home, 'workspaces', options.hostId),
+      DURABLE_DEBUGGER_HOST_ID: options.hostId,
+      ANTHROPIC_API_KEY: '',
+      FAKE_ANTHROPIC_URL: options.fakeUrl,
+      WORKER_TASK_QUEUE: options.taskQueue,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker ${options.hostId} did not start:\n${output}`)), 60_000);
+    const check = () => {
+      if (!output.includes('ready ')) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout?.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`worker ${options.hostId} exited at start:\n${output}`));
+    });
+  });
+  return {
+    hostId: options.hostId,
+    child,
+    output: () => output,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
