@@ -10,12 +10,14 @@ import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from 
 const memoryMb = 256;
 const pids = 96;
 const tmpMb = 16;
+const fileSizeMb = 8;
+const cpus = 1.5;
 const commandTimeoutSeconds = 3;
 let sandbox: TestSandbox;
 
 before(async () => {
   process.env.ANTHROPIC_API_KEY = 'sk-ant-test-secret-that-must-not-leak';
-  sandbox = await startTestSandbox({ limits: { memoryMb, pids, tmpMb, commandTimeoutSeconds } });
+  sandbox = await startTestSandbox({ limits: { memoryMb, pids, tmpMb, fileSizeMb, cpus, commandTimeoutSeconds } });
 });
 
 after(async () => {
@@ -136,12 +138,13 @@ test('a memory hog is killed with exit code 137 and the container stays usable',
 
 test('an endless output flood (yes) is capped and stopped at its timeout, with bounded worker memory', async () => {
   const started = Date.now();
-  const { result: outcome, growthMb } = await peakMemoryGrowth(() => sandbox.run('yes'));
+  const timeoutSeconds = 6;
+  const { result: outcome, growthMb } = await peakMemoryGrowth(() => sandbox.run('yes', { commandTimeoutSeconds: timeoutSeconds }));
   const elapsedMs = Date.now() - started;
   const printed = printedBytes(outcome.content);
   console.log(`yes: ${Math.round(printed / 1e6)} MB printed in ${elapsedMs} ms; worker memory grew by at most ${growthMb.toFixed(0)} MB`);
-  assert.match(outcome.content, new RegExp(`^The command timed out after ${commandTimeoutSeconds} s and was stopped`));
-  assert.ok(elapsedMs < (commandTimeoutSeconds + 4) * 1000, `took ${elapsedMs} ms`);
+  assert.match(outcome.content, new RegExp(`^The command timed out after ${timeoutSeconds} s and was stopped`));
+  assert.ok(elapsedMs < (timeoutSeconds + 4) * 1000, `took ${elapsedMs} ms`);
   assert.ok(outcome.content.length <= sandbox.settings.observation.maxBytes + 200, 'the observation is not capped');
   // Holding what was printed (as buffers, then as a string) would take more than twice the bound.
   assert.ok(printed > 150e6, `only ${printed} bytes were printed: too few to tell a bounded worker from a leaking one`);
@@ -151,7 +154,7 @@ test('an endless output flood (yes) is capped and stopped at its timeout, with b
 
 test('200 MB of output is capped (head and tail kept, the rest counted) with bounded worker memory', async () => {
   const { result: outcome, growthMb } = await peakMemoryGrowth(() =>
-    sandbox.run('echo FIRST-LINE; head -c 200000000 /dev/zero | tr "\\0" "y"; echo; echo LAST-LINE'),
+    sandbox.run('echo FIRST-LINE; head -c 200000000 /dev/zero | tr "\\0" "y"; echo; echo LAST-LINE', { commandTimeoutSeconds: 120 }),
   );
   console.log(`200 MB of output: worker memory grew by at most ${growthMb.toFixed(0)} MB`);
   assert.match(outcome.content, /^Exit code: 0\n/);
@@ -163,12 +166,26 @@ test('200 MB of output is capped (head and tail kept, the rest counted) with bou
   await assertStillUsable();
 });
 
+test('the CPU limit is applied', async () => {
+  const quota = await sandbox.run('cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max');
+  const [limit, period] = (quota.content.split('\n\n')[1] ?? '').split(/\s+/).map(Number);
+  assert.equal((limit ?? 0) / (period ?? 1), cpus, quota.content);
+});
+
+test('a file larger than the file-size limit cannot be written, even in the workspace', async () => {
+  const outcome = await sandbox.run(`head -c ${fileSizeMb * 2}M /dev/zero > big; echo exit $?; du -m big | cut -f1; rm -f big`);
+  assert.match(outcome.content, /exit 153\n/, 'the write was not stopped by the file-size limit (SIGXFSZ)');
+  assert.match(outcome.content, new RegExp(`\\n${fileSizeMb}$`));
+  await assertStillUsable();
+});
+
 test('writing outside the workspace fails: the root is read-only and /tmp is a small tmpfs', async () => {
   const outcome = await sandbox.run(
     [
       'for path in /etc/evil /usr/local/bin/evil /var/tmp/evil /run/lock/evil /evil; do touch $path 2>&1; done',
-      `dd if=/dev/zero of=/tmp/fill bs=1M count=${tmpMb * 4} 2>&1 | head -n 1`,
-      'echo tmp holds $(du -m /tmp/fill | cut -f1) MB; rm -f /tmp/fill',
+      // Files under the file-size limit, more of them than /tmp holds.
+      `for i in $(seq ${Math.ceil((tmpMb * 2) / (fileSizeMb - 2))}); do head -c ${fileSizeMb - 2}M /dev/zero > /tmp/fill$i || break; done`,
+      'echo tmp holds $(du -sm /tmp | cut -f1) MB; rm -f /tmp/fill*',
       'touch /workspace/inside && echo workspace writable',
     ].join('; '),
   );
@@ -216,14 +233,14 @@ test('cancelling a command stops it at once, with everything it started', async 
   const controller = new AbortController();
   const started = Date.now();
   setTimeout(() => controller.abort(new Error('cancelled by the test')), 1000);
-  await assert.rejects(sandbox.tool('run_command', { command: 'setsid sleep 1000 & sleep 1000' }, { hooks: { signal: controller.signal } }), /cancelled by the test/);
+  await assert.rejects(sandbox.run('setsid sleep 1000 & sleep 1000', { hooks: { signal: controller.signal } }), /cancelled by the test/);
   assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms to stop`);
   await assertStillUsable();
 });
 
-test('a long command reports progress about once a second (activity heartbeats)', async () => {
+test('a long command reports progress while it runs (activity heartbeats)', async () => {
   const ticks: number[] = [];
-  const outcome = await sandbox.tool('run_command', { command: 'sleep 2.5; echo done' }, { hooks: { onProgress: (elapsedMs) => ticks.push(elapsedMs) } });
+  const outcome = await sandbox.run('sleep 2.5; echo done', { hooks: { onProgress: (elapsedMs) => ticks.push(elapsedMs) } });
   assert.match(outcome.content, /\n\ndone$/);
   assert.ok(ticks.length >= 2, `progress was reported ${ticks.length} times`);
   await assertStillUsable();

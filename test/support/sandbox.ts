@@ -21,6 +21,13 @@ export interface TestSandboxOptions {
   testCommand?: string;
 }
 
+export interface ToolCallOptions {
+  callId?: string;
+  hooks?: ExecHooks;
+  /** Overrides the sandbox's command timeout for this call. */
+  commandTimeoutSeconds?: number;
+}
+
 export interface TestSandbox {
   host: SandboxHost;
   docker: Docker;
@@ -35,9 +42,9 @@ export interface TestSandbox {
   limits: SandboxLimits;
   settings: SandboxSettings;
   /** Runs one tool call as the workflow would, with a fresh call id unless one is given. */
-  tool(name: string, input: Record<string, unknown>, options?: { callId?: string; hooks?: ExecHooks }): Promise<ToolOutcome>;
+  tool(name: string, input: Record<string, unknown>, options?: ToolCallOptions): Promise<ToolOutcome>;
   /** run_command with the given shell command. */
-  run(command: string, hooks?: ExecHooks): Promise<ToolOutcome>;
+  run(command: string, options?: ToolCallOptions): Promise<ToolOutcome>;
   container(): Promise<Docker.Container>;
   /** Processes of the sandbox user in the container, seen from the host (`docker top`). */
   sandboxUserProcesses(): Promise<string[]>;
@@ -103,15 +110,17 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
           iteration: calls,
           call: { id: callOptions.callId ?? `toolu_test_${calls}`, name, input },
           expectedDigest: sandbox.log.digest,
-          settings,
+          settings: callOptions.commandTimeoutSeconds
+            ? { ...settings, limits: { ...limits, commandTimeoutSeconds: callOptions.commandTimeoutSeconds } }
+            : settings,
         },
         callOptions.hooks,
       );
       sandbox.log = { ...sandbox.log, mutations: [...sandbox.log.mutations, ...outcome.mutations], digest: outcome.digest };
       return outcome;
     },
-    run(command, hooks) {
-      return sandbox.tool('run_command', { command }, { hooks });
+    run(command, options) {
+      return sandbox.tool('run_command', { command }, options);
     },
     async container() {
       const info = await findSandboxContainer(docker, sandboxId);
