@@ -145,13 +145,13 @@ function assertFixedWithOneEdit(report: DebugReport): void {
   assert.deepEqual(added, [`+${fixedLine}`]);
 }
 
-test('a sandbox container removed from outside while a command runs is rebuilt, and the run ends fixed', async () => {
+test('a sandbox container killed from outside (docker kill) while a command runs is replaced, and the run ends fixed', async () => {
   const worker = await startTestWorker(server, { fake: { scripts: script, latencyMs: 200 } });
   try {
     const handle = await startDebugRun(server.client, { input: await runInput(), taskQueue: worker.taskQueue });
     // Model request 4 asks for the second test run, after the edit.
     const container = await whileTestsRun(handle.workflowId, 4, worker.fake);
-    await promisify(execFile)('docker', ['rm', '-f', container.Id]);
+    await promisify(execFile)('docker', ['kill', container.Id]);
 
     const report = (await handle.result()) as DebugReport;
     assertFixedWithOneEdit(report);
