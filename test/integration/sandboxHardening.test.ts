@@ -108,7 +108,7 @@ test('the container has no network, no Docker socket, no host path but its works
   assert.doesNotMatch(outcome.content, /ANTHROPIC|sk-ant-test-secret|TEMPORAL|DURABLE_DEBUGGER/);
   // Besides the workspace, only files the engine itself provides (its init, the hostname).
   const mounts = outcome.content.split('---\n')[1]?.trim().split('\n') ?? [];
-  const engineFiles = ['/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/usr/sbin/docker-init', '/sbin/docker-init'];
+  const engineFiles = ['/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/usr/sbin/docker-init', '/sbin/docker-init', '/run/podman-init'];
   assert.ok(mounts.includes('/workspace'));
   assert.deepEqual(mounts.filter((mount) => mount !== '/workspace' && !engineFiles.includes(mount)), []);
   await assertStillUsable();
