@@ -1,7 +1,8 @@
 // Runs a command in the sandbox with a timeout that really stops it, and output that is
 // capped while it streams. The Docker API cannot kill an exec, so the timeout is enforced
 // twice: `timeout -k` inside the container, and a watchdog here that kills every process of
-// the sandbox user if the command outlives its deadline.
+// the sandbox user if the command outlives its deadline. The command is done when its stream
+// ends, or when the exec has exited and its output gone quiet (leftovers are then stopped).
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
