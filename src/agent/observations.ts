@@ -10,33 +10,33 @@ export interface ObservationLimits {
 export const defaultObservationLimits: ObservationLimits = { maxBytes: 16_000, maxLines: 400 };
 
 export function truncateObservation(text: string, limits: ObservationLimits): string {
-  const lines = text.split('\n');
-  if (text.length <= limits.maxBytes && lines.length <= limits.maxLines) return text;
-
-  const headLines = Math.ceil(limits.maxLines / 2);
-  const tailLines = Math.floor(limits.maxLines / 2);
-  const headBudget = Math.ceil(limits.maxBytes / 2);
-  const tailBudget = Math.floor(limits.maxBytes / 2);
-
-  const head = takeWithin(lines.slice(0, headLines), headBudget, 'head');
-  const tail = takeWithin(lines.slice(Math.max(headLines, lines.length - tailLines)), tailBudget, 'tail');
-  const keptBytes = head.join('\n').length + tail.join('\n').length;
-  const cutLines = Math.max(0, lines.length - head.length - tail.length);
-  const cutBytes = Math.max(0, text.length - keptBytes);
-  const marker = `[... ${cutLines} lines (${cutBytes} characters) cut from the middle of this output ...]`;
-  return [...head, marker, ...tail].join('\n');
+  const lineCount = text.split('\n').length;
+  if (text.length <= limits.maxBytes && lineCount <= limits.maxLines) return text;
+  // The tail is taken from what the head left, so a few very long lines keep their end too.
+  const headEnd = headLength(text, Math.ceil(limits.maxLines / 2), Math.ceil(limits.maxBytes / 2));
+  const tailStart = tailPosition(text, headEnd, Math.floor(limits.maxLines / 2), Math.floor(limits.maxBytes / 2));
+  const cut = text.slice(headEnd, tailStart);
+  const cutLines = cut.split('\n').length - 1;
+  const marker = `[... ${cutLines} lines (${cut.length} characters) cut from the middle of this output ...]`;
+  return `${text.slice(0, headEnd).replace(/\n$/, '')}\n${marker}\n${text.slice(tailStart)}`;
 }
 
-function takeWithin(lines: string[], budget: number, end: 'head' | 'tail'): string[] {
-  const ordered = end === 'head' ? lines : [...lines].reverse();
-  const kept: string[] = [];
-  let used = 0;
-  for (const line of ordered) {
-    const room = budget - used;
-    if (room <= 0) break;
-    const piece = line.length + 1 <= room ? line : end === 'head' ? line.slice(0, room) : line.slice(-room);
-    kept.push(piece);
-    used += piece.length + 1;
+/** Length of the head: at most `maxLines` lines and `maxCharacters` characters. */
+function headLength(text: string, maxLines: number, maxCharacters: number): number {
+  let end = 0;
+  for (let line = 0; line < maxLines && end < text.length; line++) {
+    const newline = text.indexOf('\n', end);
+    end = newline === -1 ? text.length : newline + 1;
   }
-  return end === 'head' ? kept : kept.reverse();
+  return Math.min(end, maxCharacters);
+}
+
+/** Where the tail starts: at most `maxLines` lines and `maxCharacters` characters, never before `from`. */
+function tailPosition(text: string, from: number, maxLines: number, maxCharacters: number): number {
+  let start = text.length;
+  for (let line = 0; line < maxLines && start > from; line++) {
+    const newline = start >= 2 ? text.lastIndexOf('\n', start - 2) : -1;
+    start = newline < from ? from : newline + 1;
+  }
+  return Math.max(start, text.length - maxCharacters, from);
 }

@@ -23,8 +23,13 @@ export interface SandboxUser {
   gid: number;
 }
 
+/**
+ * dockerode honours DOCKER_HOST (unix://, tcp://, with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH).
+ * Podman's Docker-compatible socket differs (checked with rootful Podman 4.3): it refuses to
+ * start a container with CapDrop ALL unless `nproc` is limited at or below its own limit, and
+ * under a read-only root it mounts writable tmpfs on /run and /var/tmp.
+ */
 export function connectDocker(): Docker {
-  // dockerode honours DOCKER_HOST (unix://, tcp://, with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH).
   return new Docker();
 }
 

@@ -1,7 +1,8 @@
 // Runs a command in the sandbox with a timeout that really stops it, and output that is
 // capped while it streams. The Docker API cannot kill an exec, so the timeout is enforced
 // twice: `timeout -k` inside the container, and a watchdog here that kills every process of
-// the sandbox user if the command outlives its deadline.
+// the sandbox user if the command outlives its deadline. The command is done when its stream
+// ends, or when the exec has exited and its output gone quiet (leftovers are then stopped).
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
@@ -11,7 +12,7 @@ export interface ExecOptions {
   timeoutMs: number;
   maxOutputBytes: number;
   user: SandboxUser;
-  /** Called about once a second while the command runs (activity heartbeats). */
+  /** Called twice a second while the command runs (activity heartbeats; the SDK throttles them). */
   onProgress?: (elapsedMs: number) => void;
   signal?: AbortSignal;
 }
@@ -26,6 +27,13 @@ export interface ExecResult {
 }
 
 const killGraceSeconds = 2;
+/** How often a running command heartbeats and is checked for having exited. */
+const tickMs = 500;
+/** After the command exits, how long its output must stay quiet before leftovers are stopped. */
+const quietAfterExitMs = 500;
+
+type StopReason = 'timeout' | 'cancelled' | 'exited';
+
 const commandEnv = [
   'HOME=/tmp',
   'LANG=C.UTF-8',
@@ -52,53 +60,66 @@ export async function execInSandbox(container: Docker.Container, command: string
   });
   const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };
   const output = new CappedOutput(options.maxOutputBytes);
+  let lastOutputAt = Date.now();
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       output.write(chunk);
+      lastOutputAt = Date.now();
       done();
     },
   });
   // Demultiplex stdout and stderr into one sink; reading never stops, so the command never blocks on a full pipe.
   container.modem.demuxStream(stream, sink, sink);
 
-  let watchdogFired = false;
-  let aborted = false;
+  // Why the stream was cut short, if it was (set from callbacks, hence the cast).
+  let stoppedBecause = null as StopReason | null;
   const streamDone = new Promise<void>((resolve) => {
     stream.on('end', resolve);
     stream.on('close', resolve);
     stream.on('error', () => resolve());
   });
-  const stopStream = async () => {
+  const stopStream = async (reason: StopReason) => {
+    stoppedBecause ??= reason;
     stream.destroy();
     await killSandboxUserProcesses(container, options.user).catch(() => undefined);
   };
-  const watchdog = setTimeout(
-    () => {
-      watchdogFired = true;
-      void stopStream();
-    },
-    options.timeoutMs + (killGraceSeconds + 3) * 1000,
-  );
-  const progress = setInterval(() => options.onProgress?.(Date.now() - started), 1000);
-  const onAbort = () => {
-    aborted = true;
-    void stopStream();
-  };
+  const watchdog = setTimeout(() => void stopStream('timeout'), options.timeoutMs + (killGraceSeconds + 3) * 1000);
+  // The stream stays open while anything the command started holds its output (a background
+  // server, a setsid child). So the exec itself is watched too: once it has exited and its
+  // output has gone quiet, what is left is stopped instead of waited for.
+  let exited = false;
+  const tick = setInterval(() => {
+    options.onProgress?.(Date.now() - started);
+    if (exited) {
+      if (Date.now() - lastOutputAt >= quietAfterExitMs) void stopStream('exited');
+      return;
+    }
+    exec.inspect().then(
+      (info) => {
+        exited = !info.Running;
+      },
+      () => undefined,
+    );
+  }, tickMs);
+  const onAbort = () => void stopStream('cancelled');
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
   try {
     await streamDone;
   } finally {
     clearTimeout(watchdog);
-    clearInterval(progress);
+    clearInterval(tick);
     options.signal?.removeEventListener('abort', onAbort);
   }
-  if (aborted) throw options.signal?.reason ?? new Error('command cancelled');
+  if (stoppedBecause === 'cancelled') throw options.signal?.reason ?? new Error('command cancelled');
 
-  const exitCode = watchdogFired ? null : await waitForExitCode(exec);
+  const exitCode = stoppedBecause === 'timeout' ? null : await waitForExitCode(exec);
   const durationMs = Date.now() - started;
-  // `timeout` exits 124 after TERM, 137 after the follow-up KILL; 137 is also the OOM killer's
-  // code, so only a command that ran for the whole timeout counts as timed out.
-  const timedOut = watchdogFired || exitCode === 124 || (exitCode === 137 && durationMs >= options.timeoutMs);
+  // `timeout` exits 124 after TERM, 137 after the follow-up KILL; a command can exit with
+  // either code by itself (137 is also the OOM killer's), so only a command that ran for the
+  // whole timeout counts as timed out.
+  const ranFullTime = durationMs >= options.timeoutMs;
+  const timedOut = stoppedBecause === 'timeout' || ((exitCode === 124 || exitCode === 137) && ranFullTime);
   return {
     output: output.toString(),
     exitCode,

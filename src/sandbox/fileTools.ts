@@ -1,6 +1,6 @@
 // The file tools (list, read, edit, write), working on the workspace folder on the host.
 // Every path goes through resolveInsideWorkspace first. Failures are messages for the model.
-import { lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';
 import { PathRefusedError, resolveInsideWorkspace } from './paths.js';
@@ -70,9 +70,11 @@ function isValidUtf8(buffer: Buffer): boolean {
 
 async function readTextFile(workspace: string, path: string): Promise<{ relative: string; absolute: string; text: string }> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path);
-  const stats = await lstat(absolute).catch(() => null);
+  // stat follows a symlink, which resolveInsideWorkspace has checked stays inside.
+  const stats = await stat(absolute).catch(() => null);
   if (!stats) throw new ToolInputError(`"${relative}" does not exist. Use list_files to see the files.`);
   if (stats.isDirectory()) throw new ToolInputError(`"${relative}" is a folder. Use list_files to list it.`);
+  if (!stats.isFile()) throw notRegularFile(relative);
   if (stats.size > maxReadBytes) {
     throw new ToolInputError(`"${relative}" is ${formatSize(stats.size)}, too large to read (limit ${formatSize(maxReadBytes)}).`);
   }
@@ -134,10 +136,16 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   const stats = await lstat(absolute).catch(() => null);
   if (stats?.isDirectory()) throw new ToolInputError(`"${relative}" is a folder.`);
   if (stats?.isSymbolicLink()) throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
+  if (stats && !stats.isFile()) throw notRegularFile(relative);
   await mkdir(posix.dirname(absolute), { recursive: true });
   await writeFile(absolute, input.content);
   const lines = input.content.split('\n').length;
   return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines).`;
+}
+
+/** A FIFO, socket or device would block or misbehave on the worker: never open one. */
+function notRegularFile(relative: string): ToolInputError {
+  return new ToolInputError(`"${relative}" is not a regular file (it is a FIFO, socket or device), so it cannot be read or written.`);
 }
 
 function findAll(text: string, needle: string): number[] {

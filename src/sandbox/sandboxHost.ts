@@ -24,7 +24,7 @@ import {
 } from './container.js';
 import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
-import { normalizeRelativePath, PathRefusedError } from './paths.js';
+import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
 import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
@@ -137,7 +137,8 @@ export class SandboxHost {
       () => null,
     );
     let rebuiltBecause: string | undefined;
-    if (!current || current.digest !== request.log.digest) {
+    const rebuild = !current || current.digest !== request.log.digest;
+    if (rebuild) {
       rebuiltBecause = !current
         ? request.log.mutations.length === 0
           ? undefined
@@ -153,7 +154,8 @@ export class SandboxHost {
     }
     const { docker } = this.options;
     const existing = await findSandboxContainer(docker, request.sandboxId);
-    const usable = existing && existing.State === 'running' && existing.Labels[labels.host] === this.options.hostId;
+    // A rebuilt folder is a new directory: a running container still has the old one mounted.
+    const usable = !rebuild && existing && existing.State === 'running' && existing.Labels[labels.host] === this.options.hostId;
     if (existing && !usable) await removeContainer(docker, existing.Id);
     if (!usable) {
       await createSandboxContainer(docker, {
@@ -224,7 +226,7 @@ export class SandboxHost {
         case 'read_file':
           return reply(await readTextForTool(workspace, call.input as ToolInput<'read_file'>));
         case 'search_code':
-          return reply(await this.searchCode(container, call.input as ToolInput<'search_code'>, settings, hooks));
+          return reply(await this.searchCode(container, workspace, call.input as ToolInput<'search_code'>, settings, hooks));
         case 'edit_file':
         case 'write_file': {
           const input = call.input as ToolInput<'edit_file'> | ToolInput<'write_file'>;
@@ -305,11 +307,13 @@ export class SandboxHost {
 
   private async searchCode(
     container: Docker.Container,
+    workspace: string,
     input: ToolInput<'search_code'>,
     settings: SandboxSettings,
     hooks: ExecHooks,
   ): Promise<string> {
-    const target = input.path ? normalizeRelativePath(input.path) || '.' : '.';
+    // grep follows a symlink named on its command line: check the path on the host first.
+    const target = (await resolveInsideWorkspace(workspace, input.path ?? '')).relative || '.';
     const excluded = ['.git', 'node_modules', '__pycache__', '.pytest_cache', '.venv', 'venv', '.mypy_cache', '.tox']
       .map((folder) => `--exclude-dir=${folder}`)
       .join(' ');
@@ -324,18 +328,26 @@ export class SandboxHost {
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
+    let result: ExecResult;
     try {
-      return await execInSandbox(container, command, {
+      result = await execInSandbox(container, command, {
         timeoutMs: settings.limits.commandTimeoutSeconds * 1000,
         maxOutputBytes: settings.limits.maxOutputBytes,
         user: this.user,
         onProgress: hooks.onProgress,
         signal: hooks.signal,
       });
+    } catch (error) {
+      if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+      throw error;
     } finally {
       // Nothing a command started outlives it (daemons, setsid children, fork bombs).
       await killSandboxUserProcesses(container, this.user).catch(() => undefined);
     }
+    // A container killed from outside ends the command too, with an exit code that is not the
+    // command's: the command must run again in a prepared sandbox, not be reported.
+    if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    return result;
   }
 
   async destroy(sandboxId: string): Promise<{ containerRemoved: boolean }> {
@@ -365,6 +377,13 @@ async function withoutHiddenFiles(root: string, paths: string[]): Promise<string
 export interface ExecHooks {
   onProgress?: (elapsedMs: number) => void;
   signal?: AbortSignal;
+}
+
+async function hasStopped(container: Docker.Container): Promise<boolean> {
+  return container.inspect().then(
+    (info) => !info.State.Running,
+    () => true,
+  );
 }
 
 function isTestFile(relative: string, settings: SandboxSettings): boolean {

@@ -10,12 +10,12 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { connectClient, startDebugRun } from '../../src/client.js';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
-import { loadConfig, projectRoot } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { portAnswers, temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { searchAttributeRegistrations } from '../../src/temporal/searchAttributes.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../support/fakeAnthropicApi.js';
-import { freePort } from '../support/harness.js';
+import { freePort, startWorkerProcess, type WorkerProcess } from '../support/harness.js';
 
 export const taskQueue = 'durable-debugger-reliability';
 
@@ -26,7 +26,7 @@ export class Lab {
   fake!: FakeAnthropicApi;
   private server: ChildProcess | null = null;
   private port = 0;
-  private readonly workers = new Map<string, ChildProcess>();
+  private readonly workers = new Map<string, WorkerProcess>();
 
   async start(fakeOptions: FakeApiOptions): Promise<void> {
     this.home = await mkdtemp(join(tmpdir(), 'durable-debugger-reliability-'));
@@ -69,56 +69,28 @@ export class Lab {
 
   /** A worker process; the same name means the same host id and workspace folder. */
   async startWorker(name: string): Promise<void> {
-    const worker = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'worker'], {
-      cwd: projectRoot,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: this.address,
-        DURABLE_DEBUGGER_HOME: this.home,
-        DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
-        DURABLE_DEBUGGER_HOST_ID: `reliability-${name}`,
-        DURABLE_DEBUGGER_WORKSPACES: join(this.home, 'workspaces', name),
-        ANTHROPIC_API_KEY: 'reliability-key',
-        ANTHROPIC_BASE_URL: this.fake.url,
-        ANTHROPIC_TIMEOUT_MS: '5000',
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const worker = await startWorkerProcess(this, {
+      taskQueue,
+      hostId: `reliability-${name}`,
+      fakeUrl: this.fake.url,
+      env: { ANTHROPIC_TIMEOUT_MS: '5000' },
     });
     this.workers.set(name, worker);
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Worker ready')) {
-          worker.stderr?.off('data', onData);
-          worker.stderr?.resume();
-          resolve();
-        }
-      };
-      worker.stderr?.on('data', onData);
-      worker.once('exit', (code) => reject(new Error(`worker ${name} exited (${code}): ${output}`)));
-    });
+  }
+
+  /** Where a worker of this lab keeps its workspace folders. */
+  workspaceRootOf(name: string): string {
+    return join(this.home, 'workspaces', `reliability-${name}`);
   }
 
   async killWorker(name: string): Promise<void> {
-    const worker = this.workers.get(name);
-    if (!worker) return;
+    await this.workers.get(name)?.kill();
     this.workers.delete(name);
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    worker.kill('SIGKILL');
-    await exited;
   }
 
   async stopWorker(name: string): Promise<void> {
-    const worker = this.workers.get(name);
-    if (!worker) return;
+    await this.workers.get(name)?.stop();
     this.workers.delete(name);
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    worker.kill('SIGTERM');
-    const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
   }
 
   async startRun(input: DebugInputJson, workflowId: string): Promise<WorkflowHandle> {

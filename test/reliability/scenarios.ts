@@ -213,7 +213,7 @@ export class Scenarios {
       docker: connectDocker(),
       client: this.lab.client,
       scope: `${this.lab.address}/default`,
-      workspaceRoot: join(this.lab.home, 'workspaces', 'a'),
+      workspaceRoot: this.lab.workspaceRootOf('a'),
     });
     const leaked = await this.settledLeaks();
     for (const { handle } of started) {

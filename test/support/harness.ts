@@ -1,6 +1,7 @@
 // The integration-test harness: a real Temporal dev server (the Temporal CLI binary, started
 // by @temporalio/testing), real Docker, and workers whose model client talks real HTTP to the
 // fake Anthropic API.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
@@ -133,4 +134,76 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+export interface WorkerProcess {
+  hostId: string;
+  child: ChildProcess;
+  /** Everything the process printed. */
+  output(): string;
+  /** SIGKILL: the worker dies mid-flight, as on a crash or a lost machine. */
+  kill(): Promise<void>;
+  /** SIGTERM: a clean shutdown. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker in a child process, started with the real `durable-debugger worker` command, on
+ * `taskQueue`, with its own host id and workspace root (the content store is the server's,
+ * shared like a volume), whose model is the fake API at `fakeUrl` (reached as a gateway).
+ */
+export async function startWorkerProcess(
+  server: { address: string; home: string },
+  options: { taskQueue: string; hostId: string; fakeUrl: string; env?: Record<string, string> },
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'worker'], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      DURABLE_DEBUGGER_HOME: server.home,
+      DURABLE_DEBUGGER_WORKSPACES: join(server.home, 'workspaces', options.hostId),
+      DURABLE_DEBUGGER_HOST_ID: options.hostId,
+      DURABLE_DEBUGGER_TASK_QUEUE: options.taskQueue,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: options.fakeUrl,
+      NO_COLOR: '1',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker ${options.hostId} did not start:\n${output}`)), 60_000);
+    const check = () => {
+      if (!output.includes('Worker ready')) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`worker ${options.hostId} exited at start:\n${output}`));
+    });
+  });
+  return {
+    hostId: options.hostId,
+    child,
+    output: () => output,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      // A clean shutdown waits for running activities; do not wait forever.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -22,6 +22,17 @@ test('a single huge line is cut to the byte budget', () => {
   assert.match(text, /cut from the middle/);
 });
 
+test('an observation of a few very long lines keeps its beginning and its end', () => {
+  const text = truncateObservation(`Exit code: 1\n${'y'.repeat(500_000)}\n${'y'.repeat(500_000)}\n2 failed, 3 passed`, {
+    maxBytes: 1000,
+    maxLines: 400,
+  });
+  assert.ok(text.startsWith('Exit code: 1\nyyy'));
+  assert.ok(text.endsWith('yyy\n2 failed, 3 passed'), text.slice(-100));
+  assert.ok(text.length < 1200);
+  assert.match(text, /\[\.\.\. 1 lines \(\d+ characters\) cut from the middle/);
+});
+
 test('capped output keeps memory bounded however much is written', () => {
   const output = new CappedOutput(1000);
   output.write(Buffer.from('HEAD'));

@@ -1,0 +1,148 @@
+// The reaper, on the real dev server and real Docker: it removes the sandboxes of closed and
+// unknown workflows and containers stuck in "created", and leaves running ones alone, both
+// when called directly (as `durable-debugger reap` does) and as a worker's startup sweep.
+import assert from 'node:assert/strict';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type Docker from 'dockerode';
+import { sandboxLimitsSchema } from '../../src/agent/input.js';
+import { reapOrphans } from '../../src/reaper.js';
+import {
+  connectDocker,
+  createSandboxContainer,
+  findSandboxContainer,
+  labels,
+  projectLabel,
+  removeContainer,
+} from '../../src/sandbox/container.js';
+import { workflowType } from '../../workflows/definitions.js';
+import { containersOf, startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../support/harness.js';
+
+let server: TestServer;
+let docker: Docker;
+let scope: string;
+const image = process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debugger-sandbox:1';
+
+before(async () => {
+  server = await startTestServer();
+  docker = connectDocker();
+  scope = `${server.address}/default`;
+});
+
+after(async () => {
+  // Whatever a failed test left behind.
+  for (const container of await docker.listContainers({ all: true, filters: { label: [`${labels.scope}=${scope}`] } })) {
+    await removeContainer(docker, container.Id);
+  }
+  await server?.stop();
+});
+
+/** A workflow that stays running: no worker listens on its task queue. */
+async function runningWorkflow(name: string): Promise<string> {
+  const workflowId = `reaper-${name}-${process.pid}-${Date.now()}`;
+  await server.client.workflow.start(workflowType, { taskQueue: uniqueTaskQueue('nobody'), workflowId, args: [{ repo: '/nowhere' }] });
+  return workflowId;
+}
+
+async function sandboxFor(workflowId: string, options: { scope?: string; started?: boolean } = {}): Promise<string> {
+  const sandboxId = `reaper-${workflowId}`.slice(0, 60);
+  const spec = {
+    sandboxId,
+    image,
+    workspaceDir: join(server.home, 'unused-workspace'),
+    limits: sandboxLimitsSchema.parse({}),
+    labels: { workflowId, runId: 'run', host: 'test-host', scope: options.scope ?? scope },
+  };
+  await mkdir(spec.workspaceDir, { recursive: true });
+  if (options.started === false) {
+    // What a worker that died between create and start leaves behind.
+    await docker.createContainer({
+      name: `durable-debugger-${sandboxId}`,
+      Image: image,
+      Cmd: ['sleep', 'infinity'],
+      Labels: {
+        [labels.project]: projectLabel,
+        [labels.sandboxId]: sandboxId,
+        [labels.workflowId]: workflowId,
+        [labels.scope]: spec.labels.scope,
+        [labels.created]: new Date().toISOString(),
+      },
+      HostConfig: { NetworkMode: 'none' },
+    });
+  } else {
+    await createSandboxContainer(docker, spec);
+  }
+  return sandboxId;
+}
+
+async function exists(sandboxId: string): Promise<boolean> {
+  return Boolean(await findSandboxContainer(docker, sandboxId));
+}
+
+test('removes the sandboxes of closed and unknown workflows and containers stuck in created; leaves running ones alone', async () => {
+  const running = await runningWorkflow('running');
+  const terminated = await runningWorkflow('terminated');
+  await server.client.workflow.getHandle(terminated).terminate('the test ends it');
+  const unknown = `reaper-never-started-${process.pid}`;
+
+  const ofRunning = await sandboxFor(running);
+  const ofTerminated = await sandboxFor(terminated);
+  const ofUnknown = await sandboxFor(unknown);
+  const stuck = await sandboxFor(`${running}-stuck`, { started: false });
+  // Another Temporal server's sandbox: this reaper cannot judge it, so it never touches it.
+  const foreign = await sandboxFor(`${unknown}-foreign`, { scope: 'another-server:7233/default' });
+
+  const workspaceRoot = join(server.home, 'reaper-workspaces');
+  for (const [sandboxId, workflowId] of [
+    [ofRunning, running],
+    [ofTerminated, terminated],
+  ]) {
+    await mkdir(join(workspaceRoot, sandboxId as string, 'workspace'), { recursive: true });
+    await writeFile(join(workspaceRoot, sandboxId as string, 'owner.json'), JSON.stringify({ workflowId, scope }));
+  }
+
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // Docker's creation times are in whole seconds
+    const reaped = await reapOrphans({ docker, client: server.client, scope, workspaceRoot, createdGraceMs: 1000 });
+    const reasons = Object.fromEntries(reaped.map((item) => [`${item.kind} ${item.id}`, item.reason]));
+    assert.deepEqual(reasons, {
+      [`container durable-debugger-${ofTerminated}`]: 'workflow terminated',
+      [`container durable-debugger-${ofUnknown}`]: 'workflow unknown',
+      [`container durable-debugger-${stuck}`]: 'stuck in created',
+      [`workspace ${ofTerminated}`]: 'workflow terminated',
+    });
+    assert.equal(await exists(ofRunning), true);
+    assert.equal(await exists(foreign), true);
+    assert.equal(await exists(ofTerminated), false);
+    assert.equal(await exists(ofUnknown), false);
+    assert.equal(await exists(stuck), false);
+    await stat(join(workspaceRoot, ofRunning));
+    await assert.rejects(stat(join(workspaceRoot, ofTerminated)), { code: 'ENOENT' });
+  } finally {
+    await server.client.workflow.getHandle(running).terminate('test over');
+    for (const sandboxId of [ofRunning, foreign]) {
+      const info = await findSandboxContainer(docker, sandboxId);
+      if (info) await removeContainer(docker, info.Id);
+    }
+  }
+});
+
+test('a worker sweeps what earlier runs left behind when it starts', async () => {
+  const orphan = await sandboxFor(`reaper-orphan-${process.pid}`);
+  const running = await runningWorkflow('kept');
+  const kept = await sandboxFor(running);
+  const worker = await startTestWorker(server, { fake: { scripts: { responses: [] } } });
+  try {
+    const deadline = Date.now() + 15_000;
+    while ((await exists(orphan)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal(await exists(orphan), false, 'the startup sweep did not remove the orphan');
+    assert.equal(await exists(kept), true);
+  } finally {
+    await worker.stop();
+    await server.client.workflow.getHandle(running).terminate('test over');
+    const info = await findSandboxContainer(docker, kept);
+    if (info) await removeContainer(docker, info.Id);
+  }
+  assert.equal(await containersOf(server), 0);
+});
