@@ -34,10 +34,12 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
   for (const container of await listProjectContainers(options.docker)) {
     const workflowId = container.Labels[labels.workflowId] ?? null;
     const ageMs = Date.now() - container.Created * 1000;
+    // Only this server's sandboxes are judged: another server's runs are its own reaper's.
+    if (container.Labels[labels.scope] !== options.scope) continue;
     let reason: string | null = null;
     if (container.State === 'created' && ageMs > (options.createdGraceMs ?? 60_000)) {
       reason = 'stuck in created';
-    } else if (container.Labels[labels.scope] === options.scope && workflowId) {
+    } else if (workflowId) {
       reason = await verdictFor(workflowId);
     }
     if (reason) {
