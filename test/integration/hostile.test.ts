@@ -78,7 +78,7 @@ async function failureOf(input: unknown, taskQueue: string): Promise<string> {
 
 const runTests: ScriptStep = { thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] };
 
-test('workflow input: a file, an unreadable folder, or an oversized repository fails at once, naming the field', async () => {
+test('workflow input: a file, an unreadable folder, an oversized repository or an unknown resumeFrom fails at once, naming the field', async () => {
   const worker = await startTestWorker(server, { fake: { scripts: {} } });
   try {
     const file = join(scratch, 'just-a-file.txt');
@@ -90,6 +90,9 @@ test('workflow input: a file, an unreadable folder, or an oversized repository f
     await writeFile(join(huge, 'data.bin'), '');
     await truncate(join(huge, 'data.bin'), 300 * 1024 * 1024);
     assert.match(await failureOf({ repo: huge }, worker.taskQueue), /repo: ".*huge_repo" is too large: its files add up to more than the limit of 200 MB/);
+
+    const repo = await repoWith('resume_repo');
+    assert.match(await failureOf({ repo, resumeFrom: 'no-such-run' }, worker.taskQueue), /resumeFrom: no run with workflow id "no-such-run"/);
   } finally {
     await worker.stop();
   }
