@@ -26,6 +26,11 @@ export function number(value: number, digits = 1): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/** A difference, with its sign: +4.2 or −3.1. */
+export function signed(value: number, digits = 1): string {
+  return `${value < 0 ? '−' : '+'}${number(Math.abs(value), digits)}`;
+}
+
 export function percent(share: number, digits = 1): string {
   return `${number(share * 100, digits)}%`;
 }
