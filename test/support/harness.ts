@@ -28,18 +28,23 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(options: { uiPort?: number } = {}): Promise<TestServer> {
+/** `persistent`: keep the server's database in a file (in `home`), as the embedded server does. */
+export async function startTestServer(options: { uiPort?: number; persistent?: boolean } = {}): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
+  const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: temporalCliPath(base) },
       searchAttributes: Object.values(searchAttributes),
       ip: '127.0.0.1',
+      ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
       ...(options.uiPort ? { ui: true, uiPort: options.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
     },
+  }).catch(async (error: unknown) => {
+    await rm(home, { recursive: true, force: true });
+    throw error;
   });
-  const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
   return {
     env,
     client: env.client,

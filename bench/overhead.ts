@@ -1,0 +1,108 @@
+// 1. Orchestration overhead per iteration: the same scripted run (list_files every iteration,
+// the fake API answering at once) through the Temporal workflow and through the plain loop.
+// An iteration's time is taken from the fake API's clock: the gap between consecutive model
+// requests, which covers the model call, the tool call and everything around them.
+import { sandboxIdFor } from '../src/agent/ids.js';
+import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './environment.js';
+import { runPlainLoop } from './plainLoop.js';
+import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
+import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
+
+export const overheadIterations = 30;
+/** The model call time of the run the overhead is compared with. */
+export const modelCallMs = 2_000;
+export const goals = { addedMsPerIteration: 30, shareOfRun: 0.02 };
+
+export interface OverheadResult {
+  iterations: number;
+  workflowMsPerIteration: Figure;
+  plainLoopMsPerIteration: Figure;
+  addedMsPerIteration: Figure;
+  /** Where a workflow iteration's time goes, from the server's event times. */
+  workflowTimeline: Record<keyof IterationTimeline, Figure>;
+  /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
+  shareOfTwoSecondRun: Figure;
+  goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
+}
+
+export async function measureOverhead(env: BenchEnvironment, repetitions: number): Promise<OverheadResult> {
+  const repo = await env.tinyRepository('bench_overhead', repeatedStep(listFilesStep, overheadIterations + 5));
+  const input = { repo, budgets: { maxIterations: overheadIterations } };
+
+  const throughWorkflow = async () => {
+    const { report, handle } = await env.runWorkflow(input);
+    const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
+    return { ms, timeline: await iterationTimeline(handle) };
+  };
+  let plainRuns = 0;
+  const throughPlainLoop = async () => {
+    plainRuns += 1;
+    const sandboxId = sandboxIdFor(`bench-plain-loop-${process.pid}-${plainRuns}`);
+    const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId });
+    return checked('plain loop', result.status, result.iterations, env.takeRequests());
+  };
+
+  // One untimed run of each warms up the worker, the workflow bundle and the HTTP connections.
+  await throughWorkflow();
+  await throughPlainLoop();
+  // Alternate the two, so that a slow moment of the machine does not land on one side only.
+  const pairs = await repeat(repetitions, async () => ({ workflow: await throughWorkflow(), plain: await throughPlainLoop() }));
+  const added = pairs.map((pair) => pair.workflow.ms - pair.plain);
+  const share = pairs.map((pair) => (pair.workflow.ms - pair.plain) / (modelCallMs + pair.workflow.ms));
+  const timelines = pairs.map((pair) => pair.workflow.timeline);
+  const timelineFigure = (key: keyof IterationTimeline) => figure(timelines.map((timeline) => timeline[key]));
+  const addedFigure = figure(added);
+  const shareFigure = figure(share);
+  return {
+    iterations: overheadIterations,
+    workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
+    plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
+    addedMsPerIteration: addedFigure,
+    workflowTimeline: {
+      dispatchMs: timelineFigure('dispatchMs'),
+      workflowTaskMs: timelineFigure('workflowTaskMs'),
+      callModelMs: timelineFigure('callModelMs'),
+      runToolMs: timelineFigure('runToolMs'),
+      otherMs: timelineFigure('otherMs'),
+    },
+    shareOfTwoSecondRun: shareFigure,
+    goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
+  };
+}
+
+function checked(loop: string, status: string, iterations: number, requests: Parameters<typeof msPerIteration>[0]): number {
+  if (status !== 'budget_exhausted' || iterations !== overheadIterations || requests.length !== overheadIterations) {
+    throw new Error(`${loop}: expected ${overheadIterations} iterations ending on the budget, got ${status} after ${iterations} (${requests.length} model requests)`);
+  }
+  return msPerIteration(requests);
+}
+
+export function formatOverhead(result: OverheadResult): string[] {
+  const ms = (value: number) => `${number(value)} ms`;
+  const timeline = result.workflowTimeline;
+  return [
+    `1. Orchestration overhead per iteration (${result.iterations}-iteration scripted run, list_files each iteration, fake API answering at once)`,
+    `  goal: under ${goals.addedMsPerIteration} ms added per iteration: ${verdict(result.goalsMet.addedMsPerIteration)} (median ${ms(result.addedMsPerIteration.median)})`,
+    `  goal: under ${percent(goals.shareOfRun, 0)} of a run with ${modelCallMs / 1000} s model calls: ${verdict(result.goalsMet.shareOfRun)} (median ${percent(result.shareOfTwoSecondRun.median, 2)})`,
+    ...figureTable([
+      { label: `added by Temporal, share of an iteration with a ${modelCallMs / 1000} s model call`, figure: result.shareOfTwoSecondRun, format: (value) => percent(value, 2) },
+      { label: 'added by Temporal per iteration', figure: result.addedMsPerIteration, format: ms },
+      { label: 'Temporal workflow, per iteration', figure: result.workflowMsPerIteration, format: ms },
+      { label: 'plain in-process loop, per iteration', figure: result.plainLoopMsPerIteration, format: ms },
+    ]),
+    '  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run\'s history):',
+    ...figureTable([
+      { label: 'tasks waiting for a worker (scheduled → started)', figure: timeline.dispatchMs, format: ms },
+      { label: 'workflow tasks (started → completed)', figure: timeline.workflowTaskMs, format: ms },
+      { label: 'callModel activity (transcript query, model request)', figure: timeline.callModelMs, format: ms },
+      { label: 'runTool activity (list_files)', figure: timeline.runToolMs, format: ms },
+      { label: 'between tasks', figure: timeline.otherMs, format: ms },
+    ]),
+    '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
+    `  class and the same SDK client. Share = added / (${modelCallMs} ms + workflow ms per iteration).`,
+  ];
+}
+
+export function verdict(met: boolean): string {
+  return met ? 'met' : 'NOT met';
+}
