@@ -9,8 +9,8 @@ import { startDebugRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
 import { reapOrphans } from '../reaper.js';
 import { connectDocker } from '../sandbox/container.js';
-import { ensureTemporalServer } from '../temporal/embeddedServer.js';
-import { startWorker } from '../worker.js';
+import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
+import { startWorker, type RunningWorker } from '../worker.js';
 import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../../workflows/definitions.js';
 import { runDemo, savePatch } from './demo.js';
 import { followRun } from './follow.js';
@@ -303,30 +303,32 @@ program
   .command('worker')
   .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
   .action(async () => {
-    const config = loadConfig();
-    const server = await ensureTemporalServer(config, log);
-    const worker = await startWorker({ config, address: server.address, log });
-    log(`Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}). Ctrl-C to stop.`);
-    const stop = () => void worker.shutdown();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    await worker.done;
+    await runWorkerInForeground((worker) => {
+      log(`Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}). Ctrl-C to stop.`);
+    });
   });
 
 program
   .command('dev')
   .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
   .action(async () => {
-    const config = loadConfig();
-    const server = await ensureTemporalServer(config, log);
-    const worker = await startWorker({ config, address: server.address, log });
-    console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
-    console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
-    const stop = () => void worker.shutdown();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    await worker.done;
+    await runWorkerInForeground((worker, server) => {
+      console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
+      console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
+    });
   });
+
+/** A worker until Ctrl-C (or SIGTERM), which shuts it down cleanly. */
+async function runWorkerInForeground(announce: (worker: RunningWorker, server: TemporalServer) => void): Promise<void> {
+  const config = loadConfig();
+  const server = await ensureTemporalServer(config, log);
+  const worker = await startWorker({ config, address: server.address, log });
+  announce(worker, server);
+  const stop = () => void worker.shutdown();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await worker.done;
+}
 
 program
   .command('demo')

@@ -11,6 +11,15 @@ import { chooseScriptedResponse, type Script, type ScriptedResponse } from './sc
 
 export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'bad_request' | 'unauthorized' | 'disconnect' | 'slow';
 
+/** The error answers of the real API that faults imitate: status, error type, message. */
+const httpFaults: Record<Exclude<FaultKind, 'disconnect' | 'slow'>, [number, string, string]> = {
+  rate_limit: [429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.'],
+  overloaded: [529, 'overloaded_error', 'Overloaded'],
+  server_error: [500, 'api_error', 'Internal server error'],
+  bad_request: [400, 'invalid_request_error', 'messages: the request was rejected (injected fault).'],
+  unauthorized: [401, 'authentication_error', 'invalid x-api-key'],
+};
+
 export interface FakeApiOptions {
   /** Scripts by repository name (the "Repository: <name>" line of the task), or one script for all. */
   scripts: Record<string, Script> | Script;
@@ -171,34 +180,16 @@ export class FakeAnthropicApi {
   }
 
   private async injectFault(fault: FaultKind, record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const id = record.requestId;
-    switch (fault) {
-      case 'rate_limit':
-        record.status = 429;
-        response.setHeader('retry-after', String(this.options.retryAfterSeconds ?? 1));
-        return sendError(response, 429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.', id);
-      case 'overloaded':
-        record.status = 529;
-        return sendError(response, 529, 'overloaded_error', 'Overloaded', id);
-      case 'server_error':
-        record.status = 500;
-        return sendError(response, 500, 'api_error', 'Internal server error', id);
-      case 'bad_request':
-        record.status = 400;
-        return sendError(response, 400, 'invalid_request_error', 'messages: the request was rejected (injected fault).', id);
-      case 'unauthorized':
-        record.status = 401;
-        return sendError(response, 401, 'authentication_error', 'invalid x-api-key', id);
-      case 'disconnect':
-        record.status = 0;
-        request.socket.destroy();
-        return;
-      case 'slow':
-        record.status = 0;
-        await sleep(this.options.slowMs ?? 30_000);
-        request.socket.destroy();
-        return;
+    if (fault === 'disconnect' || fault === 'slow') {
+      record.status = 0;
+      if (fault === 'slow') await sleep(this.options.slowMs ?? 30_000);
+      request.socket.destroy();
+      return;
     }
+    const [status, type, message] = httpFaults[fault];
+    record.status = status;
+    if (fault === 'rate_limit') response.setHeader('retry-after', String(this.options.retryAfterSeconds ?? 1));
+    sendError(response, status, type, message, record.requestId);
   }
 
   private scriptFor(messages: ApiMessage[]): Script | null {
