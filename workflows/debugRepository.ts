@@ -654,6 +654,7 @@ class DebugRun {
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
       workflowRuns: state.workflowRuns,
+      compactions: state.compactions,
       resumedFrom: state.resumedFrom,
     };
   }

@@ -35,6 +35,8 @@ export interface DebugReport {
   toolCalls: ToolCallRecord[];
   /** How many workflow runs (continue-as-new) the debugging took. */
   workflowRuns: number;
+  /** How many times old observations were compacted to fit the model's context window. */
+  compactions: number;
   resumedFrom: string | null;
 }
 

@@ -15,7 +15,8 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   const t = report.tokens;
   lines.push(
     `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
-      (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : ''),
+      (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : '') +
+      (report.compactions > 0 ? `, context compacted ${report.compactions}×` : ''),
   );
   lines.push(
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +

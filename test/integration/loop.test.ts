@@ -210,6 +210,7 @@ test('stop_reason model_context_window_exceeded: old observations are compacted,
   assert.equal(report.status, 'fixed');
   const afterCompaction = JSON.stringify(messagesOf(worker, 6));
   assert.match(afterCompaction, /\[compacted\]/);
+  assert.equal(report.compactions, 1, 'the report records the compaction');
 });
 
 test('continue-as-new mid-run carries the conversation, budgets and workspace without a seam', async () => {
