@@ -21,6 +21,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   let printedMessages = 0;
   let transient = false;
   let thinkingSince = 0;
+  let lastStatusKey = '';
   const clearTransient = () => {
     if (transient) out.write('\r\x1b[2K');
     transient = false;
@@ -33,9 +34,21 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   const printNew = (messages: Message[], status: RunStatusView | null) => {
     for (const [index, message] of messages.entries()) {
       if (index < printedMessages) continue;
-      if (options.json) print(JSON.stringify({ type: 'message', index, message }));
-      else renderMessage(message, index, print);
+      if (options.json) {
+        print(JSON.stringify({ type: 'message', index, message }));
+        continue;
+      }
+      if (message.role === 'assistant') {
+        const iteration = messages.slice(0, index + 1).filter((each) => each.role === 'assistant').length;
+        // The usage so far is known for the newest iteration only.
+        const newest = !messages.slice(index + 1).some((each) => each.role === 'assistant');
+        print(pc.dim(`── iteration ${iteration}${status && newest ? ` · ${formatTokens(status)} so far` : ''}`));
+      }
+      renderMessage(message, index, print);
     }
+    const statusKey = status ? `${status.phase}/${status.iteration}` : '';
+    if (options.json && status && statusKey !== lastStatusKey) print(JSON.stringify({ type: 'status', status }));
+    lastStatusKey = statusKey || lastStatusKey;
     printedMessages = Math.max(printedMessages, messages.length);
     if (status && interactive) {
       if (status.phase === 'thinking') {

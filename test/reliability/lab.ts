@@ -40,6 +40,10 @@ export class Lab {
 
   async stop(): Promise<void> {
     for (const name of [...this.workers.keys()]) await this.stopWorker(name);
+    // Whatever a failed scenario left behind (its leaks are already counted).
+    for (const container of await this.leakedContainerInfos().catch(() => [])) {
+      await connectDocker().getContainer(container.Id).remove({ force: true }).catch(() => undefined);
+    }
     await this.client?.connection.close();
     await this.fake?.stop();
     this.server?.kill('SIGKILL');
@@ -114,8 +118,12 @@ export class Lab {
 
   /** Containers of this lab's runs that are still there. */
   async leakedContainers(): Promise<string[]> {
+    return (await this.leakedContainerInfos()).map((container) => container.Names[0] ?? container.Id);
+  }
+
+  private async leakedContainerInfos() {
     const containers = await listProjectContainers(connectDocker());
-    return containers.filter((container) => container.Labels[labels.scope] === `${this.address}/default`).map((container) => container.Names[0] ?? container.Id);
+    return containers.filter((container) => container.Labels[labels.scope] === `${this.address}/default`);
   }
 }
 

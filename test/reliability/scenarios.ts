@@ -258,11 +258,29 @@ async function restartDockerd(home: string): Promise<number> {
   const started = Date.now();
   const pid = execFileSync('pidof', ['dockerd'], { encoding: 'utf8' }).trim();
   execFileSync('kill', [pid]);
-  while (dockerAnswers()) await sleep(200);
+  // The old daemon must be gone (its pid file too) before a new one can start.
+  await until(() => !processExists(pid), 'dockerd to stop');
   const log = openSync(join(home, 'dockerd.log'), 'a');
   spawn('dockerd', ['--bridge=none', '--iptables=false', '--ip-masq=false'], { detached: true, stdio: ['ignore', log, log] }).unref();
-  while (!dockerAnswers()) await sleep(200);
+  await until(dockerAnswers, `dockerd to answer again (see ${join(home, 'dockerd.log')})`);
   return Date.now() - started;
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+function processExists(pid: string): boolean {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function dockerAnswers(): boolean {
