@@ -47,7 +47,3 @@ export function estimateCostUsd(model: string, usage: TokenUsage): number | null
     usage.cacheReadTokens * price.cacheRead;
   return cost / 1_000_000;
 }
-
-export function hasKnownPrice(model: string): boolean {
-  return Object.hasOwn(prices, model);
-}
