@@ -7,7 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, StopReason } from '../src/agent/conversation.js';
 import type { TokenUsage } from '../src/agent/budgets.js';
 import { systemPrompt } from '../src/agent/prompts.js';
-import { apiTools } from '../src/agent/tools.js';
+import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { classifyModelError } from '../src/model/errors.js';
 import { estimateCostUsd } from '../src/model/pricing.js';
@@ -45,9 +45,6 @@ export interface ModelActivityOptions {
   /** Who answers, in words: the Claude model id, or the scripted responses' source. */
   describeAnswerer?: (model: string) => string;
 }
-
-/** A tool input larger than this is dropped before it reaches workflow history. */
-export const maxToolInputBytes = 256 * 1024;
 
 export function createModelActivities(options: ModelActivityOptions) {
   return {

@@ -51,7 +51,7 @@ export function createHostActivities(host: SandboxHost) {
       sandboxId: string;
       expectedDigest: string;
       settings: SandboxSettings;
-    }): Promise<{ summary: TestSummary; output: string }> {
+    }): Promise<TestSummary> {
       return translateFailures(() => host.runTestSuite(request.sandboxId, request.expectedDigest, request.settings, execHooks()));
     },
     async destroySandbox(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {

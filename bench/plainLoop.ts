@@ -41,7 +41,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
   };
   await host.prepare({ sandboxId, workflowId: sandboxId, runId: 'plain-loop', log: workspace, limits: input.sandbox });
   try {
-    const runTestSuite = async () => (await host.runTestSuite(sandboxId, workspace.digest, settings)).summary;
+    const runTestSuite = () => host.runTestSuite(sandboxId, workspace.digest, settings);
     const runTool = async (call: Extract<ParsedToolCall, { ok: true }>, iteration: number) => {
       const outcome = await host.runTool({
         sandboxId,

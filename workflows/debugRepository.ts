@@ -14,6 +14,7 @@ import {
   isCancellation,
   ContinueAsNew,
   TimeoutFailure,
+  allHandlersFinished,
   condition,
   continueAsNew,
   proxyActivities,
@@ -54,7 +55,7 @@ import type { RunState, RunStatusView } from '../src/agent/runState.js';
 import { sandboxNeedsPrepare, type SandboxSettings, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { testsFailed, verifyFix, type TestSummary } from '../src/agent/testResults.js';
-import { describeToolCall, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
+import { describeToolCall, maxToolInputBytes, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
 import {
   checkpointQuery,
   hintSignal,
@@ -258,11 +259,9 @@ class DebugRun {
           appendExchange(state.conversation, assistant, []);
           return this.finish({ condition: 'refusal', detail: 'the model declined to continue (refusal)' });
         case 'model_context_window_exceeded':
-          if (compactConversation(state.conversation) === 0) {
+          if (!this.compact()) {
             return this.finish({ condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' });
           }
-          state.compactions += 1;
-          state.conversationVersion += 1;
           continue;
         case 'pause_turn':
           state.conversation.push(assistant);
@@ -384,20 +383,27 @@ class DebugRun {
   /** Compacts old observations before a request would overflow the model's context window. */
   private compactIfContextIsFull(): void {
     const limit = this.input.contextWindowTokens * 0.9 - this.input.maxOutputTokens;
-    if (this.nextRequestTokens() <= limit) return;
-    if (compactConversation(this.state.conversation) > 0) {
-      this.state.compactions += 1;
-      this.state.conversationVersion += 1;
-      this.state.lastRequestCharacters = conversationBytes(this.state.conversation);
-      this.state.lastRequestTokens = Math.min(this.state.lastRequestTokens, estimateTokens(this.state.lastRequestCharacters));
-    }
+    if (this.nextRequestTokens() > limit) this.compact();
+  }
+
+  /** Shortens the oldest observations once, as a block; false when there was nothing left to shorten. */
+  private compact(): boolean {
+    const state = this.state;
+    if (compactConversation(state.conversation) === 0) return false;
+    state.compactions += 1;
+    // Readers of the transcript (the model activity) can tell the earlier messages changed.
+    state.conversationVersion += 1;
+    state.lastRequestCharacters = conversationBytes(state.conversation);
+    state.lastRequestTokens = Math.min(state.lastRequestTokens, estimateTokens(state.lastRequestCharacters));
+    return true;
   }
 
   private async continueAsNewIfDue(): Promise<void> {
     const every = this.input.continueAsNewEvery;
     const due = workflowInfo().continueAsNewSuggested || (every !== undefined && this.state.iteration - this.iterationAtRunStart >= every);
     if (!due) return;
-    await condition(() => true); // let signal handlers that arrived with this task run first
+    // Updates in progress (a budget raise) finish first; signals are carried in the state.
+    await condition(allHandlersFinished);
     await continueAsNew<typeof debugRepository>(this.input, { state: this.state });
   }
 
@@ -452,7 +458,7 @@ class DebugRun {
       const bytes = oversized.get(call.id);
       if (bytes !== undefined) {
         this.record(call.id, call.name, `${call.name} (input too large)`, {
-          content: `The input of this ${call.name} call was ${bytes} bytes, over the limit of 262144. Make smaller changes, one edit at a time.`,
+          content: `The input of this ${call.name} call was ${bytes} bytes, over the limit of ${maxToolInputBytes}. Make smaller changes, one edit at a time.`,
           isError: true,
         }, results);
         continue;
@@ -523,7 +529,7 @@ class DebugRun {
 
   private async runTestSuite(purpose: string): Promise<TestSummary> {
     const digest = this.workspaceDigest();
-    const { summary } = await this.withSandbox((activities, sandboxId) =>
+    const summary = await this.withSandbox((activities, sandboxId) =>
       activities.runTestSuite.executeWithOptions({ summary: purpose }, [
         { sandboxId, expectedDigest: digest, settings: this.sandboxSettings() },
       ]),
@@ -562,9 +568,14 @@ class DebugRun {
 
   /** Places the sandbox on whichever worker answers, and prepares it there. */
   private async moveSandbox(): Promise<void> {
+    await this.claimSandboxHost();
+    await this.prepareSandbox();
+  }
+
+  /** The worker that answers on the shared task queue becomes the sandbox's host. */
+  private async claimSandboxHost(): Promise<void> {
     const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions({ summary: 'choose a worker for the sandbox' }, []);
     this.state.sandbox = { sandboxId: sandboxIdFor(workflowInfo().workflowId), taskQueue: hostQueue, host };
-    await this.prepareSandbox();
   }
 
   private async prepareSandbox(): Promise<void> {
@@ -578,9 +589,8 @@ class DebugRun {
   }
 
   private async doPrepare(): Promise<void> {
-    const placement = this.state.sandbox;
     const workspace = this.state.workspace;
-    if (!placement || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
+    if (!this.state.sandbox || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
     const info = workflowInfo();
     for (let attempt = 1; ; attempt++) {
       const current = this.state.sandbox as NonNullable<RunState['sandbox']>;
@@ -593,8 +603,7 @@ class DebugRun {
         return;
       } catch (error) {
         if (attempt >= 3 || !isHostUnreachable(error)) throw error;
-        const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions({ summary: 'choose a worker for the sandbox' }, []);
-        this.state.sandbox = { sandboxId: current.sandboxId, taskQueue: hostQueue, host };
+        await this.claimSandboxHost();
       }
     }
   }
@@ -650,7 +659,7 @@ class DebugRun {
       testCommand: state.snapshot?.testCommand ?? null,
       iterations: state.iteration,
       tokens: state.tokens,
-      costUsd: state.modelCalls === 0 ? 0 : state.costUsd,
+      costUsd: state.costUsd,
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
       workflowRuns: state.workflowRuns,

@@ -49,6 +49,9 @@ export const toolInputSchemas = {
 };
 
 export type ToolName = keyof typeof toolInputSchemas;
+
+/** A tool call's input larger than this is dropped before it reaches workflow history. */
+export const maxToolInputBytes = 256 * 1024;
 export type ToolInput<N extends ToolName> = z.infer<(typeof toolInputSchemas)[N]>;
 
 /** How a tool's calls may be scheduled: reads run together, mutations one at a time in order. */

@@ -2,8 +2,7 @@
 // Temporal server and an in-process worker, runs the fixture, shows progress live, and ends
 // with the report and the patch. Without ANTHROPIC_API_KEY the model is a local fake
 // Anthropic API playing the fixture's scripted responses, and the output says so.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import pc from 'picocolors';
 import type { Config } from '../config.js';
 import { projectRoot } from '../config.js';
@@ -14,7 +13,7 @@ import { startWorker } from '../worker.js';
 import { FakeAnthropicApi } from '../../test/support/fakeAnthropicApi.js';
 import { fixtureInput, loadFixtures, scriptsByName } from '../../test/support/fixtures.js';
 import { followRun } from './follow.js';
-import { formatReport } from './printReport.js';
+import { printFinalReport } from './printReport.js';
 
 export async function runDemo(config: Config, options: { fixture: string; json: boolean }): Promise<number> {
   const log = (line: string) => process.stderr.write(`${pc.dim(line)}\n`);
@@ -57,21 +56,11 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
       console.log('');
     }
     const report = await followRun(handle, { json: options.json });
-    const patchFile = report.patch ? await savePatch(config, handle.workflowId, report.patch) : null;
-    if (options.json) console.log(JSON.stringify({ type: 'report', report, webUi: link, patchFile }));
-    else console.log(formatReport(report, { webUi: link, patchFile: patchFile && relative(process.cwd(), patchFile) }));
+    await printFinalReport(config, report, { webUi: link, json: options.json });
     await client.connection.close();
     return report.status === fixture.meta.expectedStatus ? 0 : 1;
   } finally {
     await worker.shutdown();
     await fake?.stop();
   }
-}
-
-export async function savePatch(config: Config, workflowId: string, patch: string): Promise<string> {
-  const folder = join(config.home, 'runs');
-  await mkdir(folder, { recursive: true });
-  const file = join(folder, `${workflowId}.patch`);
-  await writeFile(file, patch);
-  return file;
 }

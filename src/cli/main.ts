@@ -12,9 +12,9 @@ import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
 import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../../workflows/definitions.js';
-import { runDemo, savePatch } from './demo.js';
+import { runDemo } from './demo.js';
 import { followRun } from './follow.js';
-import { formatReport } from './printReport.js';
+import { formatReport, printFinalReport } from './printReport.js';
 import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
 
 class UsageError extends Error {}
@@ -85,15 +85,8 @@ function inputFrom(repo: string, options: RunOptions): DebugInputJson {
 async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   const handle = session.client.workflow.getHandle(workflowId);
   const report = await followRun(handle, { json });
-  await printReport(session, report, json);
+  await printFinalReport(session.config, report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId), json });
   return report;
-}
-
-async function printReport(session: Session, report: DebugReport, json: boolean): Promise<void> {
-  const link = webUiLink(session.server.uiUrl, session.config, report.workflowId);
-  const patchFile = report.patch ? await savePatch(session.config, report.workflowId, report.patch) : null;
-  if (json) console.log(JSON.stringify({ type: 'report', report, webUi: link, patchFile }));
-  else console.log(formatReport(report, { webUi: link, patchFile }));
 }
 
 function exitCodeFor(report: DebugReport): number {
@@ -121,9 +114,10 @@ const program = new Command()
 runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests')).action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
+      const input = inputFrom(repo, options);
       const worker = await workerForThisCommand(session);
       try {
-        const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
+        const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
         if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
         process.exitCode = exitCodeFor(await follow(session, handle.workflowId, Boolean(options.json)));
       } finally {

@@ -1,6 +1,9 @@
 // The end of a run, as a person reads it.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import pc from 'picocolors';
 import type { DebugReport } from '../agent/report.js';
+import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
 
 export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
@@ -37,4 +40,19 @@ function describeTests(summary: TestSummary | null): string {
   if (summary.timedOut) return 'timed out';
   if (!summary.recognized) return `exit code ${summary.exitCode}`;
   return `${summary.passed} passed, ${summary.failed} failed`;
+}
+
+/** Ends a followed run: saves its patch under the data folder and prints the report (text or JSON). */
+export async function printFinalReport(config: Config, report: DebugReport, options: { webUi: string | null; json: boolean }): Promise<void> {
+  const patchFile = report.patch ? await savePatch(config, report.workflowId, report.patch) : null;
+  if (options.json) console.log(JSON.stringify({ type: 'report', report, webUi: options.webUi, patchFile }));
+  else console.log(formatReport(report, { webUi: options.webUi, patchFile: patchFile && relative(process.cwd(), patchFile) }));
+}
+
+async function savePatch(config: Config, workflowId: string, patch: string): Promise<string> {
+  const folder = join(config.home, 'runs');
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, `${workflowId}.patch`);
+  await writeFile(file, patch);
+  return file;
 }

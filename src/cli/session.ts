@@ -44,4 +44,3 @@ export async function workerForThisCommand(session: Session): Promise<RunningWor
   return startWorker({ config: session.config, address: session.server.address, log });
 }
 
-export { loadConfig };

@@ -27,7 +27,7 @@ import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileF
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
-import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
+import { gitListedFiles, ignoredFolders, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
 /** Raised when the container or the workspace is not what the workflow expects. */
@@ -132,10 +132,7 @@ export class SandboxHost {
   /** Makes sure the workspace matches the log and a container runs on it; rebuilds what is missing. */
   async prepare(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
     const folder = this.folder(request.sandboxId);
-    const current = await lstat(folder.path).then(
-      () => folder.read(),
-      () => null,
-    );
+    const current = await folder.readIfPresent();
     let rebuiltBecause: string | undefined;
     const rebuild = !current || current.digest !== request.log.digest;
     if (rebuild) {
@@ -185,10 +182,7 @@ export class SandboxHost {
   async runTool(request: ToolRequest, hooks: ExecHooks = {}): Promise<ToolOutcome> {
     const container = await this.runningContainer(request.sandboxId);
     const folder = this.folder(request.sandboxId);
-    const before = await lstat(folder.path).then(
-      () => folder.read(),
-      () => null,
-    );
+    const before = await folder.readIfPresent();
     if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
     const journal = this.journal(request.sandboxId);
     if (before.digest !== request.expectedDigest) {
@@ -290,19 +284,17 @@ export class SandboxHost {
     expectedDigest: string,
     settings: SandboxSettings,
     hooks: ExecHooks = {},
-  ): Promise<{ summary: TestSummary; output: string }> {
+  ): Promise<TestSummary> {
     const container = await this.runningContainer(sandboxId);
     const folder = this.folder(sandboxId);
-    const before = await folder.read();
+    const before = await folder.readIfPresent();
+    if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
     if (before.digest !== expectedDigest) throw new SandboxNeedsPrepareError('the workspace differs from the run’s mutation log');
     const result = await this.exec(container, settings.testCommand, settings, hooks);
     // The workflow's own test runs must leave the workspace as it was.
     const { mutations } = await folder.capture(before, 'verification');
     if (mutations.length > 0) await folder.restore(before, mutations.map((m) => m.path));
-    return {
-      summary: summarizeTestOutput(result.output, result.exitCode, result.timedOut),
-      output: truncateObservation(describeExec(result, settings), settings.observation),
-    };
+    return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
   }
 
   private async searchCode(
@@ -314,9 +306,7 @@ export class SandboxHost {
   ): Promise<string> {
     // grep follows a symlink named on its command line: check the path on the host first.
     const target = (await resolveInsideWorkspace(workspace, input.path ?? '')).relative || '.';
-    const excluded = ['.git', 'node_modules', '__pycache__', '.pytest_cache', '.venv', 'venv', '.mypy_cache', '.tox']
-      .map((folder) => `--exclude-dir=${folder}`)
-      .join(' ');
+    const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
     const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
     const command = `grep -rnE --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n 200`;
     const result = await this.exec(container, command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: 30 } }, hooks);

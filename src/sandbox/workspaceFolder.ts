@@ -1,7 +1,7 @@
 // A sandbox's workspace folder on this worker's host: built from a snapshot and a mutation
 // log, hashed cheaply (file hashes are cached by size, mtime and inode), and owned by the
 // sandbox user so that commands in the container can write to it.
-import { chmod, lchown, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Mutation } from '../agent/workspace.js';
 import type { SandboxUser } from './container.js';
@@ -22,6 +22,11 @@ export class WorkspaceFolder {
 
   async read(): Promise<Tree> {
     return readTree(this.path, { cache: this.hashCache });
+  }
+
+  /** The folder's tree, or null when the folder is not on this host. */
+  async readIfPresent(): Promise<Tree | null> {
+    return (await lstat(this.path).then(() => true, () => false)) ? this.read() : null;
   }
 
   /** Replaces the folder's content with the snapshot plus the mutations, in order. */

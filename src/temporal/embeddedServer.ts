@@ -12,7 +12,8 @@ export interface TemporalServer {
   address: string;
   /** The Web UI's base URL, when we know it (the embedded server's). */
   uiUrl: string | null;
-  startedNow: boolean;
+  /** The server process's id when this call started it; null for a server that was running already. */
+  pid: number | null;
 }
 
 export class TemporalSetupError extends Error {}
@@ -29,10 +30,10 @@ export function temporalCliPath(config: Config): string {
 }
 
 export async function ensureTemporalServer(config: Config, log: (line: string) => void = () => undefined): Promise<TemporalServer> {
-  if (config.temporalAddress) return { address: config.temporalAddress, uiUrl: null, startedNow: false };
+  if (config.temporalAddress) return { address: config.temporalAddress, uiUrl: null, pid: null };
   const address = `127.0.0.1:${config.temporalPort}`;
   const uiUrl = `http://localhost:${config.temporalUiPort}`;
-  if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, startedNow: false };
+  if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, pid: null };
 
   const cli = temporalCliPath(config);
   mkdirSync(config.home, { recursive: true });
@@ -63,7 +64,7 @@ export async function ensureTemporalServer(config: Config, log: (line: string) =
     if (child.exitCode !== null) {
       throw new TemporalSetupError(`The Temporal dev server exited at once (code ${child.exitCode}); see ${logFile}`);
     }
-    if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, startedNow: true };
+    if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, pid: child.pid ?? null };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new TemporalSetupError(`The Temporal dev server did not answer on ${address} within 60 s; see ${logFile}`);

@@ -1,8 +1,7 @@
 // The reliability lab: every part in a process of its own, so that each can be killed for real.
-// A Temporal dev server on a database file (killed and restarted on the same file), workers
+// The embedded Temporal dev server on its database file (killed and restarted on the same file), workers
 // started with the real `durable-debugger worker` command (killed with SIGKILL), the fake
 // Anthropic API in this process (faults on demand), and the real Docker engine.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,7 @@ import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
-import { portAnswers, temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { searchAttributeRegistrations } from '../../src/temporal/searchAttributes.js';
+import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../support/fakeAnthropicApi.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../support/harness.js';
 
@@ -24,13 +22,15 @@ export class Lab {
   address!: string;
   home!: string;
   fake!: FakeAnthropicApi;
-  private server: ChildProcess | null = null;
+  private serverPid: number | null = null;
   private port = 0;
+  private uiPort = 0;
   private readonly workers = new Map<string, WorkerProcess>();
 
   async start(fakeOptions: FakeApiOptions): Promise<void> {
     this.home = await mkdtemp(join(tmpdir(), 'durable-debugger-reliability-'));
     this.port = await freePort();
+    this.uiPort = await freePort();
     this.address = `127.0.0.1:${this.port}`;
     await this.startServer();
     this.client = await connectClient(this.address, 'default');
@@ -46,29 +46,28 @@ export class Lab {
     }
     await this.client?.connection.close();
     await this.fake?.stop();
-    this.server?.kill('SIGKILL');
+    await this.killServer();
     await rm(this.home, { recursive: true, force: true });
   }
 
-  /** The dev server, on a database file that survives its restarts. */
+  /** The embedded dev server, as our commands start it: on a database file that survives its restarts. */
   async startServer(): Promise<void> {
-    const args = ['server', 'start-dev', '--db-filename', join(this.home, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(this.port), '--headless', '--log-level', 'error'];
-    for (const { name, cliType } of searchAttributeRegistrations) args.push('--search-attribute', `${name}=${cliType}`);
-    this.server = spawn(temporalCliPath(loadConfig()), args, { stdio: 'ignore' });
-    const deadline = Date.now() + 60_000;
-    while (!(await portAnswers('127.0.0.1', this.port))) {
-      if (Date.now() > deadline) throw new Error('the Temporal dev server did not start');
-      await sleep(200);
-    }
+    const config = loadConfig({
+      ...process.env,
+      TEMPORAL_ADDRESS: '',
+      DURABLE_DEBUGGER_HOME: this.home,
+      TEMPORAL_PORT: String(this.port),
+      TEMPORAL_UI_PORT: String(this.uiPort),
+    });
+    const server = await ensureTemporalServer(config);
+    this.serverPid = server.pid;
   }
 
   async killServer(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGKILL');
-    await exited;
-    this.server = null;
+    if (this.serverPid === null) return;
+    process.kill(this.serverPid, 'SIGKILL');
+    this.serverPid = null;
+    while (await portAnswers('127.0.0.1', this.port)) await sleep(100);
   }
 
   /** A worker process; the same name means the same host id and workspace folder. */
