@@ -11,7 +11,7 @@ import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { classifyModelError } from '../src/model/errors.js';
 import { estimateCostUsd } from '../src/model/pricing.js';
-import { transcriptQuery } from '../workflows/definitions.js';
+import { transcriptQuery } from '../src/temporal/definitions.js';
 
 export interface ModelCallRequest {
   iteration: number;

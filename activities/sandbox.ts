@@ -5,7 +5,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DebugInput } from '../src/agent/input.js';
 import type { RunState } from '../src/agent/runState.js';
-import { checkpointQuery } from '../workflows/definitions.js';
+import { checkpointQuery } from '../src/temporal/definitions.js';
 import type {
   PrepareSandboxRequest,
   PrepareSandboxResult,

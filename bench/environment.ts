@@ -11,10 +11,10 @@ import type { DebugReport } from '../src/agent/report.js';
 import { startDebugRun } from '../src/client.js';
 import { createModelClient } from '../src/model/anthropic.js';
 import { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import type { FakeAnthropicApi, RecordedRequest } from '../test/support/fakeAnthropicApi.js';
-import { loadFixture } from '../test/support/fixtures.js';
+import type { FakeAnthropicApi, RecordedRequest } from '../src/demo/fakeAnthropicApi.js';
+import { loadFixture } from '../src/demo/fixtures.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../test/support/harness.js';
-import type { Script, ScriptStep } from '../test/support/script.js';
+import type { Script, ScriptStep } from '../src/demo/script.js';
 
 /** Every benchmark run asks for this model, so that token counts can be priced. */
 export const benchModel = 'claude-sonnet-4-6';

@@ -3,7 +3,7 @@
 // that grows linearly keeps the ratio flat; a conversation resent in every activity input
 // would make it grow with the number of iterations.
 import { conversationBytes } from '../src/agent/conversation.js';
-import { transcriptQuery } from '../workflows/definitions.js';
+import { transcriptQuery } from '../src/temporal/definitions.js';
 import { repeatedStep, type BenchEnvironment } from './environment.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 

@@ -6,7 +6,7 @@
 import { availableParallelism } from 'node:os';
 import type { DebugReport } from '../src/agent/report.js';
 import { startWorker } from '../src/worker.js';
-import { fixtureInput, loadFixtures, scriptsByName } from '../test/support/fixtures.js';
+import { fixtureInput, loadFixtures, scriptsByName } from '../src/demo/fixtures.js';
 import { runToReport, startTestServer, startTestWorker, uniqueTaskQueue } from '../test/support/harness.js';
 import { number, percent, table } from './stats.js';
 

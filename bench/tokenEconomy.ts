@@ -5,9 +5,9 @@
 // requests priced as if nothing were cached.
 import type { TokenUsage } from '../src/agent/budgets.js';
 import { estimateCostUsd } from '../src/model/pricing.js';
-import type { RecordedRequest } from '../test/support/fakeAnthropicApi.js';
-import { loadFixture } from '../test/support/fixtures.js';
-import type { ScriptStep } from '../test/support/script.js';
+import type { RecordedRequest } from '../src/demo/fakeAnthropicApi.js';
+import { loadFixture } from '../src/demo/fixtures.js';
+import type { ScriptStep } from '../src/demo/script.js';
 import { benchModel, type BenchEnvironment } from './environment.js';
 import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
 

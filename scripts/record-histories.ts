@@ -8,10 +8,10 @@ import type { DebugInputJson } from '../src/agent/input.js';
 import { startDebugRun } from '../src/client.js';
 import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
-import { hintSignal } from '../workflows/definitions.js';
-import { fixtureInput, loadFixture } from '../test/support/fixtures.js';
+import { hintSignal } from '../src/temporal/definitions.js';
+import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
 import { startTestServer, startTestWorker } from '../test/support/harness.js';
-import type { ScriptStep } from '../test/support/script.js';
+import type { ScriptStep } from '../src/demo/script.js';
 
 const server = await startTestServer();
 const fixture = await loadFixture('01_off_by_one');

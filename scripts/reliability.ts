@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { projectRoot } from '../src/config.js';
-import { loadFixture, scriptsByName } from '../test/support/fixtures.js';
+import { loadFixture, scriptsByName } from '../src/demo/fixtures.js';
 import { Lab } from '../test/reliability/lab.js';
 import { Scenarios, type ScenarioRow } from '../test/reliability/scenarios.js';
 

@@ -4,7 +4,7 @@ import { basename, resolve } from 'node:path';
 import type { DebugInputJson } from './agent/input.js';
 import type { DebugReport } from './agent/report.js';
 import type { Config } from './config.js';
-import { workflowType } from '../workflows/definitions.js';
+import { workflowType } from './temporal/definitions.js';
 
 export async function connectClient(address: string, namespace: string): Promise<Client> {
   const connection = await Connection.connect({ address });

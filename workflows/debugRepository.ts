@@ -65,7 +65,7 @@ import {
   stopSignal,
   transcriptQuery,
   type BudgetRaise,
-} from './definitions.js';
+} from '../src/temporal/definitions.js';
 
 const shared = proxyActivities<SharedActivities>({
   startToCloseTimeout: '5 minutes',

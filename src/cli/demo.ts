@@ -10,8 +10,8 @@ import { connectClient, startDebugRun, webUiLink } from '../client.js';
 import { createModelClient } from '../model/anthropic.js';
 import { ensureTemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker } from '../worker.js';
-import { FakeAnthropicApi } from '../../test/support/fakeAnthropicApi.js';
-import { fixtureInput, loadFixtures, scriptsByName } from '../../test/support/fixtures.js';
+import { FakeAnthropicApi } from '../demo/fakeAnthropicApi.js';
+import { fixtureInput, loadFixtures, scriptsByName } from '../demo/fixtures.js';
 import { followRun } from './follow.js';
 import { printFinalReport } from './printReport.js';
 

@@ -7,7 +7,7 @@ import type { Message } from '../agent/conversation.js';
 import type { DebugReport } from '../agent/report.js';
 import type { RunStatusView } from '../agent/runState.js';
 import { describeToolCall } from '../agent/tools.js';
-import { statusQuery, transcriptQuery } from '../../workflows/definitions.js';
+import { statusQuery, transcriptQuery } from '../temporal/definitions.js';
 
 export interface FollowOptions {
   json: boolean;

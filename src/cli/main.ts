@@ -11,7 +11,7 @@ import { reapOrphans } from '../reaper.js';
 import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
-import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../../workflows/definitions.js';
+import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../temporal/definitions.js';
 import { runDemo } from './demo.js';
 import { followRun } from './follow.js';
 import { formatReport, printFinalReport } from './printReport.js';

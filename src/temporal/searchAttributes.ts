@@ -4,7 +4,7 @@ import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;
-import { searchAttributes } from '../../workflows/definitions.js';
+import { searchAttributes } from './definitions.js';
 
 const cliTypes = { KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double' } as const;
 const indexedTypes = {

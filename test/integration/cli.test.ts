@@ -5,8 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
-import { FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
-import { loadFixtures, scriptsByName } from '../support/fixtures.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;

@@ -13,8 +13,8 @@ import picomatch from 'picomatch';
 import type { DebugReport } from '../../src/agent/report.js';
 import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
-import type { RecordedRequest } from '../support/fakeAnthropicApi.js';
-import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../support/fixtures.js';
+import type { RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
+import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 const fixtures = await loadFixtures();

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { conversationBytes } from '../../src/agent/conversation.js';
 import { startDebugRun } from '../../src/client.js';
-import { transcriptQuery } from '../../workflows/definitions.js';
-import { loadFixture } from '../support/fixtures.js';
-import type { ScriptStep } from '../support/script.js';
+import { transcriptQuery } from '../../src/temporal/definitions.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
+import type { ScriptStep } from '../../src/demo/script.js';
 import { startTestServer, startTestWorker, type TestServer } from '../support/harness.js';
 
 let server: TestServer;

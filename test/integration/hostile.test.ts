@@ -13,8 +13,8 @@ import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
-import { loadFixture } from '../support/fixtures.js';
-import type { ScriptStep } from '../support/script.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
+import type { ScriptStep } from '../../src/demo/script.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 let server: TestServer;

@@ -7,10 +7,10 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery } from '../../workflows/definitions.js';
-import type { FakeApiOptions } from '../support/fakeAnthropicApi.js';
-import { fixtureInput, loadFixture, type Fixture } from '../support/fixtures.js';
-import type { Script, ScriptStep } from '../support/script.js';
+import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery } from '../../src/temporal/definitions.js';
+import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
+import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
+import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 let server: TestServer;

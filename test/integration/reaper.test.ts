@@ -16,7 +16,7 @@ import {
   projectLabel,
   removeContainer,
 } from '../../src/sandbox/container.js';
-import { workflowType } from '../../workflows/definitions.js';
+import { workflowType } from '../../src/temporal/definitions.js';
 import { containersOf, startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../support/harness.js';
 
 let server: TestServer;

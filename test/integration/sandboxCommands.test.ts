@@ -8,7 +8,7 @@ import { sandboxIdFor } from '../../src/agent/ids.js';
 import { startDebugRun } from '../../src/client.js';
 import { reapOrphans } from '../../src/reaper.js';
 import { connectDocker, findSandboxContainer } from '../../src/sandbox/container.js';
-import { loadFixture } from '../support/fixtures.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
 import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 const longCommand = 'sleep 300';

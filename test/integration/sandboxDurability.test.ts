@@ -16,9 +16,9 @@ import { loadConfig } from '../../src/config.js';
 import { connectDocker, findSandboxContainer, labels } from '../../src/sandbox/container.js';
 import { pytestCommand } from '../../src/sandbox/testCommand.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { transcriptQuery, type TranscriptView } from '../../workflows/definitions.js';
-import { FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
-import { loadFixture } from '../support/fixtures.js';
+import { transcriptQuery, type TranscriptView } from '../../src/temporal/definitions.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
 import {
   containersOf,
   startTestServer,
@@ -27,7 +27,7 @@ import {
   uniqueTaskQueue,
   type TestServer,
 } from '../support/harness.js';
-import type { Script } from '../support/script.js';
+import type { Script } from '../../src/demo/script.js';
 
 const buggyLine = '    for i in range(len(items) - 1):';
 const fixedLine = '    for i in range(len(items)):';

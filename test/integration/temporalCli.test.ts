@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { loadFixtures, scriptsByName } from '../support/fixtures.js';
+import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 let server: TestServer;

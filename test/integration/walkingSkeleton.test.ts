@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sandboxIdFor } from '../../src/agent/ids.js';
 import { connectDocker, containerName } from '../../src/sandbox/container.js';
-import { loadFixture, scriptsByName, fixtureInput } from '../support/fixtures.js';
+import { loadFixture, scriptsByName, fixtureInput } from '../../src/demo/fixtures.js';
 import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 let server: TestServer;

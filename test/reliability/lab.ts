@@ -12,7 +12,7 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
-import { FakeAnthropicApi, type FakeApiOptions } from '../support/fakeAnthropicApi.js';
+import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../support/harness.js';
 
 export const taskQueue = 'durable-debugger-reliability';

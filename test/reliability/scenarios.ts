@@ -9,8 +9,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
 import { reapOrphans } from '../../src/reaper.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
-import { statusQuery } from '../../workflows/definitions.js';
-import { fixtureInput, type Fixture } from '../support/fixtures.js';
+import { statusQuery } from '../../src/temporal/definitions.js';
+import { fixtureInput, type Fixture } from '../../src/demo/fixtures.js';
 import { Lab, sleep } from './lab.js';
 
 export interface ScenarioRow {

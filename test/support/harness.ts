@@ -15,8 +15,8 @@ import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { installQuietRuntime, startWorker, type RunningWorker } from '../../src/worker.js';
-import { searchAttributes } from '../../workflows/definitions.js';
-import { FakeAnthropicApi, type FakeApiOptions } from './fakeAnthropicApi.js';
+import { searchAttributes } from '../../src/temporal/definitions.js';
+import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 
 export interface TestServer {
   env: TestWorkflowEnvironment;

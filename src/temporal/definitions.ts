@@ -1,12 +1,11 @@
 // The run's queries, signals and updates, shared by the workflow, the activities and clients.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Message } from '../src/agent/conversation.js';
-import type { DebugInput } from '../src/agent/input.js';
-import type { RunState, RunStatusView } from '../src/agent/runState.js';
+import type { Message } from '../agent/conversation.js';
+import type { DebugInput } from '../agent/input.js';
+import type { RunState, RunStatusView } from '../agent/runState.js';
 
 export const workflowType = 'debugRepository';
-export const taskQueue = 'durable-debugger';
 
 export interface TranscriptView {
   messages: Message[];

@@ -2,9 +2,9 @@
 // fixture.json (what to expect) and a script.json (the scripted model responses).
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DebugInputJson } from '../../src/agent/input.js';
-import type { RunStatus } from '../../src/agent/report.js';
-import { projectRoot } from '../../src/config.js';
+import type { DebugInputJson } from '../agent/input.js';
+import type { RunStatus } from '../agent/report.js';
+import { projectRoot } from '../config.js';
 import { loadScript, type Script } from './script.js';
 
 export interface FixtureMeta {
