@@ -13,6 +13,7 @@ import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedS
 import { startWorker, type RunningWorker } from '../worker.js';
 import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../temporal/definitions.js';
 import { runDemo } from './demo.js';
+import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { followRun } from './follow.js';
 import { formatReport, printFinalReport } from './printReport.js';
 import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
@@ -44,6 +45,7 @@ interface RunOptions {
   allowCommands?: boolean;
   id?: string;
   json?: boolean;
+  apply?: boolean;
 }
 
 function runOptions(command: Command): Command {
@@ -60,6 +62,18 @@ function runOptions(command: Command): Command {
     .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
     .option('--json', 'print JSON lines instead of text');
+}
+
+/** Puts a fixed run's patch on the branch durable-debugger/<id> of its git repository. */
+function applyFix(report: DebugReport, repo: string, json: boolean): void {
+  try {
+    const created = createFixBranch(repo, report);
+    if (json) console.log(JSON.stringify({ applied: created }));
+    else log(`Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`);
+  } catch (error) {
+    if (error instanceof FixBranchRefused) throw new UsageError(`Not applied, nothing changed. ${error.message}`);
+    throw error;
+  }
 }
 
 function inputFrom(repo: string, options: RunOptions): DebugInputJson {
@@ -111,7 +125,9 @@ const program = new Command()
   .showHelpAfterError()
   .version(JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')).version as string);
 
-runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests')).action(
+runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests'))
+  .option('--apply', 'when fixed, commit the patch on a new branch durable-debugger/<id> of the repository (a git repository)')
+  .action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
       const input = inputFrom(repo, options);
@@ -119,7 +135,9 @@ runOptions(program.command('run').description('start a run and follow it to the 
       try {
         const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
         if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
-        process.exitCode = exitCodeFor(await follow(session, handle.workflowId, Boolean(options.json)));
+        const report = await follow(session, handle.workflowId, Boolean(options.json));
+        process.exitCode = exitCodeFor(report);
+        if (options.apply && report.status === 'fixed') applyFix(report, repo, Boolean(options.json));
       } finally {
         await worker.shutdown();
       }
@@ -181,6 +199,19 @@ program
       else if (options.json) console.log(JSON.stringify(report, null, 2));
       else console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));
       process.exitCode = exitCodeFor(report);
+    }),
+  );
+
+program
+  .command('apply')
+  .description("commit a fixed run's patch on a new branch durable-debugger/<id> of its git repository")
+  .argument('<workflow-id>')
+  .option('--repo <path>', 'the repository to apply it to (default: the run\'s repository)')
+  .option('--json', 'print JSON')
+  .action(async (workflowId: string, options: { repo?: string; json?: boolean }) =>
+    withSession(async (session) => {
+      const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
+      applyFix(report, options.repo ?? report.repository, Boolean(options.json));
     }),
   );
 

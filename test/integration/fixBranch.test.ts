@@ -1,0 +1,142 @@
+// `run --apply` and `apply <id>`: the verified patch becomes one commit on a new branch of the
+// user's git repository; every refusal leaves the repository exactly as it was. Real CLI processes.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { projectRoot } from '../../src/config.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
+import { startTestServer, type TestServer } from '../support/harness.js';
+
+let server: TestServer;
+let fake: FakeAnthropicApi;
+let scratch: string;
+const fixture = '01_off_by_one';
+
+before(async () => {
+  server = await startTestServer();
+  fake = new FakeAnthropicApi({ scripts: scriptsByName(await loadFixtures()) });
+  await fake.start();
+  scratch = mkdtempSync(join(tmpdir(), 'durable-debugger-apply-test-'));
+});
+after(async () => {
+  await fake?.stop();
+  await server?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+      DURABLE_DEBUGGER_HOME: server.home,
+      NO_COLOR: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}
+
+function git(repo: string, ...args: string[]): string {
+  const result = spawnSync('git', args, { cwd: repo, encoding: 'utf8' });
+  assert.equal(result.status, 0, `git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** A copy of the fixture (same folder name: the scripted model knows it by name), optionally a git repository. */
+function copyOfFixture(label: string, asGitRepository: boolean): string {
+  const repo = join(scratch, label, fixture);
+  cpSync(join(projectRoot, 'fixtures', fixture), repo, { recursive: true });
+  if (asGitRepository) {
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-m', 'initial');
+  }
+  return repo;
+}
+
+/** Everything a refusal must leave alone: refs, HEAD, index and working tree. */
+function stateOf(repo: string): string {
+  return [git(repo, 'show-ref'), git(repo, 'rev-parse', 'HEAD'), git(repo, 'status', '--porcelain', '--untracked-files=all'), readFileSync(join(repo, 'buggy_code.py'), 'utf8')].join('\n--\n');
+}
+
+let fixedRunId = '';
+
+test('run --apply commits the verified patch on durable-debugger/<id>, with the root cause and the tests in the message', async () => {
+  const repo = copyOfFixture('applied', true);
+  fixedRunId = 'apply-fixed-run';
+  const headBefore = git(repo, 'rev-parse', 'HEAD').trim();
+  const run = await cli(['run', repo, '--id', fixedRunId, '--apply']);
+  assert.equal(run.code, 0, run.output);
+  assert.match(run.output, /new branch durable-debugger\/apply-fixed-run/);
+
+  const branch = 'durable-debugger/apply-fixed-run';
+  assert.equal(git(repo, 'rev-parse', `${branch}^`).trim(), headBefore, 'one commit on top of HEAD');
+  const message = git(repo, 'log', '-1', '--format=%B', branch);
+  assert.match(message, /^Fix: /);
+  assert.match(message, /Root cause: /);
+  assert.match(message, /Tests before: \d+ passed, [1-9]\d* failed/);
+  assert.match(message, /Tests after: \d+ passed, 0 failed/);
+  // The checkout is untouched; the branch holds the fix and its tests pass.
+  assert.equal(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim(), 'main');
+  assert.equal(git(repo, 'status', '--porcelain').trim(), '');
+  const changed = git(repo, 'diff', '--name-only', 'main', branch).trim().split('\n');
+  assert.deepEqual(changed, ['buggy_code.py']);
+  git(repo, 'switch', '-q', branch);
+  const tests = spawnSync('python3', ['-m', 'pytest', '-q'], { cwd: repo, encoding: 'utf8' });
+  assert.equal(tests.status, 0, tests.stdout + tests.stderr);
+});
+
+test('apply refuses, changing nothing: a folder that is not a git repository', async () => {
+  assert.ok(fixedRunId, 'needs the fixed run of the first test');
+  const repo = copyOfFixture('not-git', false);
+  const before = readFileSync(join(repo, 'buggy_code.py'), 'utf8');
+  const result = await cli(['apply', fixedRunId, '--repo', repo]);
+  assert.equal(result.code, 2, result.output);
+  assert.match(result.output, /Not applied, nothing changed\. .* is not a git repository/);
+  assert.equal(readFileSync(join(repo, 'buggy_code.py'), 'utf8'), before);
+  assert.equal(existsSync(join(repo, '.git')), false);
+});
+
+test('apply refuses, changing nothing: the files it touches have uncommitted changes', async () => {
+  const repo = copyOfFixture('dirty', true);
+  writeFileSync(join(repo, 'buggy_code.py'), `${readFileSync(join(repo, 'buggy_code.py'), 'utf8')}\n# my own work in progress\n`);
+  const before = stateOf(repo);
+  const result = await cli(['apply', fixedRunId, '--repo', repo]);
+  assert.equal(result.code, 2, result.output);
+  assert.match(result.output, /uncommitted changes[\s\S]*buggy_code\.py/);
+  assert.equal(stateOf(repo), before);
+});
+
+test('apply refuses, changing nothing: the patch no longer applies at HEAD', async () => {
+  const repo = copyOfFixture('moved-on', true);
+  const source = readFileSync(join(repo, 'buggy_code.py'), 'utf8');
+  writeFileSync(join(repo, 'buggy_code.py'), source.replace('for i in range(len(items) - 1):', 'for index in range(len(items) - 1):').replace('items[i]', 'items[index]'));
+  git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-am', 'reformat');
+  const before = stateOf(repo);
+  const result = await cli(['apply', fixedRunId, '--repo', repo]);
+  assert.equal(result.code, 2, result.output);
+  assert.match(result.output, /no longer applies/);
+  assert.equal(stateOf(repo), before);
+});
+
+test('apply refuses to overwrite a branch that already exists', async () => {
+  const repo = copyOfFixture('twice', true);
+  const first = await cli(['apply', fixedRunId, '--repo', repo]);
+  assert.equal(first.code, 0, first.output);
+  const before = stateOf(repo);
+  const again = await cli(['apply', fixedRunId, '--repo', repo]);
+  assert.equal(again.code, 2, again.output);
+  assert.match(again.output, /already exists/);
+  assert.equal(stateOf(repo), before);
+});
