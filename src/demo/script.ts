@@ -72,7 +72,7 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   if (step.content) {
     // A tool_use block written without an id gets one, unique in the conversation.
     const content = step.content.map((block, index) =>
-      block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_${conversationId}_${turn}_${index}` } : block,
+      block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_${conversationId}_${turn}_${messages.length}_${index}` } : block,
     );
     return {
       content: content as ScriptedResponse['content'],
@@ -83,7 +83,7 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   const content: ScriptedResponse['content'] = [];
   if (step.thought) content.push({ type: 'text', text: padded(step.thought, step.pad_thought_to ?? 0) });
   (step.tool_calls ?? []).forEach((call, index) => {
-    content.push({ type: 'tool_use', id: `toolu_${conversationId}_${turn}_${index}`, name: call.name, input: call.input });
+    content.push({ type: 'tool_use', id: `toolu_${conversationId}_${turn}_${messages.length}_${index}`, name: call.name, input: call.input });
   });
   const stopReason = step.stop_reason ?? (step.tool_calls?.length ? 'tool_use' : 'end_turn');
   return { content, stopReason, outputTokens: step.output_tokens };

@@ -111,7 +111,7 @@ test('whitespace-only text, orphan and duplicate results, and a paused turn endi
   assert.ok(rejection(conversation));
   repairConversation(conversation, 'stored');
   assert.equal(rejection(conversation), null);
-  assert.deepEqual(conversation[2]?.content.map((block) => (block.type === 'tool_result' ? block.content : block.text)), ['A', 'note']);
+  assert.deepEqual(conversation[2]?.content.map((block) => (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : block.type)), ['A', 'note']);
   const last = conversation[3]?.content[0];
   assert.equal(last?.type === 'text' && last.text, 'Let me think…');
 });
