@@ -49,8 +49,9 @@ export function sanitizeReply(content: AssistantBlock[]): AssistantBlock[] {
   return kept;
 }
 
+/** Head and tail of a long text, with a marker; the result is under maxThoughtCharacters, so shortening twice changes nothing. */
 export function shortenThought(text: string): string {
-  const keep = Math.floor(maxThoughtCharacters / 2);
+  const keep = Math.floor((maxThoughtCharacters - 200) / 2);
   const removed = text.length - 2 * keep;
   return `${text.slice(0, keep)}\n[… ${removed} characters of this reply removed to keep the conversation small …]\n${text.slice(-keep)}`;
 }

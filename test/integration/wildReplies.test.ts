@@ -37,6 +37,8 @@ interface WildCase extends Script {
     observations?: string[];
     /** No request body may be larger. */
     maxRequestBytes?: number;
+    /** The run's workflow history (as JSON) may not be larger. */
+    maxHistoryBytes?: number;
   };
 }
 
@@ -81,6 +83,11 @@ for (const name of caseNames) {
         assert.ok(largest <= expect.maxRequestBytes, `a request of ${largest} bytes`);
         const status = await handle.query(statusQuery);
         assert.ok(status.lastThought.length <= expect.maxRequestBytes, 'the status view stays small too');
+      }
+      if (expect.maxHistoryBytes !== undefined) {
+        // The server's own size of the history it stores.
+        const historyBytes = (await handle.describe()).historySize ?? NaN;
+        assert.ok(historyBytes <= expect.maxHistoryBytes, `a history of ${historyBytes} bytes`);
       }
     } finally {
       await worker.stop();
