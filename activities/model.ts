@@ -7,6 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, StopReason } from '../src/agent/conversation.js';
 import type { TokenUsage } from '../src/agent/budgets.js';
 import { systemPrompt } from '../src/agent/prompts.js';
+import { sanitizeReply } from '../src/agent/reply.js';
 import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { classifyModelError } from '../src/model/errors.js';
@@ -82,7 +83,8 @@ export function createModelActivities(options: ModelActivityOptions) {
           { signal: context.cancellationSignal },
         );
         const oversizedToolInputs: Array<{ id: string; bytes: number }> = [];
-        const content = response.content.map((block) => {
+        // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
+        const content = sanitizeReply(response.content).map((block) => {
           if (block.type !== 'tool_use') return block;
           const bytes = JSON.stringify(block.input ?? {}).length;
           if (bytes <= maxToolInputBytes) return block;

@@ -9,6 +9,7 @@ import { parseDebugInput, type DebugInputJson } from '../src/agent/input.js';
 import { defaultGoal, systemPrompt, taskPrompt, verificationFailed } from '../src/agent/prompts.js';
 import type { SandboxSettings } from '../src/agent/sandboxProtocol.js';
 import { testsFailed, verifyFix } from '../src/agent/testResults.js';
+import { sanitizeReply } from '../src/agent/reply.js';
 import { apiTools, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
 import type { WorkspaceLog } from '../src/agent/workspace.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
@@ -86,7 +87,8 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       tokens = addUsage(tokens, turn.usage);
       lastRequestTokens = requestInputTokens(turn.usage);
       lastRequestCharacters = conversationBytes(conversation);
-      const calls = toolCallsOf(turn.content);
+      const content = sanitizeReply(turn.content);
+      const calls = toolCallsOf(content);
       if (calls.length === 0) return { status: 'not_fixed', iterations: iteration, tokens };
 
       const results: ToolResultBlock[] = [];
@@ -109,7 +111,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         }
         results.push({ type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
       }
-      appendExchange(conversation, { role: 'assistant', content: turn.content }, results);
+      appendExchange(conversation, { role: 'assistant', content }, results);
       if (fixed) return { status: 'fixed', iterations: iteration, tokens };
     }
   } finally {

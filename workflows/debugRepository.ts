@@ -36,12 +36,12 @@ import {
   type Stop,
 } from '../src/agent/budgets.js';
 import { compactConversation } from '../src/agent/compaction.js';
+import { appendReply, planReply, sortToolCalls } from '../src/agent/reply.js';
 import {
   appendExchange,
   appendUserText,
   conversationBytes,
   repairConversation,
-  textOf,
   toolCallsOf,
   userText,
   type AssistantMessage,
@@ -55,7 +55,7 @@ import type { RunState, RunStatusView } from '../src/agent/runState.js';
 import { sandboxNeedsPrepare, type SandboxSettings, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { testsFailed, verifyFix, type TestSummary } from '../src/agent/testResults.js';
-import { describeToolCall, maxToolInputBytes, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
+import { describeToolCall, type ParsedToolCall } from '../src/agent/tools.js';
 import {
   checkpointQuery,
   hintSignal,
@@ -149,7 +149,7 @@ class DebugRun {
       toolCalls: [],
       pendingHints: [],
       stopRequested: null,
-      nudged: false,
+      textOnlyRepliesInARow: 0,
       guardrailRefusals: 0,
       rootCause: null,
       fixSummary: null,
@@ -228,7 +228,7 @@ class DebugRun {
       );
     }
     // A run that was interrupted between a model reply and its tool results never sends half an exchange.
-    repairConversation(state.conversation, 'the run was interrupted');
+    this.repairConversation('the run was interrupted');
 
     for (;;) {
       const stop = await this.stopOrWaitForMoreBudget();
@@ -240,6 +240,7 @@ class DebugRun {
       for (const hint of state.pendingHints.splice(0)) appendUserText(state.conversation, prompts.hintFromUser(hint));
 
       this.setPhase('thinking');
+      this.repairConversation('the run was interrupted');
       let turn: ModelCallResult;
       try {
         turn = await this.callModel();
@@ -249,48 +250,31 @@ class DebugRun {
         throw error;
       }
       // A reply that continues a paused turn completes that assistant message.
-      const paused = state.conversation[state.conversation.length - 1]?.role === 'assistant' ? state.conversation.pop() : undefined;
-      if (paused) turn.content = [...paused.content, ...turn.content] as typeof turn.content;
-      const assistant: AssistantMessage = { role: 'assistant', content: turn.content };
-      state.lastThought = textOf(turn.content) || state.lastThought;
+      const paused = state.conversation[state.conversation.length - 1]?.role === 'assistant' ? (state.conversation.pop() as AssistantMessage) : undefined;
+      const reply = planReply({ content: turn.content, stopReason: turn.stopReason, paused, textOnlyRepliesInARow: state.textOnlyRepliesInARow ?? 0 });
+      state.textOnlyRepliesInARow = reply.textOnlyRepliesInARow;
+      state.lastThought = reply.thought || state.lastThought;
 
-      switch (turn.stopReason) {
-        case 'refusal':
-          appendExchange(state.conversation, assistant, []);
-          return this.finish({ condition: 'refusal', detail: 'the model declined to continue (refusal)' });
-        case 'model_context_window_exceeded':
-          if (!this.compact()) {
-            return this.finish({ condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' });
-          }
-          continue;
-        case 'pause_turn':
-          state.conversation.push(assistant);
-          continue;
-        case 'max_tokens': {
-          // The last tool call may be cut off: drop it, keep the rest, and ask for a shorter reply.
-          const content = turn.content.filter((block, index) => !(block.type === 'tool_use' && index === turn.content.length - 1));
-          const kept: AssistantMessage = {
-            role: 'assistant',
-            content: content.length ? content : [{ type: 'text', text: '[reply cut off at the output token limit]' }],
-          };
-          const results = await this.runToolCalls(toolCallsOf(kept.content), turn);
-          appendExchange(state.conversation, kept, results.results, [prompts.askForShorterReply]);
-          continue;
-        }
-        default:
-          break;
+      if (reply.next === 'stop') {
+        appendReply(state.conversation, reply.assistant, []);
+        return this.finish(reply.stop);
       }
-
-      const calls = toolCallsOf(turn.content);
-      if (calls.length === 0) {
-        if (!state.nudged) {
-          state.nudged = true;
-          appendExchange(state.conversation, assistant, [], [prompts.nudgeAfterTextOnly]);
-          continue;
+      if (reply.next === 'compact') {
+        if (!this.compact()) {
+          return this.finish({ condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' });
         }
-        appendExchange(state.conversation, assistant, []);
-        return this.finish({ condition: 'no_tool_calls', detail: 'the model stopped calling tools without finishing' });
+        continue;
       }
+      if (reply.next === 'pause') {
+        if (reply.assistant) state.conversation.push(reply.assistant);
+        continue;
+      }
+      if (reply.next === 'nudge') {
+        appendReply(state.conversation, reply.assistant, [], reply.notes);
+        continue;
+      }
+      const assistant = reply.assistant as AssistantMessage;
+      const calls = reply.calls;
 
       this.setPhase('acting');
       const { results, finishCall } = await this.runToolCalls(calls, turn);
@@ -303,11 +287,11 @@ class DebugRun {
           content: verdict.fixed ? 'Verified: the test suite passes. The run is complete.' : verdict.message,
           is_error: !verdict.fixed,
         });
-        appendExchange(state.conversation, assistant, results);
+        appendExchange(state.conversation, assistant, results, reply.notes);
         if (verdict.fixed) return this.finish({ condition: 'finish_verified', detail: 'finish was called and the fix was verified' });
         continue;
       }
-      appendExchange(state.conversation, assistant, results);
+      appendExchange(state.conversation, assistant, results, reply.notes);
       if (state.guardrailRefusals >= 3) {
         return this.finish({ condition: 'guardrail', detail: 'the model kept trying to change test files' });
       }
@@ -345,7 +329,7 @@ class DebugRun {
       resumedFrom: workflowId,
     } satisfies Partial<RunState>);
     this.iterationAtRunStart = state.iteration;
-    repairConversation(state.conversation, 'the earlier run ended there');
+    this.repairConversation('the earlier run ended there');
     appendUserText(state.conversation, prompts.resumed(workflowId));
   }
 
@@ -378,6 +362,12 @@ class DebugRun {
     setCurrentDetails(`paused: ${stop.detail}; raise the budget (raiseBudget update) within ${this.input.pauseOnBudgetMinutes} minutes to continue`);
     const raised = await condition(() => this.stopBeforeNextCall() === null || this.state.stopRequested !== null, `${this.input.pauseOnBudgetMinutes} minutes`);
     return raised ? this.stopBeforeNextCall() : stop;
+  }
+
+  /** Makes the stored conversation valid to send, whatever wrote it (see repairConversation). */
+  private repairConversation(reason: string): void {
+    // Readers of the transcript (the model activity) can tell that earlier messages changed.
+    if (repairConversation(this.state.conversation, reason) > 0) this.state.conversationVersion += 1;
   }
 
   /** Compacts old observations before a request would overflow the model's context window. */
@@ -451,29 +441,16 @@ class DebugRun {
     turn: ModelCallResult,
   ): Promise<{ results: ToolResultBlock[]; finishCall: ParsedToolCall | null }> {
     const results = new Map<string, ToolResultBlock>();
-    const oversized = new Map(turn.oversizedToolInputs.map((entry) => [entry.id, entry.bytes]));
-    let finishCall: ParsedToolCall | null = null;
-    const runnable: Array<Extract<ParsedToolCall, { ok: true }>> = [];
-    for (const call of calls) {
-      const bytes = oversized.get(call.id);
-      if (bytes !== undefined) {
-        this.record(call.id, call.name, `${call.name} (input too large)`, {
-          content: `The input of this ${call.name} call was ${bytes} bytes, over the limit of ${maxToolInputBytes}. Make smaller changes, one edit at a time.`,
-          isError: true,
-        }, results);
-        continue;
-      }
-      const parsed = parseToolCall(call, { allowCommands: this.input.allowCommands });
-      if (!parsed.ok) {
-        this.record(call.id, call.name, describeToolCall(call.name, call.input), { content: parsed.error, isError: true }, results);
-      } else if (parsed.effect === 'finish') {
-        finishCall = parsed;
-        this.state.rootCause = String(parsed.input.root_cause);
-        this.state.fixSummary = typeof parsed.input.summary === 'string' ? parsed.input.summary : null;
-      } else {
-        runnable.push(parsed);
-      }
+    const sorted = sortToolCalls(calls, { allowCommands: this.input.allowCommands, oversizedInputs: turn.oversizedToolInputs });
+    for (const { call, description, error } of sorted.refused) {
+      this.record(call.id, call.name, description, { content: error, isError: true }, results);
     }
+    const finishCall = sorted.finish;
+    if (finishCall) {
+      this.state.rootCause = String(finishCall.input.root_cause);
+      this.state.fixSummary = typeof finishCall.input.summary === 'string' ? finishCall.input.summary : null;
+    }
+    const runnable = sorted.runnable;
     // Consecutive reads form one parallel group; each mutation is its own group.
     const groups: Array<typeof runnable> = [];
     for (const call of runnable) {

@@ -46,7 +46,7 @@ export const nudgeAfterTextOnly =
   'You replied without calling a tool. If the tests pass now, call finish with the root cause; otherwise continue with a tool call.';
 
 export const askForShorterReply =
-  'Your last reply was cut off at the output token limit, so its unfinished tool call was dropped. Reply again more briefly, with one tool call at a time.';
+  'Your last reply was cut off at the output token limit (a tool call it was writing was dropped). Reply again more briefly, with one tool call at a time.';
 
 export function verificationFailed(reason: string, summary: TestSummary): string {
   return [

@@ -43,7 +43,8 @@ export interface RunState {
   toolCalls: ToolCallRecord[];
   pendingHints: string[];
   stopRequested: string | null;
-  nudged: boolean;
+  /** Replies without a tool call in a row (absent in states written by older code). */
+  textOnlyRepliesInARow?: number;
   guardrailRefusals: number;
   rootCause: string | null;
   fixSummary: string | null;

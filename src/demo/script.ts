@@ -13,6 +13,8 @@ export interface ScriptedToolCall {
 export interface ScriptStep {
   /** The model's reasoning, sent as a text block before the tool calls. */
   thought?: string;
+  /** Repeats the thought until it is this many characters long (a very long reply). */
+  pad_thought_to?: number;
   tool_calls?: ScriptedToolCall[];
   /** Raw content blocks, sent as they are (for malformed or unusual replies). */
   content?: Array<Record<string, unknown>>;
@@ -34,6 +36,7 @@ export interface ScriptedResponse {
     | { type: 'text'; text: string }
     | { type: 'tool_use'; id: string; name: string; input: unknown }
     | { type: 'thinking'; thinking: string; signature: string }
+    | { type: 'redacted_thinking'; data: string }
   >;
   stopReason: string;
   outputTokens?: number;
@@ -67,19 +70,28 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
     }) ?? (alternatives[alternatives.length - 1] as ScriptStep);
   const conversationId = createHash('sha256').update(firstText(messages)).digest('hex').slice(0, 10);
   if (step.content) {
+    // A tool_use block written without an id gets one, unique in the conversation.
+    const content = step.content.map((block, index) =>
+      block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_${conversationId}_${turn}_${messages.length}_${index}` } : block,
+    );
     return {
-      content: step.content as ScriptedResponse['content'],
+      content: content as ScriptedResponse['content'],
       stopReason: step.stop_reason ?? 'end_turn',
       outputTokens: step.output_tokens,
     };
   }
   const content: ScriptedResponse['content'] = [];
-  if (step.thought) content.push({ type: 'text', text: step.thought });
+  if (step.thought) content.push({ type: 'text', text: padded(step.thought, step.pad_thought_to ?? 0) });
   (step.tool_calls ?? []).forEach((call, index) => {
-    content.push({ type: 'tool_use', id: `toolu_${conversationId}_${turn}_${index}`, name: call.name, input: call.input });
+    content.push({ type: 'tool_use', id: `toolu_${conversationId}_${turn}_${messages.length}_${index}`, name: call.name, input: call.input });
   });
   const stopReason = step.stop_reason ?? (step.tool_calls?.length ? 'tool_use' : 'end_turn');
   return { content, stopReason, outputTokens: step.output_tokens };
+}
+
+function padded(text: string, length: number): string {
+  if (text.length >= length) return text;
+  return `${text} `.repeat(Math.ceil(length / (text.length + 1))).slice(0, length);
 }
 
 function firstText(messages: Message[]): string {

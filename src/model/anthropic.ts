@@ -3,7 +3,7 @@
 // newest user message plus the one before it (where the previous request put its own), so
 // each request reads the whole previous conversation from the cache. Never more than four.
 import Anthropic from '@anthropic-ai/sdk';
-import type { AssistantBlock, Message, StopReason } from '../agent/conversation.js';
+import { repairConversation, type AssistantBlock, type Message, type StopReason } from '../agent/conversation.js';
 import type { ApiTool } from '../agent/tools.js';
 import type { TokenUsage } from '../agent/budgets.js';
 
@@ -51,13 +51,23 @@ export function buildRequestBody(request: ModelRequest): Anthropic.MessageCreate
     max_tokens: request.maxOutputTokens,
     system: [{ type: 'text', text: request.system, cache_control: ephemeral }],
     tools: request.tools as Anthropic.Tool[],
-    messages: withRollingCacheBreakpoints(request.messages),
+    messages: withRollingCacheBreakpoints(requestReadyMessages(request.messages)),
     ...(request.thinkingBudgetTokens
       ? { thinking: { type: 'enabled' as const, budget_tokens: request.thinkingBudgetTokens } }
       : request.temperature !== undefined
         ? { temperature: request.temperature }
         : {}),
   };
+}
+
+/**
+ * A copy of the conversation repaired for sending: the workflow keeps its conversation valid,
+ * but one stored by older code (or answered by a worker of another version) may not be.
+ */
+function requestReadyMessages(messages: Message[]): Message[] {
+  const copy = structuredClone(messages);
+  repairConversation(copy, 'the stored conversation had no result for it');
+  return copy;
 }
 
 /** A copy of the messages with cache breakpoints on the last two user messages' last blocks. */

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
+import { maxTextOnlyRepliesInARow } from '../../src/agent/reply.js';
 import { startDebugRun } from '../../src/client.js';
 import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery } from '../../src/temporal/definitions.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
@@ -89,13 +90,14 @@ test('finish is verified; parallel tool calls all get results, in order, in one 
   assert.match(String(results[1]?.content), /range\(len\(items\) - 1\)/);
 });
 
-test('a reply without tool calls gets one nudge, then the run stops (no_tool_calls)', async () => {
-  const { report, worker } = await scenario([runTests, { thought: 'I believe the code is correct.' }, { thought: 'Nothing more to do.' }]);
+test('replies without tool calls are nudged, and a few in a row stop the run (no_tool_calls)', async () => {
+  const talk: ScriptStep = { thought: 'I believe the code is correct.' };
+  const { report, worker } = await scenario([runTests, ...Array(maxTextOnlyRepliesInARow + 3).fill(talk)]);
   assert.equal(report.status, 'not_fixed');
   assert.equal(report.stopCondition, 'no_tool_calls');
   const nudged = messagesOf(worker, 2);
   assert.match(JSON.stringify(nudged[nudged.length - 1]), /You replied without calling a tool/);
-  assert.equal(worker.fake.requests.length, 3);
+  assert.equal(worker.fake.requests.length, 1 + maxTextOnlyRepliesInARow + 1);
 });
 
 test('the iteration budget stops the run (budget_exhausted)', async () => {
