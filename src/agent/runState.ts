@@ -25,7 +25,8 @@ export interface RunState {
   workspace?: WorkspaceLog;
   sandbox?: SandboxPlacement;
   baseline?: TestSummary;
-  lastTestRun?: { digest: string; summary: TestSummary };
+  /** The workflow's latest run of the whole test suite (baseline, verification), never the model's run_tests. */
+  lastSuiteRun?: { digest: string; summary: TestSummary };
   conversation: Message[];
   conversationVersion: number;
   iteration: number;
