@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import { conversationByteBudget, jsonBytes, temporalPayloadLimitBytes } from '../../src/agent/payloads.js';
 import type { DebugReport } from '../../src/agent/report.js';
@@ -41,12 +42,19 @@ async function repository(name: string, extraFiles: Record<string, string> = {})
   return repo;
 }
 
-async function run(repo: string, responses: Script['responses'], input: Partial<DebugInputJson> = {}) {
+/** Runs `repo` with a script of its own; `whileServed` runs before its worker stops (queries of a closed run replay on a worker). */
+async function run(
+  repo: string,
+  responses: Script['responses'],
+  input: Partial<DebugInputJson> = {},
+  whileServed?: (handle: WorkflowHandle) => Promise<void>,
+) {
   const name = repo.split('/').at(-1) as string;
   const worker = await startTestWorker(server, { fake: { scripts: { [name]: { responses } } } });
   try {
     const handle = await startDebugRun(server.client, { input: { ...input, repo }, taskQueue: worker.taskQueue });
     const report = (await handle.result()) as DebugReport;
+    await whileServed?.(handle);
     return { report, handle, fake: worker.fake };
   } finally {
     await worker.stop();
@@ -64,17 +72,25 @@ test('a conversation that would pass 2 MB is compacted under its limit, and the 
   const line = (index: number) => `${String(index).padStart(4, '0')} ${'data '.repeat(239)}`;
   const repo = await repository('big_conversation', { 'data.txt': `${Array.from({ length: 800 }, (_, index) => line(index)).join('\n')}\n` });
   const readData: ScriptStep = { thought: 'Reading the data file.', tool_calls: [{ name: 'read_file', input: { path: 'data.txt' } }] };
-  const { report, handle, fake } = await run(repo, [readData, readData, readData, fixLoop, finish], {
-    contextWindowTokens: 1_000_000,
-    observation: { maxBytes: 1_000_000, maxLines: 1_000 },
-  });
+  let storedBytes = 0;
+  const { report, fake } = await run(
+    repo,
+    [readData, readData, readData, fixLoop, finish],
+    { contextWindowTokens: 1_000_000, observation: { maxBytes: 1_000_000, maxLines: 1_000 } },
+    async (handle) => {
+      storedBytes = jsonBytes((await handle.query(transcriptQuery)).messages);
+    },
+  );
   assert.equal(report.status, 'fixed', report.stopDetail);
   assert.ok(report.compactions >= 1, 'the conversation was compacted');
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
-  const sent = fake.requests.filter((request) => request.status === 200).map((request) => jsonBytes(request.body.messages));
-  assert.ok(Math.max(...sent) > 1_900_000, `a request carried close to 2 MB before compaction (largest ${Math.max(...sent)})`);
-  const transcript = await handle.query(transcriptQuery);
-  assert.ok(jsonBytes(transcript.messages) <= conversationByteBudget, 'the stored conversation is within its limit');
+  type Sent = Array<{ role: string; content: Array<{ type: string; content?: string }> }>;
+  const sent = fake.requests.filter((request) => request.status === 200).map((request) => request.body.messages as Sent);
+  // Each request shows the model its newest observation whole: close to 3 MB in all, never more than the budget at once.
+  const newest = sent.map((messages) => (messages.at(-1)?.content ?? []).reduce((sum, block) => sum + (block.content?.length ?? 0), 0));
+  assert.ok(newest.reduce((sum, bytes) => sum + bytes, 0) > 2_500_000, `observations in all: ${newest}`);
+  assert.ok(Math.max(...sent.map(jsonBytes)) <= conversationByteBudget + 10_000, `largest request: ${Math.max(...sent.map(jsonBytes))} bytes`);
+  assert.ok(storedBytes > 0 && storedBytes <= conversationByteBudget, `the stored conversation is within its limit (${storedBytes} bytes)`);
 });
 
 test('a patch larger than 2 MB is kept in the content store; the report shows its beginning and `result --patch` prints all of it', async () => {
