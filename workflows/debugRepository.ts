@@ -50,7 +50,7 @@ import {
   type ToolResultBlock,
 } from '../src/agent/conversation.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
-import { continueAsNewHistoryBytes, conversationByteBudget, jsonBytes } from '../src/agent/payloads.js';
+import { continueAsNewHistoryBytes, conversationByteBudget, dropOldestRecords, jsonBytes } from '../src/agent/payloads.js';
 import * as prompts from '../src/agent/prompts.js';
 import { statusFor, type DebugReport, type PatchForReport } from '../src/agent/report.js';
 import type { RunState, RunStatusView } from '../src/agent/runState.js';
@@ -345,6 +345,7 @@ class DebugRun {
       answeredBy: earlier.answeredBy,
       lastThought: earlier.lastThought,
       toolCalls: earlier.toolCalls,
+      earlierToolCalls: earlier.earlierToolCalls,
       rootCause: earlier.rootCause,
       fixSummary: earlier.fixSummary,
       compactions: earlier.compactions,
@@ -393,6 +394,7 @@ class DebugRun {
    */
   private compactIfContextIsFull(): Stop | null {
     const limit = this.input.contextWindowTokens * 0.9 - this.input.maxOutputTokens;
+    this.state.earlierToolCalls = (this.state.earlierToolCalls ?? 0) + dropOldestRecords(this.state.toolCalls);
     const tooLarge = jsonBytes(this.state.conversation) > conversationByteBudget;
     if (this.nextRequestTokens() > limit || tooLarge) this.compact();
     if (jsonBytes(this.state.conversation) <= conversationByteBudget) return null;
@@ -691,6 +693,7 @@ class DebugRun {
       costUsd: state.costUsd,
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
+      earlierToolCalls: state.earlierToolCalls ?? 0,
       workflowRuns: state.workflowRuns,
       compactions: state.compactions,
       resumedFrom: state.resumedFrom,
@@ -736,7 +739,7 @@ class DebugRun {
       costUsd: state.costUsd,
       budgets: state.budgets,
       elapsedMs: Date.now() - state.startedAt,
-      toolCalls: state.toolCalls.length,
+      toolCalls: state.toolCalls.length + (state.earlierToolCalls ?? 0),
       model: state.model,
       answeredBy: state.answeredBy,
       repository: this.input.repo,

@@ -25,6 +25,14 @@ export const patchPreviewBytes = 64 * 1024;
  */
 export const continueAsNewHistoryBytes = 16 * 1024 * 1024;
 
+/** Tool-call records a run keeps (the newest); a record is about 130 bytes. */
+export const maxToolCallRecords = 2_000;
+
+/** Drops the oldest records beyond `max`; returns how many were dropped. */
+export function dropOldestRecords<T>(records: T[], max = maxToolCallRecords): number {
+  return records.length > max ? records.splice(0, records.length - max).length : 0;
+}
+
 /** The largest context window of any Claude model: a larger setting would never compact in time. */
 export const maxContextWindowTokens = 1_000_000;
 

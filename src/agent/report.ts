@@ -37,7 +37,10 @@ export interface DebugReport {
   /** Estimated cost in USD; null when the model's price is unknown. */
   costUsd: number | null;
   durationMs: number;
+  /** The run's tool calls; on a very long run only the newest (see earlierToolCalls). */
   toolCalls: ToolCallRecord[];
+  /** Tool calls left out of `toolCalls`, the oldest, to keep the report under the payload limit. */
+  earlierToolCalls: number;
   /** How many workflow runs (continue-as-new) the debugging took. */
   workflowRuns: number;
   /** How many times old observations were compacted to fit the model's context window. */

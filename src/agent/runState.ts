@@ -42,6 +42,8 @@ export interface RunState {
   answeredBy: string | null;
   lastThought: string;
   toolCalls: ToolCallRecord[];
+  /** How many of the oldest tool-call records were dropped to keep the state under the payload limit. */
+  earlierToolCalls?: number;
   pendingHints: string[];
   stopRequested: string | null;
   nudged: boolean;

@@ -19,7 +19,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   lines.push(`${pc.bold('Tests:')} before ${describeTests(report.testsBefore)} → after ${describeTests(report.testsAfter)}`);
   const t = report.tokens;
   lines.push(
-    `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
+    `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length + (report.earlierToolCalls ?? 0)} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
       (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : '') +
       (report.compactions > 0 ? `, context compacted ${report.compactions}×` : ''),
   );

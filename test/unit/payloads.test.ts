@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { fitConversationToBudget } from '../../src/agent/compaction.js';
 import { toolCallsOf, userText, type AssistantMessage, type Message } from '../../src/agent/conversation.js';
 import { parseDebugInput } from '../../src/agent/input.js';
-import { jsonBytes, patchPreview, utf8Bytes } from '../../src/agent/payloads.js';
+import { dropOldestRecords, jsonBytes, patchPreview, utf8Bytes } from '../../src/agent/payloads.js';
 
 function exchange(index: number, options: { thinking?: number; result?: number; input?: number } = {}): Message[] {
   const assistant: AssistantMessage = {
@@ -108,4 +108,12 @@ test("a patch preview keeps whole lines and says how much is left out and where 
   assert.deepEqual(lines.slice(0, 5), ['+line 0', '+line 1', '+line 2', '+line 3', '+line 4']);
   assert.match(preview, /\[\.\.\. \d+ more bytes of this patch are not shown: it is too large for the report; see the store\]\n$/);
   assert.ok(utf8Bytes(preview) < 200);
+});
+
+test('a very long run keeps its newest tool-call records and counts the rest', () => {
+  const records = Array.from({ length: 2_500 }, (_, index) => ({ iteration: index }));
+  assert.equal(dropOldestRecords(records, 2_000), 500);
+  assert.equal(records.length, 2_000);
+  assert.equal(records[0]?.iteration, 500);
+  assert.equal(dropOldestRecords(records, 2_000), 0);
 });
