@@ -76,13 +76,15 @@ test('a conversation that would pass 2 MB is compacted under its limit, and the 
   const { report, fake } = await run(
     repo,
     [readData, readData, readData, fixLoop, finish],
-    { contextWindowTokens: 1_000_000, observation: { maxBytes: 1_000_000, maxLines: 1_000 } },
+    // Continue-as-new every two iterations: its input carries the conversation too.
+    { contextWindowTokens: 1_000_000, observation: { maxBytes: 1_000_000, maxLines: 1_000 }, continueAsNewEvery: 2 },
     async (handle) => {
       storedBytes = jsonBytes((await handle.query(transcriptQuery)).messages);
     },
   );
   assert.equal(report.status, 'fixed', report.stopDetail);
   assert.ok(report.compactions >= 1, 'the conversation was compacted');
+  assert.ok(report.workflowRuns >= 2, 'the run continued as new');
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
   type Sent = Array<{ role: string; content: Array<{ type: string; content?: string }> }>;
   const sent = fake.requests.filter((request) => request.status === 200).map((request) => request.body.messages as Sent);
