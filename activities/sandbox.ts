@@ -4,6 +4,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DebugInput } from '../src/agent/input.js';
+import type { PatchForReport } from '../src/agent/report.js';
 import type { RunState } from '../src/agent/runState.js';
 import { checkpointQuery } from '../src/temporal/definitions.js';
 import type {
@@ -18,7 +19,7 @@ import { sandboxNeedsPrepare } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
 import type { Mutation } from '../src/agent/workspace.js';
 import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
-import { patchFor } from '../src/sandbox/patch.js';
+import { patchFor, patchForReport } from '../src/sandbox/patch.js';
 import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
 
 function execHooks(): ExecHooks {
@@ -81,8 +82,9 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
     async claimSandboxHost(): Promise<{ taskQueue: string; host: string }> {
       return { taskQueue: hostTaskQueue, host: host.options.hostId };
     },
-    async computePatch(request: { snapshotId: string; mutations: Mutation[] }): Promise<string> {
-      return patchFor(host.options.store, request.snapshotId, request.mutations);
+    /** The run's patch; one too large for the report is kept in the content store (see patchForReport). */
+    async computePatch(request: { snapshotId: string; mutations: Mutation[] }): Promise<PatchForReport> {
+      return patchForReport(host.options.store, await patchFor(host.options.store, request.snapshotId, request.mutations));
     },
     /** Removes a sandbox's container from any worker, when its own worker cannot be reached. */
     async removeSandboxContainer(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {

@@ -1,11 +1,12 @@
 // Removes what runs leave behind when they cannot clean up after themselves (a terminated
 // workflow, a worker killed for good): containers whose workflow is closed or unknown,
 // containers stuck in "created", and workspace folders nobody owns any more.
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
+import { removeFolder } from './sandbox/ownerAccess.js';
 
 export interface ReapedItem {
   kind: 'container' | 'workspace';
@@ -57,7 +58,7 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
       if (!owner || owner.scope !== options.scope) continue;
       const reason = await verdictFor(owner.workflowId);
       if (reason) {
-        await rm(join(options.workspaceRoot, sandboxId), { recursive: true, force: true });
+        await removeFolder(join(options.workspaceRoot, sandboxId));
         reaped.push({ kind: 'workspace', id: sandboxId, workflowId: owner.workflowId, reason });
       }
     }

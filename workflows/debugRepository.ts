@@ -10,6 +10,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  TemporalFailure,
   CancellationScope,
   isCancellation,
   ContinueAsNew,
@@ -35,7 +36,7 @@ import {
   totalTokens,
   type Stop,
 } from '../src/agent/budgets.js';
-import { compactConversation } from '../src/agent/compaction.js';
+import { compactConversation, fitConversationToBudget } from '../src/agent/compaction.js';
 import { appendReply, planReply, sortToolCalls } from '../src/agent/reply.js';
 import {
   appendExchange,
@@ -49,8 +50,9 @@ import {
   type ToolResultBlock,
 } from '../src/agent/conversation.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
+import { continueAsNewHistoryBytes, conversationByteBudget, dropOldestRecords, jsonBytes } from '../src/agent/payloads.js';
 import * as prompts from '../src/agent/prompts.js';
-import { statusFor, type DebugReport } from '../src/agent/report.js';
+import { statusFor, type DebugReport, type PatchForReport } from '../src/agent/report.js';
 import type { RunState, RunStatusView } from '../src/agent/runState.js';
 import { sandboxNeedsPrepare, type SandboxSettings, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
@@ -105,6 +107,10 @@ export async function debugRepository(rawInput: unknown, carried?: CarriedState)
     // A bad repository or resumeFrom is the user's input: say so at the top, not inside an activity failure.
     if (isFailureOfType(error, 'InvalidInput')) {
       throw ApplicationFailure.nonRetryable((error as ActivityFailure).cause?.message ?? 'Invalid input', 'InvalidInput');
+    }
+    // Every run ends with a report, also when its sandbox or an activity kept failing.
+    if (!continuing && error instanceof TemporalFailure && !isCancellation(error)) {
+      return await run.finish({ condition: 'internal_error', detail: `the run could not go on: ${failureMessage(error)}` });
     }
     throw error;
   } finally {
@@ -233,8 +239,9 @@ class DebugRun {
     for (;;) {
       const stop = await this.stopOrWaitForMoreBudget();
       if (stop) return this.finish(stop);
+      const overflow = this.compactIfContextIsFull();
+      if (overflow) return this.finish(overflow);
       await this.continueAsNewIfDue();
-      this.compactIfContextIsFull();
 
       state.iteration += 1;
       for (const hint of state.pendingHints.splice(0)) appendUserText(state.conversation, prompts.hintFromUser(hint));
@@ -309,7 +316,7 @@ class DebugRun {
       snapshot: earlier.snapshot,
       workspace: earlier.workspace,
       baseline: earlier.baseline,
-      lastTestRun: earlier.lastTestRun,
+      lastSuiteRun: earlier.lastSuiteRun,
       conversation: earlier.conversation,
       conversationVersion: earlier.conversationVersion + 1,
       iteration: earlier.iteration,
@@ -322,6 +329,7 @@ class DebugRun {
       answeredBy: earlier.answeredBy,
       lastThought: earlier.lastThought,
       toolCalls: earlier.toolCalls,
+      earlierToolCalls: earlier.earlierToolCalls,
       rootCause: earlier.rootCause,
       fixSummary: earlier.fixSummary,
       compactions: earlier.compactions,
@@ -370,16 +378,24 @@ class DebugRun {
     if (repairConversation(this.state.conversation, reason) > 0) this.state.conversationVersion += 1;
   }
 
-  /** Compacts old observations before a request would overflow the model's context window. */
-  private compactIfContextIsFull(): void {
+  /**
+   * Compacts old observations before a request would overflow the model's context window, or
+   * the conversation Temporal's payload limit; a stop when it cannot be brought under that limit.
+   */
+  private compactIfContextIsFull(): Stop | null {
     const limit = this.input.contextWindowTokens * 0.9 - this.input.maxOutputTokens;
-    if (this.nextRequestTokens() > limit) this.compact();
+    this.state.earlierToolCalls = (this.state.earlierToolCalls ?? 0) + dropOldestRecords(this.state.toolCalls);
+    const tooLarge = jsonBytes(this.state.conversation) > conversationByteBudget;
+    if (this.nextRequestTokens() > limit || tooLarge) this.compact();
+    if (jsonBytes(this.state.conversation) <= conversationByteBudget) return null;
+    return { condition: 'context_exhausted', detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes` };
   }
 
-  /** Shortens the oldest observations once, as a block; false when there was nothing left to shorten. */
+  /** Shortens the oldest observations once, as a block (more when the conversation is over its size limit); false when there was nothing left to shorten. */
   private compact(): boolean {
     const state = this.state;
-    if (compactConversation(state.conversation) === 0) return false;
+    const shortened = compactConversation(state.conversation) + fitConversationToBudget(state.conversation, conversationByteBudget);
+    if (shortened === 0) return false;
     state.compactions += 1;
     // Readers of the transcript (the model activity) can tell the earlier messages changed.
     state.conversationVersion += 1;
@@ -390,7 +406,11 @@ class DebugRun {
 
   private async continueAsNewIfDue(): Promise<void> {
     const every = this.input.continueAsNewEvery;
-    const due = workflowInfo().continueAsNewSuggested || (every !== undefined && this.state.iteration - this.iterationAtRunStart >= every);
+    const info = workflowInfo();
+    const due =
+      info.continueAsNewSuggested ||
+      info.historySize > continueAsNewHistoryBytes ||
+      (every !== undefined && this.state.iteration - this.iterationAtRunStart >= every);
     if (!due) return;
     // Updates in progress (a budget raise) finish first; signals are carried in the state.
     await condition(allHandlersFinished);
@@ -487,7 +507,6 @@ class DebugRun {
     if (outcome.mutations.length > 0) workspace.mutations.push(...outcome.mutations);
     workspace.digest = outcome.digest;
     if (outcome.refusedBy === 'test-file-guardrail') this.state.guardrailRefusals += 1;
-    if (outcome.testSummary) this.state.lastTestRun = { digest: outcome.digest, summary: outcome.testSummary };
   }
 
   private async runTool(call: Extract<ParsedToolCall, { ok: true }>): Promise<ToolOutcome> {
@@ -511,7 +530,7 @@ class DebugRun {
         { sandboxId, expectedDigest: digest, settings: this.sandboxSettings() },
       ]),
     );
-    this.state.lastTestRun = { digest, summary };
+    this.state.lastSuiteRun = { digest, summary };
     return summary;
   }
 
@@ -600,24 +619,35 @@ class DebugRun {
     }
   }
 
-  private async finish(stop: Stop): Promise<DebugReport> {
+  /** Ends the run with its report; a step of it that fails becomes a problem stated in the report. */
+  async finish(stop: Stop): Promise<DebugReport> {
     const state = this.state;
     this.setPhase('reporting');
+    // The run may be resumed from its checkpoint: that query must stay under the payload limit too.
+    if (fitConversationToBudget(state.conversation, conversationByteBudget) > 0) state.conversationVersion += 1;
     const workspace = state.workspace;
     const status = statusFor(stop.condition);
+    const problems: string[] = [];
     let testsAfter: TestSummary | null = null;
     if (stop.condition !== 'no_failing_tests' && workspace) {
+      // Only the workflow's own run of the whole suite counts, never the model's run_tests.
       testsAfter =
-        state.lastTestRun && state.lastTestRun.digest === workspace.digest
-          ? state.lastTestRun.summary
-          : await this.runTestSuite('final test run').catch(() => null);
+        state.lastSuiteRun && state.lastSuiteRun.digest === workspace.digest
+          ? state.lastSuiteRun.summary
+          : await this.runTestSuite('final test run').catch((error: unknown) => {
+              problems.push(`the final test run failed: ${failureMessage(error)}`);
+              return null;
+            });
     }
-    const patch =
-      workspace && workspace.mutations.length > 0
-        ? await shared.computePatch.executeWithOptions({ summary: 'compute the patch' }, [
-            { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
-          ])
-        : '';
+    let patch: PatchForReport = { patch: '', fullPatch: null };
+    if (workspace && workspace.mutations.length > 0) {
+      patch = await shared.computePatch
+        .executeWithOptions({ summary: 'compute the patch' }, [{ snapshotId: workspace.snapshotId, mutations: workspace.mutations }])
+        .catch((error: unknown) => {
+          problems.push(`the patch could not be computed: ${failureMessage(error)}`);
+          return patch;
+        });
+    }
     this.setPhase('done');
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     return {
@@ -630,7 +660,8 @@ class DebugRun {
       answeredBy: state.answeredBy,
       rootCause: state.rootCause,
       fixSummary: state.fixSummary,
-      patch,
+      patch: patch.patch,
+      fullPatch: patch.fullPatch,
       testsBefore: state.baseline ?? null,
       testsAfter,
       testCommand: state.snapshot?.testCommand ?? null,
@@ -639,9 +670,11 @@ class DebugRun {
       costUsd: state.costUsd,
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
+      earlierToolCalls: state.earlierToolCalls ?? 0,
       workflowRuns: state.workflowRuns,
       compactions: state.compactions,
       resumedFrom: state.resumedFrom,
+      problems,
     };
   }
 
@@ -683,7 +716,7 @@ class DebugRun {
       costUsd: state.costUsd,
       budgets: state.budgets,
       elapsedMs: Date.now() - state.startedAt,
-      toolCalls: state.toolCalls.length,
+      toolCalls: state.toolCalls.length + (state.earlierToolCalls ?? 0),
       model: state.model,
       answeredBy: state.answeredBy,
       repository: this.input.repo,
@@ -705,6 +738,13 @@ function describeRaise(raise: BudgetRaise): string {
 
 function isFailureOfType(error: unknown, type: string): boolean {
   return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === type;
+}
+
+/** The innermost message of a failure (an activity failure's cause says what went wrong). */
+function failureMessage(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof ActivityFailure && current.cause) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
 }
 
 function isHostUnreachable(error: unknown): boolean {

@@ -21,7 +21,9 @@ export type StopCondition =
   | 'guardrail'
   | 'refusal'
   | 'context_exhausted'
-  | 'model_error';
+  | 'model_error'
+  /** The run could not go on (its sandbox or its worker kept failing); it still reports. */
+  | 'internal_error';
 
 export interface Stop {
   condition: StopCondition;

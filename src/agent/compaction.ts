@@ -2,6 +2,7 @@
 // bodies are replaced, all at once, by a short marker. Tool_use/tool_result pairs stay
 // intact (the API's rule), and doing it in one block breaks the prompt cache only once.
 import type { Message } from './conversation.js';
+import { jsonBytes } from './payloads.js';
 
 /** Keeps the newest `keepRecent` messages whole; returns how many observations were shortened. */
 export function compactConversation(conversation: Message[], keepRecent = 6): number {
@@ -19,4 +20,64 @@ export function compactConversation(conversation: Message[], keepRecent = 6): nu
     }
   }
   return compacted;
+}
+
+const compactedInput = '[compacted]';
+
+/**
+ * Brings the conversation under `maxBytes` (as a JSON payload), mildest measure first, stopping
+ * as soon as it fits; returns how many blocks were shortened or removed.
+ *   1. the oldest observations, as compactConversation does;
+ *   2. thinking blocks of every assistant message but the last (the API needs only the last
+ *      one's, and a signed block cannot be shortened, only left out);
+ *   3. long observations and texts, oldest first, the newest included, and the large inputs
+ *      of earlier tool calls.
+ * Tool_use/tool_result pairs and the task (the first message) always stay.
+ */
+export function fitConversationToBudget(conversation: Message[], maxBytes: number): number {
+  if (jsonBytes(conversation) <= maxBytes) return 0;
+  let changed = compactConversation(conversation);
+  if (jsonBytes(conversation) <= maxBytes) return changed;
+
+  let lastAssistant = conversation.length - 1;
+  while (lastAssistant >= 0 && conversation[lastAssistant]?.role !== 'assistant') lastAssistant--;
+  conversation.forEach((message, index) => {
+    if (message.role !== 'assistant' || index === lastAssistant) return;
+    const kept = message.content.filter((block) => block.type !== 'thinking' && block.type !== 'redacted_thinking');
+    if (kept.length === message.content.length) return;
+    changed += message.content.length - kept.length;
+    message.content = kept.length > 0 ? kept : [{ type: 'text', text: '[thinking removed to fit the conversation’s size limit]' }];
+  });
+
+  let total = jsonBytes(conversation);
+  for (let index = 1; index < conversation.length && total > maxBytes; index++) {
+    const message = conversation[index] as Message;
+    for (const block of message.content) {
+      if (total <= maxBytes) break;
+      const before = jsonBytes(block);
+      if (!shortenBlock(block, index === lastAssistant)) continue;
+      total -= before - jsonBytes(block);
+      changed++;
+    }
+  }
+  return changed;
+}
+
+/** Keeps the head of a long observation or text, and empties a large input of an earlier tool call. */
+function shortenBlock(block: Message['content'][number], inLastAssistantMessage: boolean): boolean {
+  const keep = 500;
+  const marker = (removed: number) => `\n[${removed} characters removed to fit the conversation’s size limit; run the tool again if you need them]`;
+  if (block.type === 'tool_result' || block.type === 'text') {
+    const text = block.type === 'text' ? block.text : block.content;
+    if (text.length <= keep * 2) return false;
+    const shortened = `${text.slice(0, keep)}${marker(text.length - keep)}`;
+    if (block.type === 'text') block.text = shortened;
+    else block.content = shortened;
+    return true;
+  }
+  if (block.type === 'tool_use' && !inLastAssistantMessage && jsonBytes(block.input) > keep * 2) {
+    block.input = { [compactedInput]: `${jsonBytes(block.input)} bytes of input removed to fit the conversation’s size limit` };
+    return true;
+  }
+  return false;
 }

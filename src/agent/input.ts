@@ -2,6 +2,7 @@
 // fails at once with a message that names the field (also when started from the Temporal CLI).
 import { z } from 'zod';
 import { defaultObservationLimits } from './observations.js';
+import { maxContextWindowTokens } from './payloads.js';
 
 export const sandboxLimitsSchema = z.strictObject({
   memoryMb: z.number().int().min(64).max(65_536).default(512),
@@ -33,7 +34,12 @@ export const debugInputSchema = z.strictObject({
   /** Sent only when set, and never together with thinking (the API does not accept both). */
   temperature: z.number().min(0).max(1).optional(),
   /** The model's context window; old observations are compacted before a request would overflow it. */
-  contextWindowTokens: z.number().int().min(4_096).default(200_000),
+  contextWindowTokens: z
+    .number()
+    .int()
+    .min(4_096)
+    .max(maxContextWindowTokens, `at most ${maxContextWindowTokens} (the largest Claude context window); give the model's real context window`)
+    .default(200_000),
   /** When a budget runs out, wait this long for a raiseBudget update before ending the run. */
   pauseOnBudgetMinutes: z.number().min(0).max(10_080).default(0),
   budgets: budgetsSchema.default(budgetsSchema.parse({})),

@@ -22,8 +22,13 @@ export interface DebugReport {
   answeredBy: string | null;
   rootCause: string | null;
   fixSummary: string | null;
-  /** A unified diff of the workspace against the original repository; `git apply` accepts it. */
+  /**
+   * A unified diff of the workspace against the original repository; `git apply` accepts it.
+   * When the patch is too large for the report, this is its beginning, and `fullPatch` says
+   * where the whole patch is (`durable-debugger result <id> --patch` prints it).
+   */
   patch: string;
+  fullPatch: StoredPatch | null;
   testsBefore: TestSummary | null;
   testsAfter: TestSummary | null;
   testCommand: string | null;
@@ -32,12 +37,32 @@ export interface DebugReport {
   /** Estimated cost in USD; null when the model's price is unknown. */
   costUsd: number | null;
   durationMs: number;
+  /** The run's tool calls; on a very long run only the newest (see earlierToolCalls). */
   toolCalls: ToolCallRecord[];
+  /** Tool calls left out of `toolCalls`, the oldest, to keep the report under the payload limit. */
+  earlierToolCalls: number;
   /** How many workflow runs (continue-as-new) the debugging took. */
   workflowRuns: number;
   /** How many times old observations were compacted to fit the model's context window. */
   compactions: number;
   resumedFrom: string | null;
+  /** What went wrong while ending the run (the final test run, the patch), in words; empty when nothing did. */
+  problems: string[];
+}
+
+/** A patch kept in the content store because it is too large for the report. */
+export interface StoredPatch {
+  /** Its content-store blob id (the SHA-256 of its bytes). */
+  blob: string;
+  bytes: number;
+  /** The file of that blob in the content store of the worker that computed it. */
+  file: string;
+}
+
+/** The computePatch activity's answer: the patch, or its preview and where the whole patch is kept. */
+export interface PatchForReport {
+  patch: string;
+  fullPatch: StoredPatch | null;
 }
 
 export function statusFor(condition: StopCondition): RunStatus {
@@ -54,6 +79,7 @@ export function statusFor(condition: StopCondition): RunStatus {
     case 'stop_signal':
       return 'stopped';
     case 'model_error':
+    case 'internal_error':
       return 'error';
     default:
       return 'not_fixed';

@@ -25,7 +25,8 @@ export interface RunState {
   workspace?: WorkspaceLog;
   sandbox?: SandboxPlacement;
   baseline?: TestSummary;
-  lastTestRun?: { digest: string; summary: TestSummary };
+  /** The workflow's latest run of the whole test suite (baseline, verification), never the model's run_tests. */
+  lastSuiteRun?: { digest: string; summary: TestSummary };
   conversation: Message[];
   conversationVersion: number;
   iteration: number;
@@ -41,6 +42,8 @@ export interface RunState {
   answeredBy: string | null;
   lastThought: string;
   toolCalls: ToolCallRecord[];
+  /** How many of the oldest tool-call records were dropped to keep the state under the payload limit. */
+  earlierToolCalls?: number;
   pendingHints: string[];
   stopRequested: string | null;
   /** Replies without a tool call in a row (absent in states written by older code). */

@@ -15,7 +15,7 @@ import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal
 import { runDemo } from './demo.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { followRun } from './follow.js';
-import { formatReport, printFinalReport } from './printReport.js';
+import { formatReport, printFinalReport, wholePatch } from './printReport.js';
 import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
 
 class UsageError extends Error {}
@@ -195,7 +195,7 @@ program
   .action(async (workflowId: string, options: { patch?: boolean; json?: boolean }) =>
     withSession(async (session) => {
       const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
-      if (options.patch) process.stdout.write(report.patch);
+      if (options.patch) process.stdout.write(await wholePatch(session.config, report));
       else if (options.json) console.log(JSON.stringify(report, null, 2));
       else console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));
       process.exitCode = exitCodeFor(report);

@@ -5,6 +5,8 @@ import pc from 'picocolors';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
+import { fullPatchOf } from '../sandbox/patch.js';
+import { ContentStore } from '../sandbox/store.js';
 
 export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
   const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;
@@ -17,7 +19,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   lines.push(`${pc.bold('Tests:')} before ${describeTests(report.testsBefore)} → after ${describeTests(report.testsAfter)}`);
   const t = report.tokens;
   lines.push(
-    `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
+    `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length + (report.earlierToolCalls ?? 0)} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
       (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : '') +
       (report.compactions > 0 ? `, context compacted ${report.compactions}×` : ''),
   );
@@ -27,10 +29,12 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   );
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.patch) {
-    lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : ''), report.patch.trimEnd());
+    const size = report.fullPatch ? pc.dim(` (${report.fullPatch.bytes} bytes; the beginning:)`) : '';
+    lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : '') + size, report.patch.trimEnd());
   } else {
     lines.push(`${pc.bold('Patch:')} (no changes)`);
   }
+  for (const problem of report.problems ?? []) lines.push(`${pc.bold(pc.red('Problem:'))} ${problem}`);
   if (extras.webUi) lines.push(`${pc.bold('Web UI:')} ${extras.webUi}`);
   return lines.join('\n');
 }
@@ -42,9 +46,15 @@ function describeTests(summary: TestSummary | null): string {
   return `${summary.passed} passed, ${summary.failed} failed`;
 }
 
+/** The report's whole patch, read back from the content store when the report holds only its beginning. */
+export async function wholePatch(config: Config, report: DebugReport): Promise<string> {
+  return fullPatchOf(new ContentStore(config.storeRoot), { patch: report.patch, fullPatch: report.fullPatch ?? null });
+}
+
 /** Ends a followed run: saves its patch under the data folder and prints the report (text or JSON). */
 export async function printFinalReport(config: Config, report: DebugReport, options: { webUi: string | null; json: boolean }): Promise<void> {
-  const patchFile = report.patch ? await savePatch(config, report.workflowId, report.patch) : null;
+  const patch = report.patch ? await wholePatch(config, report).catch(() => null) : null;
+  const patchFile = patch ? await savePatch(config, report.workflowId, patch) : null;
   if (options.json) console.log(JSON.stringify({ type: 'report', report, webUi: options.webUi, patchFile }));
   else console.log(formatReport(report, { webUi: options.webUi, patchFile: patchFile && relative(process.cwd(), patchFile) }));
 }

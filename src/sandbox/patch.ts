@@ -1,10 +1,14 @@
 // The run's patch: the difference between the original snapshot and the snapshot plus the
 // mutation log, as a git-style unified diff that `git apply` accepts. It is computed from the
 // content store alone, so any worker can produce it, even after the sandbox is gone.
+import { readFile } from 'node:fs/promises';
 import { structuredPatch } from 'diff';
+import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../agent/payloads.js';
+import type { PatchForReport } from '../agent/report.js';
 import type { Mutation, PathState } from '../agent/workspace.js';
 import type { ContentStore } from './store.js';
 import { isBinary } from './fileTools.js';
+import { sha256 } from './tree.js';
 
 export async function patchFor(store: ContentStore, snapshotId: string, mutations: Mutation[]): Promise<string> {
   const snapshot = await store.getTree(snapshotId);
@@ -30,6 +34,37 @@ export async function patchFor(store: ContentStore, snapshotId: string, mutation
     parts.push(await fileDiff(store, path, before, after));
   }
   return parts.join('');
+}
+
+/**
+ * The patch as the report carries it: whole when it is small enough; otherwise stored in the
+ * content store (any worker and the CLI on this machine can read it back) and shown in part.
+ */
+export async function patchForReport(store: ContentStore, patch: string): Promise<PatchForReport> {
+  const content = Buffer.from(patch, 'utf8');
+  if (content.length <= reportPatchBytes) return { patch, fullPatch: null };
+  const blob = sha256(content);
+  await store.putBlob(blob, content);
+  const file = store.blobPath(blob);
+  return {
+    patch: patchPreview(patch, patchPreviewBytes, `\`durable-debugger result <workflow id> --patch\` prints all of it (content-store blob ${blob}, ${file})`),
+    fullPatch: { blob, bytes: content.length, file },
+  };
+}
+
+/** The whole patch of a report: read back from the content store when the report holds only its beginning. */
+export async function fullPatchOf(store: ContentStore, report: PatchForReport): Promise<string> {
+  const stored = report.fullPatch;
+  if (!stored) return report.patch;
+  const candidates = [store.blobPath(stored.blob), stored.file];
+  for (const file of candidates) {
+    const content = await readFile(file).catch(() => null);
+    if (content && sha256(content) === stored.blob) return content.toString('utf8');
+  }
+  throw new Error(
+    `The whole patch (${stored.bytes} bytes) is kept in the content store of the worker that ran this run (${stored.file}), which cannot be read here. ` +
+      'Run this command on that machine, or point DURABLE_DEBUGGER_STORE (or DURABLE_DEBUGGER_HOME) at that content store.',
+  );
 }
 
 async function contentOf(store: ContentStore, state: PathState): Promise<Buffer | null> {

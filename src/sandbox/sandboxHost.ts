@@ -1,6 +1,6 @@
 // The sandboxes of one worker host: their containers and workspace folders. Activities call
 // this; it knows nothing of Temporal.
-import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import type Docker from 'dockerode';
@@ -24,6 +24,7 @@ import {
 } from './container.js';
 import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
+import { removeFolder } from './ownerAccess.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
@@ -343,7 +344,7 @@ export class SandboxHost {
   async destroy(sandboxId: string): Promise<{ containerRemoved: boolean }> {
     const existing = await findSandboxContainer(this.options.docker, sandboxId);
     if (existing) await removeContainer(this.options.docker, existing.Id);
-    await rm(join(this.options.workspaceRoot, sandboxId), { recursive: true, force: true });
+    await removeFolder(join(this.options.workspaceRoot, sandboxId));
     this.folders.delete(sandboxId);
     this.journals.delete(sandboxId);
     return { containerRemoved: Boolean(existing) };

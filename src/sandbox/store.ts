@@ -8,7 +8,8 @@ import type { Tree } from './tree.js';
 export class ContentStore {
   constructor(readonly root: string) {}
 
-  private blobPath(blob: string): string {
+  /** The file that holds a blob (also where a person finds a large patch). */
+  blobPath(blob: string): string {
     if (!/^[0-9a-f]{64}$/.test(blob)) throw new Error(`not a blob id: ${blob}`);
     return join(this.root, 'blobs', blob.slice(0, 2), blob);
   }

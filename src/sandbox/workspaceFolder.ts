@@ -5,6 +5,7 @@ import { chmod, lchown, lstat, mkdir, readdir, readFile, rm, symlink, writeFile 
 import { posix } from 'node:path';
 import type { Mutation } from '../agent/workspace.js';
 import type { SandboxUser } from './container.js';
+import { removeFolder, withOwnerAccess } from './ownerAccess.js';
 import { resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
 import { diffTrees, readTree, type Tree } from './tree.js';
@@ -21,7 +22,7 @@ export class WorkspaceFolder {
   ) {}
 
   async read(): Promise<Tree> {
-    return readTree(this.path, { cache: this.hashCache });
+    return withOwnerAccess(this.path, () => readTree(this.path, { cache: this.hashCache }));
   }
 
   /** The folder's tree, or null when the folder is not on this host. */
@@ -32,7 +33,7 @@ export class WorkspaceFolder {
   /** Replaces the folder's content with the snapshot plus the mutations, in order. */
   async rebuild(snapshotId: string, mutations: Mutation[]): Promise<Tree> {
     const snapshot = await this.store.getTree(snapshotId);
-    await rm(this.path, { recursive: true, force: true });
+    await removeFolder(this.path);
     await mkdir(this.path, { recursive: true });
     this.hashCache.clear();
     // Files first, symlinks last: no file is ever written through a symlink.

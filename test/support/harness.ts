@@ -159,7 +159,14 @@ export interface WorkerProcess {
  */
 export async function startWorkerProcess(
   server: { address: string; home: string },
-  options: { taskQueue: string; hostId: string; fakeUrl: string; env?: Record<string, string> },
+  options: {
+    taskQueue: string;
+    hostId: string;
+    fakeUrl: string;
+    env?: Record<string, string>;
+    /** Runs the worker as this user (the test must run as root to use it). */
+    user?: { uid: number; gid: number };
+  },
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'worker'], {
     cwd: projectRoot,
@@ -176,6 +183,7 @@ export async function startWorkerProcess(
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,0 +1,221 @@
+// The end of a run, on the real dev server with real Docker: every run ends with a report, every
+// payload stays under Temporal's 2 MB limit (a conversation or a patch that would pass it), and
+// the report's "tests after" is the workflow's own run of the whole suite.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, chown, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { DebugInputJson } from '../../src/agent/input.js';
+import { conversationByteBudget, jsonBytes, temporalPayloadLimitBytes } from '../../src/agent/payloads.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { startDebugRun } from '../../src/client.js';
+import { projectRoot } from '../../src/config.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
+import type { Script, ScriptStep } from '../../src/demo/script.js';
+import { sha256 } from '../../src/sandbox/tree.js';
+import { transcriptQuery } from '../../src/temporal/definitions.js';
+import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../support/harness.js';
+
+let server: TestServer;
+let parent: string;
+
+before(async () => {
+  server = await startTestServer();
+  parent = await mkdtemp(join(tmpdir(), 'run-end-'));
+  await chmod(parent, 0o755);
+});
+after(async () => {
+  await server?.stop();
+  await rm(parent, { recursive: true, force: true });
+});
+
+/** A copy of fixture 01 under its own name (scripts are chosen by repository name), plus extra files. */
+async function repository(name: string, extraFiles: Record<string, string> = {}): Promise<string> {
+  const repo = join(parent, name);
+  await cp((await loadFixture('01_off_by_one')).path, repo, { recursive: true });
+  for (const [path, content] of Object.entries(extraFiles)) await writeFile(join(repo, path), content);
+  return repo;
+}
+
+/** Runs `repo` with a script of its own; `whileServed` runs before its worker stops (queries of a closed run replay on a worker). */
+async function run(
+  repo: string,
+  responses: Script['responses'],
+  input: Partial<DebugInputJson> = {},
+  whileServed?: (handle: WorkflowHandle) => Promise<void>,
+) {
+  const name = repo.split('/').at(-1) as string;
+  const worker = await startTestWorker(server, { fake: { scripts: { [name]: { responses } } } });
+  try {
+    const handle = await startDebugRun(server.client, { input: { ...input, repo }, taskQueue: worker.taskQueue });
+    const report = (await handle.result()) as DebugReport;
+    await whileServed?.(handle);
+    return { report, handle, fake: worker.fake };
+  } finally {
+    await worker.stop();
+  }
+}
+
+const fixLoop: ScriptStep = {
+  thought: 'The loop skips the last element.',
+  tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' } }],
+};
+const finish: ScriptStep = { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }] };
+
+test('a conversation that would pass 2 MB is compacted under its limit, and the run ends fixed', async () => {
+  // 800 lines of 1,200 characters: each read returns close to 1 MB.
+  const line = (index: number) => `${String(index).padStart(4, '0')} ${'data '.repeat(239)}`;
+  const repo = await repository('big_conversation', { 'data.txt': `${Array.from({ length: 800 }, (_, index) => line(index)).join('\n')}\n` });
+  const readData: ScriptStep = { thought: 'Reading the data file.', tool_calls: [{ name: 'read_file', input: { path: 'data.txt' } }] };
+  let storedBytes = 0;
+  const { report, fake } = await run(
+    repo,
+    [readData, readData, readData, fixLoop, finish],
+    // Continue-as-new every two iterations: its input carries the conversation too.
+    { contextWindowTokens: 1_000_000, observation: { maxBytes: 1_000_000, maxLines: 1_000 }, continueAsNewEvery: 2 },
+    async (handle) => {
+      storedBytes = jsonBytes((await handle.query(transcriptQuery)).messages);
+    },
+  );
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  assert.ok(report.compactions >= 1, 'the conversation was compacted');
+  assert.ok(report.workflowRuns >= 2, 'the run continued as new');
+  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+  type Sent = Array<{ role: string; content: Array<{ type: string; content?: string }> }>;
+  const sent = fake.requests.filter((request) => request.status === 200).map((request) => request.body.messages as Sent);
+  // Each request shows the model its newest observation whole: close to 3 MB in all, never more than the budget at once.
+  const newest = sent.map((messages) => (messages.at(-1)?.content ?? []).reduce((sum, block) => sum + (block.content?.length ?? 0), 0));
+  assert.ok(newest.reduce((sum, bytes) => sum + bytes, 0) > 2_500_000, `observations in all: ${newest}`);
+  assert.ok(Math.max(...sent.map(jsonBytes)) <= conversationByteBudget + 10_000, `largest request: ${Math.max(...sent.map(jsonBytes))} bytes`);
+  assert.ok(storedBytes > 0 && storedBytes <= conversationByteBudget, `the stored conversation is within its limit (${storedBytes} bytes)`);
+});
+
+test('a patch larger than 2 MB is kept in the content store; the report shows its beginning and `result --patch` prints all of it', async () => {
+  const big = `${Array.from({ length: 30_000 }, (_, index) => `generated row ${index} ${'x'.repeat(80)}`).join('\n')}\n`;
+  const repo = await repository('big_patch', { 'generated.txt': big });
+  const regenerate: ScriptStep = {
+    thought: 'The generated file is stale; replace it.',
+    tool_calls: [{ name: 'write_file', input: { path: 'generated.txt', content: 'regenerated\n' } }],
+  };
+  const { report, handle } = await run(repo, [regenerate, fixLoop, finish]);
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  assert.ok(report.fullPatch, 'the whole patch is referenced');
+  assert.ok(report.fullPatch.bytes > temporalPayloadLimitBytes);
+  assert.ok(jsonBytes(report) < 200_000, `the report stays small (${jsonBytes(report)} bytes)`);
+  assert.match(report.patch, /^diff --git a\/buggy_code\.py b\/buggy_code\.py/);
+  assert.match(report.patch, /more bytes of this patch are not shown/);
+
+  const printed = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'result', handle.workflowId, '--patch'], {
+      cwd: projectRoot,
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(printed.code, 0, printed.stderr);
+  assert.equal(Buffer.byteLength(printed.stdout), report.fullPatch.bytes);
+  // The whole patch applies to a fresh copy of the repository and gives the fixed files.
+  const copy = join(parent, 'big_patch_applied');
+  await cp(repo, copy, { recursive: true });
+  await writeFile(join(copy, 'fix.patch'), printed.stdout);
+  await promisify(execFile)('git', ['apply', 'fix.patch'], { cwd: copy });
+  assert.equal(await readFile(join(copy, 'generated.txt'), 'utf8'), 'regenerated\n');
+  assert.match(await readFile(join(copy, 'buggy_code.py'), 'utf8'), /range\(len\(items\)\):/);
+});
+
+test('a patch that cannot be computed still ends the run with a report that says so', async () => {
+  const repo = await repository('patch_fails');
+  const fixed = (await readFile(join(repo, 'buggy_code.py'), 'utf8')).replace('range(len(items) - 1):', 'range(len(items)):  # every item');
+  // The store entry of the fixed file is a folder: the file can be captured, but not read back.
+  const blob = sha256(Buffer.from(fixed));
+  await mkdir(join(server.home, 'store', 'blobs', blob.slice(0, 2), blob), { recursive: true });
+  const fix: ScriptStep = {
+    thought: 'The loop skips the last element.',
+    tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1):', new_string: 'range(len(items)):  # every item' } }],
+  };
+  const { report } = await run(repo, [fix, finish]);
+  assert.equal(report.status, 'fixed', 'the fix was verified; only its patch is missing');
+  assert.equal(report.patch, '');
+  assert.equal(report.problems.length, 1);
+  assert.match(report.problems[0] as string, /^the patch could not be computed: .*EISDIR/);
+});
+
+test("the report's tests after are the workflow's run of the whole suite, not the model's run of one test", async () => {
+  const repo = await repository('targeted_tests');
+  const runOne: ScriptStep = {
+    thought: 'Running one test.',
+    tool_calls: [{ name: 'run_tests', input: { path: 'test_buggy_code.py::test_max_at_the_start' } }],
+  };
+  const { report } = await run(repo, [runOne], { budgets: { maxIterations: 1 } });
+  assert.equal(report.status, 'budget_exhausted');
+  assert.deepEqual(
+    { passed: report.testsAfter?.passed, failed: report.testsAfter?.failed },
+    { passed: report.testsBefore?.passed, failed: report.testsBefore?.failed },
+  );
+  assert.equal(report.testsAfter?.failed, 1);
+});
+
+test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, with a worker that is not root', async () => {
+  const repo = join(parent, 'locked_folder');
+  await mkdir(repo);
+  await writeFile(join(repo, 'calc.py'), 'def add(a, b):\n    return a - b\n');
+  await writeFile(
+    join(repo, 'test_calc.py'),
+    [
+      'import os',
+      'from calc import add',
+      '',
+      '',
+      'def test_add():',
+      '    os.makedirs("scratch/inner", exist_ok=True)',
+      '    with open("scratch/inner/data.txt", "w") as file:',
+      '        file.write("left behind")',
+      '    os.chmod("scratch", 0)',
+      '    assert add(2, 3) == 5',
+      '',
+    ].join('\n'),
+  );
+  await chmod(repo, 0o755);
+  const responses: Script['responses'] = [
+    { thought: 'add subtracts.', tool_calls: [{ name: 'edit_file', input: { path: 'calc.py', old_string: 'a - b', new_string: 'a + b' } }] },
+    { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'add subtracted' } }] },
+  ];
+  const fake = new FakeAnthropicApi({ scripts: { locked_folder: { responses } } });
+  await fake.start();
+  // As root, the worker runs as uid 1000 (in the docker group); otherwise it is already not root.
+  const home = await mkdtemp(join(tmpdir(), 'run-end-worker-'));
+  const root = process.getuid?.() === 0;
+  const user = root ? { uid: 1000, gid: (await stat('/var/run/docker.sock')).gid } : undefined;
+  if (user) await chown(home, user.uid, user.gid);
+  const taskQueue = uniqueTaskQueue('locked');
+  const worker = await startWorkerProcess(
+    { address: server.address, home },
+    { taskQueue, hostId: 'not-root', fakeUrl: fake.url, user, env: { HOME: home, DURABLE_DEBUGGER_WORKSPACES: join(home, 'workspaces') } },
+  );
+  try {
+    const handle = await startDebugRun(server.client, { input: { repo }, taskQueue });
+    const report = (await handle.result()) as DebugReport;
+    assert.equal(report.status, 'fixed', `${report.stopDetail}\n${worker.output()}`);
+    assert.equal(report.testsBefore?.failed, 1);
+    assert.equal(report.testsAfter?.failed, 0);
+    assert.match(report.patch, /\+    return a \+ b/);
+    assert.doesNotMatch(report.patch, /scratch/);
+    assert.deepEqual(report.problems, []);
+    // The sandbox's folder was removed, locked folder and all.
+    assert.deepEqual(await readdir(join(home, 'workspaces')), []);
+  } finally {
+    await worker.stop();
+    await fake.stop();
+    await rm(home, { recursive: true, force: true });
+  }
+});
