@@ -21,7 +21,8 @@ export type StopCondition =
   | 'guardrail'
   | 'refusal'
   | 'context_exhausted'
-  | 'model_error';
+  | 'model_error'
+  | 'not_approved';
 
 export interface Stop {
   condition: StopCondition;
