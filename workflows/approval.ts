@@ -66,8 +66,8 @@ export class ApprovalGate {
     this.options.setPhase('awaiting_approval');
     upsertSearchAttributes([{ key: searchAttributes.status, value: 'awaiting_approval' }]);
     setCurrentDetails(
-      `awaiting approval of a verified fix${timeout === undefined ? '' : ` (for ${timeout} minutes)`}: ` +
-        `the update \`approve\`, or \`reject\` with feedback\n\n${patch}`,
+      `phase: awaiting_approval · a verified fix waits${timeout === undefined ? '' : ` up to ${timeout} minutes`} for the update ` +
+        `\`approve\`, or \`reject\` with feedback\n\n${patch}`,
     );
     const answered = () => this.answer !== null || this.options.stopRequested() !== null;
     if (timeout === undefined) await condition(answered);

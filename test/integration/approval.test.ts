@@ -2,7 +2,8 @@
 // Temporal CLI's `workflow update execute`, on the real dev server, Docker and SDK.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
@@ -63,11 +64,20 @@ function cli(args: string[]): { done: Promise<{ code: number | null; output: str
 }
 
 function temporal(args: string[]): Promise<{ code: number | null; output: string }> {
+  return collect(spawn(temporalCliPath(server.config()), [...args, '--address', server.address], { stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** A command line as a person types it, with the pinned Temporal CLI first on PATH. */
+function shell(command: string): Promise<{ code: number | null; output: string }> {
+  const path = `${dirname(temporalCliPath(server.config()))}:${process.env.PATH}`;
+  return collect(spawn('bash', ['-c', command], { env: { ...process.env, PATH: path, TEMPORAL_ADDRESS: server.address }, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+function collect(child: ChildProcess): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(temporalCliPath(server.config()), [...args, '--address', server.address], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('close', (code) => resolve({ code, output }));
   });
 }
@@ -112,6 +122,9 @@ test('through our CLI: watch shows the patch and waits; reject sends the feedbac
   const history = await handle.fetchHistory();
   assert.equal(history.events?.filter((event) => event.timerStartedEventAttributes).length, 0);
   assert.match((await cli(['status', id]).done).output, /phase awaiting_approval[\s\S]*Awaiting approval/);
+  // The Web UI's current details come from the built-in metadata query.
+  const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  assert.match(metadata.currentDetails ?? '', /^phase: awaiting_approval · a verified fix waits for the update `approve`[\s\S]*\+    for i in range/);
 
   const rejected = await cli(['reject', id, 'Explain', 'the', 'loop', 'bound', 'in', 'a', 'comment.']).done;
   assert.equal(rejected.code, 0, rejected.output);
@@ -135,12 +148,19 @@ test('through our CLI: watch shows the patch and waits; reject sends the feedbac
 test('through `temporal workflow update execute`: reject with feedback, then approve', async () => {
   const id = 'approval-temporal-cli';
   const handle = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: id });
+  // The README's commands, as written, for this run's id.
+  const readme = await readFile(join(projectRoot, 'README.md'), 'utf8');
+  const documented = (name: string) => {
+    const line = readme.split('\n').find((each) => each.startsWith(`temporal workflow update execute --workflow-id fix-off-by-one --name ${name}`));
+    assert.ok(line, `the README documents the ${name} update`);
+    return line.replace('fix-off-by-one', id);
+  };
   await awaitingApproval(handle, 1);
-  const rejected = await temporal(['workflow', 'update', 'execute', '--workflow-id', id, '--name', 'reject', '--input', '"Say why the bound changed."']);
+  const rejected = await shell(documented('reject'));
   assert.equal(rejected.code, 0, rejected.output);
   await awaitingApproval(handle, 2);
-  assert.match(sentToModel(), /The reviewer wrote:\\nSay why the bound changed\./);
-  const approved = await temporal(['workflow', 'update', 'execute', '--workflow-id', id, '--name', 'approve']);
+  assert.match(sentToModel(), /The reviewer wrote:\\nExplain the bound in a comment\./);
+  const approved = await shell(documented('approve'));
   assert.equal(approved.code, 0, approved.output);
   assert.match(approved.output, /approved/);
   const report = (await handle.result()) as DebugReport;
