@@ -62,7 +62,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       for (const attempt of status.attempts ?? []) {
         if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
         shownAttempts.set(attempt.attempt, attempt.status);
-        print(`${pc.blue('attempt')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
+        print(`${pc.blue('›')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
       }
     }
     if (status && interactive) {

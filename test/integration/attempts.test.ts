@@ -85,6 +85,7 @@ test('three attempts: one fails, two fix the bug; the smaller fix is kept and th
   await useScript(scriptFor(3, [givesUp, fixesLarge, fixesSmall]));
   const id = 'attempts-smallest-wins';
   const handle = await startDebugRun(server.client, { input: { repo, attempts: 3, budgets: { maxIterations: 30 } }, taskQueue: worker.taskQueue, workflowId: id });
+  const watched = cliOutput(['watch', id]);
   const report = (await handle.result()) as DebugReport;
 
   assert.equal(report.status, 'fixed', report.stopDetail);
@@ -124,6 +125,16 @@ test('three attempts: one fails, two fix the bug; the smaller fix is kept and th
   const parentDescription = await handle.describe();
   assert.equal(parentDescription.searchAttributes.DebugStatus?.[0], 'fixed');
   assert.equal(await containersOf(server), 0, 'every sandbox was removed');
+
+  // `watch` follows the attempts as they start and end, then prints the report with every attempt.
+  const output = await watched;
+  assert.match(output, new RegExp(`› attempt 2 of 3 · the second most likely hypothesis · temperature 0\\.6: running \\(${id}-attempt-2\\)`));
+  assert.match(output, /› attempt 1 of 3 .*: not_fixed/);
+  assert.match(output, /Status: fixed/);
+  assert.match(output, /Attempts: 3, kept attempt 3 \(totals above are their sums\)/);
+  assert.match(output, /✔ chosen 3\. fixed · 2 lines changed · 2 iterations · \$\d+\.\d{4} · attempts-smallest-wins-attempt-3\n\s+root cause: range\(len\(items\) - 1\) skipped the last element/);
+  assert.match(output, /  1\. not_fixed · 0 lines changed · 3 iterations/);
+  assert.match(output, /  2\. fixed · 6 lines changed · 2 iterations/);
 });
 
 test('first wins: once one fix is verified the other attempts are cancelled, their sandboxes removed, their usage counted', async () => {
