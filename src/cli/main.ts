@@ -358,12 +358,13 @@ program
     withSession(async (session) => {
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      const parentStatus = await handle.query(statusQuery).catch(() => null);
-      if (parentStatus?.attempts) {
-        throw new UsageError(`${workflowId} ran ${parentStatus.attempts.length} attempts: resume one of them (${parentStatus.attempts.map((entry) => entry.workflowId).join(', ')}).`);
-      }
       const worker = await workerForThisCommand(session);
       try {
+        // A closed run answers queries by replaying on a worker: this command's, at least.
+        const attempts = (await handle.query(statusQuery).catch(() => null))?.attempts;
+        if (attempts) {
+          throw new UsageError(`${workflowId} ran ${attempts.length} attempts: resume one of them (${attempts.map((entry) => entry.workflowId).join(', ')}).`);
+        }
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
           if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);

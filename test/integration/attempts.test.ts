@@ -210,6 +210,10 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
     ],
   );
   assert.equal(await containersOf(server), 0);
+  // resume works on one attempt, not on the parent: it says which to resume.
+  const resumed = await cli(['resume', id]);
+  assert.equal(resumed.code, 2, resumed.output);
+  assert.match(resumed.output, new RegExp(`${id} ran 2 attempts: resume one of them \\(${id}-attempt-1, ${id}-attempt-2\\)`));
 });
 
 test('attempts with approve are refused at once, naming the field', async () => {
@@ -226,8 +230,14 @@ async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 120_000): 
   }
 }
 
-function cliOutput(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
+async function cliOutput(args: string[]): Promise<string> {
+  const { code, output } = await cli(args);
+  if (code !== 0) throw new Error(`exit ${code}: ${output}`);
+  return output;
+}
+
+function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
       cwd: projectRoot,
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
@@ -236,6 +246,6 @@ function cliOutput(args: string[]): Promise<string> {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`exit ${code}: ${output}`))));
+    child.on('close', (code) => resolve({ code, output }));
   });
 }
