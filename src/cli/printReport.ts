@@ -27,7 +27,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   );
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.attempts) {
-    lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (totals above are their sums)`);
+    lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`);
     for (const attempt of report.attempts) {
       const cost = attempt.costUsd === null ? 'cost unknown' : `$${attempt.costUsd.toFixed(4)}`;
       const mark = attempt.attempt === report.chosenAttempt ? pc.green('✔ chosen ') : '';
