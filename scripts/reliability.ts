@@ -22,9 +22,10 @@ try {
   console.log(`reliability${quick ? ' (quick)' : ''}: ${availableParallelism()} cores; fixtures ${fixtureNames.join(', ')}`);
   const scenarios = new Scenarios(lab, fixtures, await Scenarios.expectationsFor(lab, fixtures));
   const plan: Array<() => Promise<ScenarioRow>> = quick
-    ? [() => scenarios.workerKilled(4), () => scenarios.modelFaults(5), () => scenarios.cancelAndTerminate(4)]
+    ? [() => scenarios.workerKilled(4), () => scenarios.attemptsWorkerKilled(1), () => scenarios.modelFaults(5), () => scenarios.cancelAndTerminate(4)]
     : [
         () => scenarios.workerKilled(20),
+        () => scenarios.attemptsWorkerKilled(3),
         () => scenarios.serverKilled(5),
         () => scenarios.dockerRestarted(5),
         () => scenarios.containerKilled(5),

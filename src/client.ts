@@ -27,7 +27,7 @@ export async function startDebugRun(
     taskQueue: options.taskQueue,
     workflowId,
     args: [input],
-    staticSummary: `Debug ${basename(input.repo)}`,
+    staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}`,
     staticDetails: [`Repository: ${input.repo}`, `Goal: ${input.goal ?? 'make the failing tests pass'}`].join('\n'),
   });
 }

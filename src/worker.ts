@@ -13,6 +13,7 @@ import {
   Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { createAttemptActivities } from '../activities/attempts.js';
 import { createModelActivities } from '../activities/model.js';
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
 import { projectRoot, type Config } from './config.js';
@@ -130,6 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         describeAnswerer: options.describeAnswerer,
       }),
       ...createSharedActivities(host, hostTaskQueue, client),
+      ...createAttemptActivities(client),
     },
   });
   const hostWorker = await Worker.create({

@@ -68,6 +68,8 @@ import {
   transcriptQuery,
   type BudgetRaise,
 } from '../src/temporal/definitions.js';
+import { ApprovalGate } from './approval.js';
+import { runAttempts } from './attempts.js';
 
 const shared = proxyActivities<SharedActivities>({
   startToCloseTimeout: '5 minutes',
@@ -97,6 +99,7 @@ export interface CarriedState {
 
 export async function debugRepository(rawInput: unknown, carried?: CarriedState): Promise<DebugReport> {
   const input = validateInput(rawInput);
+  if (input.attempts > 1) return runAttempts(input);
   const run = new DebugRun(input, carried?.state);
   run.registerHandlers();
   let continuing = false;
@@ -132,6 +135,7 @@ class DebugRun {
   private iterationAtRunStart: number;
   private preparing: Promise<void> | null = null;
   private markedRunning = false;
+  private readonly approval: ApprovalGate;
 
   constructor(
     private readonly input: DebugInput,
@@ -165,9 +169,16 @@ class DebugRun {
     };
     if (carried) this.state.workflowRuns += 1;
     this.iterationAtRunStart = this.state.iteration;
+    this.approval = new ApprovalGate({
+      enabled: input.approve,
+      timeoutMinutes: input.approvalTimeoutMinutes,
+      stopRequested: () => this.state.stopRequested,
+      setPhase: (phase) => this.setPhase(phase),
+    });
   }
 
   registerHandlers(): void {
+    this.approval.register();
     setHandler(statusQuery, () => this.statusView());
     setHandler(transcriptQuery, () => ({ messages: this.state.conversation, version: this.state.conversationVersion }));
     setHandler(checkpointQuery, () => ({ input: this.input, state: this.state }));
@@ -229,6 +240,7 @@ class DebugRun {
             goal: this.input.goal ?? prompts.defaultGoal,
             testCommand: snapshot.testCommand,
             baseline: state.baseline,
+            attemptInstruction: this.input.attempt?.instruction,
           }),
         ),
       );
@@ -286,16 +298,12 @@ class DebugRun {
       this.setPhase('acting');
       const { results, finishCall } = await this.runToolCalls(calls, turn);
       if (finishCall) {
-        const verdict = await this.verify();
-        state.toolCalls.push({ iteration: state.iteration, name: 'finish', description: 'finish', isError: !verdict.fixed });
-        results.push({
-          type: 'tool_result',
-          tool_use_id: finishCall.id,
-          content: verdict.fixed ? 'Verified: the test suite passes. The run is complete.' : verdict.message,
-          is_error: !verdict.fixed,
-        });
+        // A verified fix may wait for a person's approval (workflows/approval.ts).
+        const review = await this.approval.review(await this.verify(), state.workspace);
+        state.toolCalls.push({ iteration: state.iteration, name: 'finish', description: 'finish', isError: !review.accepted });
+        results.push({ type: 'tool_result', tool_use_id: finishCall.id, content: review.message, is_error: !review.accepted });
         appendExchange(state.conversation, assistant, results, reply.notes);
-        if (verdict.fixed) return this.finish({ condition: 'finish_verified', detail: 'finish was called and the fix was verified' });
+        if (review.stop) return this.finish(review.stop);
         continue;
       }
       appendExchange(state.conversation, assistant, results, reply.notes);
@@ -723,6 +731,7 @@ class DebugRun {
       testsBefore: state.baseline ?? null,
       workflowRuns: state.workflowRuns,
       stopRequested: state.stopRequested,
+      awaitingApproval: this.approval.awaiting,
     };
   }
 }

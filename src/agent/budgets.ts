@@ -23,7 +23,8 @@ export type StopCondition =
   | 'context_exhausted'
   | 'model_error'
   /** The run could not go on (its sandbox or its worker kept failing); it still reports. */
-  | 'internal_error';
+  | 'internal_error'
+  | 'not_approved';
 
 export interface Stop {
   condition: StopCondition;

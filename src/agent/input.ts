@@ -57,6 +57,18 @@ export const debugInputSchema = z.strictObject({
   continueAsNewEvery: z.number().int().min(1).optional(),
   /** Workflow id of an earlier run to continue from (its conversation and workspace). */
   resumeFrom: z.string().min(1).optional(),
+  /** Parallel attempts: above 1, the run starts this many child runs and keeps the best fix. */
+  attempts: z.number().int().min(1).max(10).default(1),
+  /** With attempts: cancel the other attempts as soon as one fix is verified. */
+  firstWins: z.boolean().default(false),
+  /** Which attempt a child run is, and its opening instruction (set by the parent run). */
+  attempt: z
+    .strictObject({ number: z.number().int().min(1), of: z.number().int().min(2), instruction: z.string().min(1) })
+    .optional(),
+  /** After a verified fix, wait for a person to approve it (approve/reject updates). */
+  approve: z.boolean().default(false),
+  /** How long to wait for that answer before ending as not_approved (default: no limit). */
+  approvalTimeoutMinutes: z.number().positive().max(525_600).optional(),
 });
 
 export type DebugInput = z.infer<typeof debugInputSchema>;
@@ -67,7 +79,11 @@ export class InvalidInputError extends Error {}
 /** Parses the input, or throws an error whose message names every bad field. */
 export function parseDebugInput(raw: unknown): DebugInput {
   const result = debugInputSchema.safeParse(raw);
-  if (result.success) return result.data;
+  if (result.success) {
+    const conflict = conflictingFields(result.data);
+    if (conflict) throw new InvalidInputError(`Invalid debugRepository input: ${conflict}`);
+    return result.data;
+  }
   const problems = result.error.issues.map((issue) => {
     const field = issue.path.length ? issue.path.join('.') : 'input';
     if (issue.code === 'unrecognized_keys') {
@@ -76,4 +92,20 @@ export function parseDebugInput(raw: unknown): DebugInput {
     return `${field}: ${issue.message}`;
   });
   throw new InvalidInputError(`Invalid debugRepository input: ${problems.join('; ')}`);
+}
+
+/** Fields that are each valid but do not go together. */
+function conflictingFields(input: DebugInput): string | null {
+  if (input.approvalTimeoutMinutes !== undefined && !input.approve) return 'approvalTimeoutMinutes: needs approve true';
+  if (input.attempts === 1) {
+    if (input.firstWins) return 'firstWins: needs attempts above 1';
+    return null;
+  }
+  if (input.approve) return 'approve: works with one attempt only (approve the chosen fix by running it again with attempts 1)';
+  if (input.resumeFrom) return 'resumeFrom: resume one attempt (its workflow id ends in -attempt-<k>), not several at once';
+  if (input.attempt) return 'attempt: is set by the parent run for its children, together with attempts 1';
+  if (input.attempts > input.budgets.maxIterations) {
+    return `attempts: ${input.attempts} attempts need at least as many iterations (budgets.maxIterations is ${input.budgets.maxIterations}), since the budget is shared`;
+  }
+  return null;
 }

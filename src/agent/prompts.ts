@@ -27,6 +27,8 @@ export function taskPrompt(options: {
   goal: string;
   testCommand: string;
   baseline: TestSummary;
+  /** One of several parallel attempts: how this one should approach the bug. */
+  attemptInstruction?: string;
 }): string {
   return [
     `Repository: ${options.repositoryName}`,
@@ -37,6 +39,7 @@ export function taskPrompt(options: {
     formatTestSummary(options.baseline),
     '',
     'Find the root cause of the failures and fix it.',
+    ...(options.attemptInstruction ? ['', options.attemptInstruction] : []),
   ].join('\n');
 }
 
@@ -66,4 +69,14 @@ export function budgetRaised(summary: string): string {
 
 export function resumed(earlierWorkflowId: string): string {
   return `This run continues the earlier run ${earlierWorkflowId}, which ended before the bug was fixed. Its budget was raised; continue where you left off.`;
+}
+
+export const fixVerifiedAndApproved = 'Verified: the test suite passes, and the reviewer approved the fix. The run is complete.';
+
+export function fixRejected(feedback: string): string {
+  return [
+    'Verified: the test suite passes, but the reviewer rejected this fix. The reviewer wrote:',
+    feedback,
+    'Revise the fix as the reviewer asks, run the tests, and call finish again.',
+  ].join('\n');
 }

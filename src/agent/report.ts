@@ -2,7 +2,7 @@
 import type { StopCondition, TokenUsage } from './budgets.js';
 import type { TestSummary } from './testResults.js';
 
-export type RunStatus = 'fixed' | 'not_fixed' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error';
+export type RunStatus = 'fixed' | 'not_fixed' | 'not_approved' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error';
 
 export interface ToolCallRecord {
   iteration: number;
@@ -48,6 +48,25 @@ export interface DebugReport {
   resumedFrom: string | null;
   /** What went wrong while ending the run (the final test run, the patch), in words; empty when nothing did. */
   problems: string[];
+  /** Runs with several attempts: every attempt, and which one was kept (its fix is this report's). */
+  attempts?: AttemptSummary[];
+  chosenAttempt?: number | null;
+}
+
+/** One attempt as the parent's report lists it. */
+export interface AttemptSummary {
+  attempt: number;
+  workflowId: string;
+  /** A run status, or `cancelled` (first-wins stopped it) or `failed` (the child run failed). */
+  status: RunStatus | 'cancelled' | 'failed';
+  detail: string;
+  rootCause: string | null;
+  /** Lines added plus lines removed by its patch. */
+  diffLines: number;
+  iterations: number;
+  tokens: TokenUsage;
+  costUsd: number | null;
+  patch: string;
 }
 
 /** A patch kept in the content store because it is too large for the report. */
@@ -81,6 +100,8 @@ export function statusFor(condition: StopCondition): RunStatus {
     case 'model_error':
     case 'internal_error':
       return 'error';
+    case 'not_approved':
+      return 'not_approved';
     default:
       return 'not_fixed';
   }

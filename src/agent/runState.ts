@@ -8,7 +8,17 @@ import type { RepositorySnapshot } from './sandboxProtocol.js';
 import type { TestSummary } from './testResults.js';
 import type { WorkspaceLog } from './workspace.js';
 
-export type Phase = 'preparing' | 'baseline' | 'thinking' | 'acting' | 'verifying' | 'paused' | 'reporting' | 'done';
+export type Phase =
+  | 'preparing'
+  | 'baseline'
+  | 'thinking'
+  | 'acting'
+  | 'verifying'
+  | 'awaiting_approval'
+  | 'paused'
+  | 'attempts'
+  | 'reporting'
+  | 'done';
 
 export interface SandboxPlacement {
   sandboxId: string;
@@ -72,4 +82,16 @@ export interface RunStatusView {
   testsBefore: TestSummary | null;
   workflowRuns: number;
   stopRequested: string | null;
+  /** While awaiting approval: the verified patch a person is asked to approve. */
+  awaitingApproval?: { patch: string; since: number } | null;
+  /** A run with several attempts: its children (their own status queries give the live details). */
+  attempts?: AttemptProgress[];
+}
+
+export interface AttemptProgress {
+  attempt: number;
+  workflowId: string;
+  /** `running` until the child ends, then its final status. */
+  status: string;
+  label: string;
 }

@@ -22,6 +22,8 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   let transient = false;
   let thinkingSince = 0;
   let lastStatusKey = '';
+  let shownApproval = 0;
+  const shownAttempts = new Map<number, string>();
   const clearTransient = () => {
     if (transient) out.write('\r\x1b[2K');
     transient = false;
@@ -50,6 +52,19 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     if (options.json && status && statusKey !== lastStatusKey) print(JSON.stringify({ type: 'status', status }));
     lastStatusKey = statusKey || lastStatusKey;
     printedMessages = Math.max(printedMessages, messages.length);
+    if (!options.json && status) {
+      // A verified fix waiting for a person: show the patch and how to answer, once per wait.
+      if (status.awaitingApproval && status.awaitingApproval.since !== shownApproval) {
+        shownApproval = status.awaitingApproval.since;
+        print(awaitingApprovalText(handle.workflowId, status.awaitingApproval.patch));
+      }
+      // The parent of parallel attempts: a line whenever an attempt starts or ends.
+      for (const attempt of status.attempts ?? []) {
+        if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
+        shownAttempts.set(attempt.attempt, attempt.status);
+        print(`${pc.blue('›')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
+      }
+    }
     if (status && interactive) {
       if (status.phase === 'thinking') {
         thinkingSince ||= Date.now();
@@ -111,4 +126,14 @@ function formatTokens(status: RunStatusView): string {
   const tokens = status.tokens.inputTokens + status.tokens.outputTokens + status.tokens.cacheReadTokens + status.tokens.cacheWriteTokens;
   const cost = status.costUsd === null ? 'cost unknown' : `$${status.costUsd.toFixed(4)}`;
   return `${tokens} tokens · ${cost}`;
+}
+
+/** What a person sees while a verified fix awaits approval. */
+export function awaitingApprovalText(workflowId: string, patch: string): string {
+  return [
+    pc.bold('Awaiting approval:') + ' the tests pass with this patch; the run waits for your answer.',
+    patch.trimEnd() || '(no changes)',
+    `Approve: durable-debugger approve ${workflowId}`,
+    `Reject:  durable-debugger reject ${workflowId} "what to change"`,
+  ].join('\n');
 }

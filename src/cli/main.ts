@@ -11,10 +11,20 @@ import { reapOrphans } from '../reaper.js';
 import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
-import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal } from '../temporal/definitions.js';
+import type { AttemptProgress } from '../agent/runState.js';
+import {
+  approveUpdate,
+  checkpointQuery,
+  hintSignal,
+  raiseBudgetUpdate,
+  rejectUpdate,
+  statusQuery,
+  stopSignal,
+  type ApprovalAnswer,
+} from '../temporal/definitions.js';
 import { runDemo } from './demo.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
-import { followRun } from './follow.js';
+import { awaitingApprovalText, followRun } from './follow.js';
 import { formatReport, printFinalReport, wholePatch } from './printReport.js';
 import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
 
@@ -46,6 +56,10 @@ interface RunOptions {
   id?: string;
   json?: boolean;
   apply?: boolean;
+  attempts?: number;
+  firstWins?: boolean;
+  approve?: boolean;
+  approvalTimeout?: number;
 }
 
 function runOptions(command: Command): Command {
@@ -60,6 +74,10 @@ function runOptions(command: Command): Command {
     .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
     .option('--allow-test-edits', 'let the agent change test files')
     .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
+    .option('--attempts <n>', 'parallel attempts, each a child run with a share of the budgets; the smallest verified fix is kept (default 1)', positiveInteger)
+    .option('--first-wins', 'with --attempts: cancel the other attempts as soon as one fix is verified')
+    .option('--approve', 'after a verified fix, wait for `approve <id>` or `reject <id> "feedback"` before ending')
+    .option('--approval-timeout <minutes>', 'with --approve: end as not_approved after this long without an answer', positiveNumber)
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
     .option('--json', 'print JSON lines instead of text');
 }
@@ -93,6 +111,10 @@ function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
     ...(options.allowTestEdits ? { allowTestEdits: true } : {}),
     ...(options.allowCommands ? { allowCommands: true } : {}),
+    ...(options.attempts ? { attempts: options.attempts } : {}),
+    ...(options.firstWins ? { firstWins: true } : {}),
+    ...(options.approve ? { approve: true } : {}),
+    ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
   };
 }
 
@@ -113,6 +135,31 @@ async function withSession<T>(work: (session: Session) => Promise<T>): Promise<T
     return await work(session);
   } finally {
     await session.close();
+  }
+}
+
+/** Sends approve/reject; a refusal by the run (not awaiting approval, no feedback) is the user's to fix. */
+async function answerApproval(session: Session, workflowId: string, send: () => Promise<ApprovalAnswer>): Promise<void> {
+  const status = await session.client.workflow.getHandle(workflowId).query(statusQuery);
+  if (!status.awaitingApproval) {
+    throw new UsageError(`${workflowId} is not awaiting approval (phase ${status.phase}): only a verified fix of a run started with --approve waits for an answer.`);
+  }
+  try {
+    await send();
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    throw new UsageError(`${workflowId} refused the answer: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
+  }
+}
+
+/** The parent of parallel attempts: one line per attempt, live from each child's status query. */
+async function printAttemptsStatus(session: Session, workflowId: string, execution: string, attempts: AttemptProgress[]): Promise<void> {
+  console.log(`${pc.bold(workflowId)} · ${execution} · ${attempts.length} attempts`);
+  for (const attempt of attempts) {
+    const child = await session.client.workflow.getHandle(attempt.workflowId).query(statusQuery).catch(() => null);
+    const cost = child?.costUsd === null || child?.costUsd === undefined ? '' : ` · $${child.costUsd.toFixed(4)}`;
+    const detail = child ? ` · phase ${child.phase} · iteration ${child.iteration}/${child.maxIterations}${cost}` : '';
+    console.log(`  ${attempt.label} · ${attempt.status}${detail} · ${attempt.workflowId}`);
   }
 }
 
@@ -179,10 +226,42 @@ program
         console.log(JSON.stringify({ workflowStatus: description.status.name, ...status }));
         return;
       }
+      if (status.attempts) {
+        await printAttemptsStatus(session, workflowId, description.status.name.toLowerCase(), status.attempts);
+        return;
+      }
       const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
       console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
       console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
       if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
+      if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
+    }),
+  );
+
+program
+  .command('approve')
+  .description('approve the verified fix of a run that awaits approval (started with --approve)')
+  .argument('<workflow-id>')
+  .action(async (workflowId: string) =>
+    withSession(async (session) => {
+      await answerApproval(session, workflowId, () => session.client.workflow.getHandle(workflowId).executeUpdate(approveUpdate));
+      console.log(`Approved: ${workflowId} ends as fixed.`);
+    }),
+  );
+
+program
+  .command('reject')
+  .description('reject the verified fix of a run that awaits approval: the model reads your feedback and goes on')
+  .argument('<workflow-id>')
+  .argument('<feedback...>', 'what to change, in words (the model reads it as the reviewer\'s)')
+  .action(async (workflowId: string, words: string[]) =>
+    withSession(async (session) => {
+      const feedback = words.join(' ').trim();
+      if (!feedback) throw new UsageError('Say what to change: reject <id> "feedback".');
+      await answerApproval(session, workflowId, () =>
+        session.client.workflow.getHandle(workflowId).executeUpdate(rejectUpdate, { args: [feedback] }),
+      );
+      console.log(`Rejected: ${workflowId} goes on with your feedback.`);
     }),
   );
 
@@ -281,6 +360,11 @@ program
       const description = await handle.describe();
       const worker = await workerForThisCommand(session);
       try {
+        // A closed run answers queries by replaying on a worker: this command's, at least.
+        const attempts = (await handle.query(statusQuery).catch(() => null))?.attempts;
+        if (attempts) {
+          throw new UsageError(`${workflowId} ran ${attempts.length} attempts: resume one of them (${attempts.map((entry) => entry.workflowId).join(', ')}).`);
+        }
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
           if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);

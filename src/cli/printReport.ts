@@ -28,6 +28,17 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
+  if (report.attempts) {
+    lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`);
+    for (const attempt of report.attempts) {
+      const cost = attempt.costUsd === null ? 'cost unknown' : `$${attempt.costUsd.toFixed(4)}`;
+      const mark = attempt.attempt === report.chosenAttempt ? pc.green('✔ chosen ') : '';
+      lines.push(
+        `  ${mark}${attempt.attempt}. ${attempt.status} · ${attempt.diffLines} lines changed · ${attempt.iterations} iterations · ${cost} · ${attempt.workflowId}` +
+          (attempt.rootCause ? `\n     root cause: ${attempt.rootCause}` : attempt.status === 'fixed' ? '' : `\n     ${attempt.detail}`),
+      );
+    }
+  }
   if (report.patch) {
     const size = report.fullPatch ? pc.dim(` (${report.fullPatch.bytes} bytes; the beginning:)`) : '';
     lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : '') + size, report.patch.trimEnd());

@@ -28,6 +28,14 @@ export const hintSignal = defineSignal<[string]>('hint');
 export const stopSignal = defineSignal<[string?]>('stop');
 export const raiseBudgetUpdate = defineUpdate<RunStatusView, [BudgetRaise]>('raiseBudget');
 
+/** A person's answer to a fix awaiting approval (`approve`, or `reject` with feedback for the model). */
+export interface ApprovalAnswer {
+  decision: 'approved' | 'rejected';
+  feedback?: string;
+}
+export const approveUpdate = defineUpdate<ApprovalAnswer, []>('approve');
+export const rejectUpdate = defineUpdate<ApprovalAnswer, [string]>('reject');
+
 /** Search attributes, registered on the embedded server so runs can be filtered by them. */
 export const searchAttributes = {
   status: defineSearchAttributeKey('DebugStatus', 'KEYWORD'),

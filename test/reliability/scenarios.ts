@@ -131,6 +131,60 @@ export class Scenarios {
     return this.judge('worker killed (SIGKILL), restarted', all, `${kills} kills; runs were: ${at}`, rejectedBefore);
   }
 
+  /**
+   * A run of three parallel attempts (child workflows): the worker is killed while all three
+   * work, and a new worker carries each on where it was. Each attempt must end as a clean run
+   * of the fixture does (same patch, same iterations), and the parent as without the kill.
+   */
+  async attemptsWorkerKilled(runs: number): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    const fixture = this.fixtures.find((each) => each.name === '01_off_by_one') ?? this.fixtureFor(0);
+    const clean = this.expectations.get(fixture.name) as Expectation;
+    const killedAt: string[] = [];
+    let expected = 0;
+    let lostWork = 0;
+    await this.lab.startWorker('a');
+    for (let index = 0; index < runs; index++) {
+      this.counter += 1;
+      const input = fixtureInput(fixture, { attempts: 3, budgets: { maxIterations: 3 * 30 } });
+      const handle = await this.lab.startRun(input, `attempts-killed-${this.counter}-${fixture.name}`);
+      const children = [1, 2, 3].map((k) => this.lab.client.workflow.getHandle(`${handle.workflowId}-attempt-${k}`));
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const statuses = await Promise.all(
+          children.map((child) => Promise.race([child.query(statusQuery).catch(() => null), sleep(1_000).then(() => null)])),
+        );
+        if (statuses.every((status) => status && status.iteration >= 2 && status.phase !== 'done')) {
+          killedAt.push(statuses.map((status) => `${status?.phase} ${status?.iteration}`).join(', '));
+          break;
+        }
+        await sleep(100);
+      }
+      await this.lab.killWorker('a');
+      await sleep(500 + Math.random() * 1_500);
+      await this.lab.startWorker('a');
+      const report = await this.lab.reportOf(handle).catch(() => null);
+      const attempts = report?.attempts ?? [];
+      if (report?.status === clean.status && attempts.length === 3 && attempts.every((attempt) => attempt.status === clean.status)) expected += 1;
+      const sameWork =
+        report?.patch === clean.patch &&
+        report.iterations === 3 * clean.iterations &&
+        attempts.every((attempt) => attempt.patch === clean.patch && attempt.iterations === clean.iterations);
+      if (!sameWork) lostWork += 1;
+    }
+    await this.lab.stopWorker('a');
+    lostWork += this.lab.fake.rejected.length - rejectedBefore;
+    const leaked = await this.settledLeaks();
+    return {
+      scenario: 'worker killed while 3 attempts (child runs) work',
+      runs,
+      expected,
+      lostWork,
+      leakedContainers: leaked,
+      notes: `attempts were at ${killedAt.join('; ') || 'unknown'} when killed`,
+    };
+  }
+
   async serverKilled(runs: number): Promise<ScenarioRow> {
     const rejectedBefore = this.lab.fake.rejected.length;
     await this.lab.startWorker('a');

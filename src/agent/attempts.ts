@@ -1,0 +1,186 @@
+// Parallel attempts, the pure part: how the parent's budget is shared, how each attempt opens
+// differently (deterministically), which fix is kept, and the parent's report over them all.
+import { addUsage, emptyUsage, type StopCondition } from './budgets.js';
+import type { Budgets, DebugInput } from './input.js';
+import type { AttemptSummary, DebugReport, RunStatus } from './report.js';
+
+export interface AttemptOpening {
+  number: number;
+  of: number;
+  /** Added to the task prompt of this attempt. */
+  instruction: string;
+  /** Unset when extended thinking is on (the API accepts only one of them). */
+  temperature?: number;
+  /** What the Web UI shows for the child run. */
+  label: string;
+}
+
+/**
+ * The parent's budgets bound the sum of its attempts: each gets an even share (iterations and
+ * tokens as whole numbers, the remainder to the first attempts; cost and minutes divided).
+ */
+export function splitBudgets(budgets: Budgets, attempts: number): Budgets[] {
+  const share = (total: number, index: number) => Math.floor(total / attempts) + (index < total % attempts ? 1 : 0);
+  return Array.from({ length: attempts }, (_, index) => ({
+    maxIterations: Math.max(1, share(budgets.maxIterations, index)),
+    ...(budgets.maxTokens !== undefined ? { maxTokens: Math.max(1, share(budgets.maxTokens, index)) } : {}),
+    ...(budgets.maxCostUsd !== undefined ? { maxCostUsd: budgets.maxCostUsd / attempts } : {}),
+    ...(budgets.maxMinutes !== undefined ? { maxMinutes: budgets.maxMinutes / attempts } : {}),
+  }));
+}
+
+const ordinals = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
+
+function ordinal(number: number): string {
+  return ordinals[number - 1] ?? `${number}th`;
+}
+
+/**
+ * Attempt k of n: the first follows the likeliest hypothesis at a low temperature; each later
+ * one is told to pursue its own k-th likeliest hypothesis, at a higher temperature.
+ */
+export function attemptOpening(number: number, of: number, options: { temperature?: number; thinking: boolean }): AttemptOpening {
+  const hypothesis = number === 1 ? 'the most likely hypothesis' : `the ${ordinal(number)} most likely hypothesis`;
+  const instruction =
+    number === 1
+      ? `Attempt ${number} of ${of}: ${of} attempts at this bug run in parallel, each in its own copy of the repository, and the smallest verified fix is kept. Follow the hypothesis the evidence makes most likely.`
+      : `Attempt ${number} of ${of}: ${of} attempts at this bug run in parallel, each in its own copy of the repository, and the smallest verified fix is kept. The other attempts follow other hypotheses: before you edit anything, name at least ${number} hypotheses that could explain the failures, and pursue the ${ordinal(number)} most likely one; if the evidence rules it out, say why and take the next one.`;
+  const base = options.temperature ?? 0.2;
+  const temperature = options.thinking ? undefined : round(base + ((1 - base) * (number - 1)) / Math.max(1, of - 1));
+  return {
+    number,
+    of,
+    instruction,
+    ...(temperature === undefined ? {} : { temperature }),
+    label: `attempt ${number} of ${of} · ${hypothesis}${temperature === undefined ? '' : ` · temperature ${temperature}`}`,
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** The input of attempt k: the parent's, with its budget share, its opening, and one attempt. */
+export function childInput(parent: DebugInput, opening: AttemptOpening, budgets: Budgets): DebugInput {
+  const { temperature: _parentTemperature, ...rest } = parent;
+  return {
+    ...rest,
+    ...(opening.temperature === undefined ? {} : { temperature: opening.temperature }),
+    budgets,
+    attempts: 1,
+    firstWins: false,
+    attempt: { number: opening.number, of: opening.of, instruction: opening.instruction },
+  };
+}
+
+/** Lines added plus lines removed by a unified diff (file headers not counted). */
+export function diffLines(patch: string): number {
+  let inHunk = false;
+  let count = 0;
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('diff --git ')) inHunk = false;
+    else if (line.startsWith('@@')) inHunk = true;
+    else if (inHunk && (line.startsWith('+') || line.startsWith('-'))) count += 1;
+  }
+  return count;
+}
+
+/**
+ * The attempt to keep: a verified fix (verification already rules out regressions: no newly
+ * failing or missing tests), the smallest diff, then the fewest iterations, then the earliest.
+ */
+export function chooseAttempt(attempts: AttemptSummary[]): number | null {
+  const fixed = attempts.filter((attempt) => attempt.status === 'fixed');
+  fixed.sort((a, b) => a.diffLines - b.diffLines || a.iterations - b.iterations || a.attempt - b.attempt);
+  return fixed[0]?.attempt ?? null;
+}
+
+/** An attempt's line in the report, from its own report. */
+export function summaryFromReport(attempt: number, report: DebugReport): AttemptSummary {
+  return {
+    attempt,
+    workflowId: report.workflowId,
+    status: report.status,
+    detail: report.stopDetail,
+    rootCause: report.rootCause,
+    diffLines: diffLines(report.patch),
+    iterations: report.iterations,
+    tokens: report.tokens,
+    costUsd: report.costUsd,
+    patch: report.patch,
+  };
+}
+
+/** The overall status when no attempt was kept: the most telling of theirs. */
+export function statusWithoutFix(attempts: AttemptSummary[]): RunStatus {
+  const statuses = new Set(attempts.map((attempt) => attempt.status));
+  if (statuses.has('no_failing_tests')) return 'no_failing_tests';
+  if ([...statuses].every((status) => status === 'stopped' || status === 'cancelled')) return 'stopped';
+  if (statuses.has('budget_exhausted')) return 'budget_exhausted';
+  if ([...statuses].every((status) => status === 'error' || status === 'failed')) return 'error';
+  return 'not_fixed';
+}
+
+const conditionOf: Record<RunStatus, StopCondition> = {
+  fixed: 'finish_verified',
+  not_fixed: 'no_tool_calls',
+  not_approved: 'not_approved',
+  no_failing_tests: 'no_failing_tests',
+  budget_exhausted: 'max_iterations',
+  stopped: 'stop_signal',
+  error: 'model_error',
+};
+
+/**
+ * The parent's report: the kept attempt's fix, every attempt's line, and totals (tokens, cost,
+ * iterations, compactions) that are the sums over all attempts.
+ */
+export function attemptsReport(options: {
+  workflowId: string;
+  repository: string;
+  durationMs: number;
+  attempts: AttemptSummary[];
+  /** The reports of the attempts that ended with one (cancelled or failed ones have none). */
+  reports: Map<number, DebugReport>;
+}): DebugReport {
+  const { attempts, reports } = options;
+  const chosen = chooseAttempt(attempts);
+  const kept = chosen === null ? undefined : reports.get(chosen);
+  const any = [...reports.values()][0];
+  const status = kept ? kept.status : statusWithoutFix(attempts);
+  const sameStatus = attempts.find((attempt) => attempt.status === status && reports.has(attempt.attempt));
+  const stopCondition = kept?.stopCondition ?? (sameStatus ? reports.get(sameStatus.attempt)?.stopCondition : undefined) ?? conditionOf[status];
+  const keptSummary = attempts.find((attempt) => attempt.attempt === chosen);
+  const stopDetail = keptSummary
+    ? `kept attempt ${keptSummary.attempt} of ${attempts.length}: a verified fix of ${keptSummary.diffLines} changed lines in ${keptSummary.iterations} iterations`
+    : `no attempt of ${attempts.length} was fixed (${attempts.map((attempt) => `${attempt.attempt}: ${attempt.status}`).join(', ')})`;
+  const costs = attempts.map((attempt) => attempt.costUsd);
+  return {
+    workflowId: options.workflowId,
+    repository: options.repository,
+    status,
+    stopCondition,
+    stopDetail,
+    model: any?.model ?? null,
+    answeredBy: any?.answeredBy ?? null,
+    rootCause: kept?.rootCause ?? null,
+    fixSummary: kept?.fixSummary ?? null,
+    patch: kept?.patch ?? '',
+    fullPatch: kept?.fullPatch ?? null,
+    testsBefore: any?.testsBefore ?? null,
+    testsAfter: kept?.testsAfter ?? null,
+    testCommand: any?.testCommand ?? null,
+    iterations: attempts.reduce((sum, attempt) => sum + attempt.iterations, 0),
+    tokens: attempts.reduce((sum, attempt) => addUsage(sum, attempt.tokens), emptyUsage()),
+    costUsd: costs.some((cost) => cost === null) ? null : costs.reduce<number>((sum, cost) => sum + (cost as number), 0),
+    durationMs: options.durationMs,
+    toolCalls: kept?.toolCalls ?? [],
+    earlierToolCalls: kept?.earlierToolCalls ?? 0,
+    workflowRuns: 1,
+    compactions: [...reports.values()].reduce((sum, report) => sum + report.compactions, 0),
+    resumedFrom: null,
+    problems: kept?.problems ?? [],
+    attempts,
+    chosenAttempt: chosen,
+  };
+}

@@ -1,0 +1,251 @@
+// Parallel attempts as child workflows, on the real dev server, real Docker and the real SDK
+// speaking to the fake API. The scripted model tells the attempts apart by their opening
+// instruction ("Attempt k of n"), so each attempt plays its own story.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { DebugReport } from '../../src/agent/report.js';
+import { startDebugRun } from '../../src/client.js';
+import { projectRoot } from '../../src/config.js';
+import type { Script, ScriptStep } from '../../src/demo/script.js';
+import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+
+const repo = join(projectRoot, 'fixtures', '01_off_by_one');
+
+const smallFix = {
+  name: 'edit_file',
+  input: { path: 'buggy_code.py', old_string: '    for i in range(len(items) - 1):', new_string: '    for i in range(len(items)):' },
+};
+// The same bug fixed by rewriting the whole loop: a verified fix with a larger diff.
+const largeFix = {
+  name: 'edit_file',
+  input: {
+    path: 'buggy_code.py',
+    old_string: '    for i in range(len(items) - 1):\n        if items[i] > largest:\n            largest = items[i]',
+    new_string: '    for item in items:\n        if item > largest:\n            largest = item',
+  },
+};
+const finish = (rootCause: string) => ({ name: 'finish', input: { root_cause: rootCause } });
+
+/** One script whose turn t plays, for each attempt, that attempt's step t (matched by its opening). */
+function scriptFor(attempts: number, stories: Array<ScriptStep[]>): Script {
+  const turns = Math.max(...stories.map((story) => story.length));
+  return {
+    responses: Array.from({ length: turns }, (_, turn) =>
+      stories.map((story, index) => ({
+        ...(story[turn] ?? { thought: 'Nothing more to do.' }),
+        when: { request_includes: `Attempt ${index + 1} of ${attempts}` },
+      })),
+    ),
+  };
+}
+
+const givesUp: ScriptStep[] = [
+  { thought: 'It must be fine already.', tool_calls: [finish('nothing is wrong')] },
+  { thought: 'I cannot tell what is wrong.' },
+  { thought: 'I give up.' },
+];
+const fixesLarge: ScriptStep[] = [
+  { thought: 'Rewrite the loop over the items.', tool_calls: [largeFix] },
+  { thought: 'Done.', tool_calls: [finish('the loop skipped the last element (rewritten)')] },
+];
+const fixesSmall: ScriptStep[] = [
+  { thought: 'Fix the bound.', tool_calls: [smallFix] },
+  { thought: 'Done.', tool_calls: [finish('range(len(items) - 1) skipped the last element')] },
+];
+/** An attempt that keeps looking around for as many turns as it is given. */
+const wanders = (turns: number): ScriptStep[] => Array.from({ length: turns }, () => ({ thought: 'Looking around.', tool_calls: [{ name: 'list_files', input: {} }] }));
+
+let server: TestServer;
+let worker: TestWorker;
+
+before(async () => {
+  server = await startTestServer();
+});
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+});
+
+/** Each test has its own worker and fake model, playing that test's script. */
+async function useScript(script: Script): Promise<void> {
+  await worker?.stop();
+  worker = await startTestWorker(server, { fake: { scripts: { '01_off_by_one': script }, latencyMs: 200 } });
+}
+
+async function childReport(workflowId: string): Promise<DebugReport> {
+  return (await server.client.workflow.getHandle(workflowId).result()) as DebugReport;
+}
+
+const sumOf = (values: number[]) => values.reduce((sum, value) => sum + value, 0);
+
+test('three attempts: one fails, two fix the bug; the smaller fix is kept and the totals add up', async () => {
+  await useScript(scriptFor(3, [givesUp, fixesLarge, fixesSmall]));
+  const id = 'attempts-smallest-wins';
+  const handle = await startDebugRun(server.client, { input: { repo, attempts: 3, budgets: { maxIterations: 30 } }, taskQueue: worker.taskQueue, workflowId: id });
+  const watched = cliOutput(['watch', id]);
+  const report = (await handle.result()) as DebugReport;
+
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  assert.equal(report.chosenAttempt, 3);
+  assert.deepEqual(
+    report.attempts?.map((attempt) => [attempt.attempt, attempt.workflowId, attempt.status, attempt.diffLines]),
+    [
+      [1, `${id}-attempt-1`, 'not_fixed', 0],
+      [2, `${id}-attempt-2`, 'fixed', 6],
+      [3, `${id}-attempt-3`, 'fixed', 2],
+    ],
+  );
+  assert.match(report.patch, /\+    for i in range\(len\(items\)\):/);
+  assert.equal(report.rootCause, 'range(len(items) - 1) skipped the last element');
+
+  // Totals are the sums over the children's own reports.
+  const children = await Promise.all([1, 2, 3].map((k) => childReport(`${id}-attempt-${k}`)));
+  assert.equal(report.iterations, sumOf(children.map((child) => child.iterations)));
+  for (const key of ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const) {
+    assert.equal(report.tokens[key], sumOf(children.map((child) => child.tokens[key])), key);
+  }
+  assert.ok(report.costUsd !== null && report.costUsd > 0);
+  assert.ok(Math.abs((report.costUsd ?? 0) - sumOf(children.map((child) => child.costUsd ?? 0))) < 1e-9);
+
+  // Each attempt had its own opening, temperature and budget share.
+  const bodies = worker.fake.requests.map((request) => request.body).filter((body) => JSON.stringify(body.messages).includes(`Attempt `));
+  for (const [k, temperature] of [[1, 0.2], [2, 0.6], [3, 1]] as const) {
+    const own = bodies.filter((body) => JSON.stringify(body.messages).includes(`Attempt ${k} of 3`));
+    assert.ok(own.length > 0, `attempt ${k} called the model`);
+    assert.ok(own.every((body) => body.temperature === temperature), `attempt ${k} at temperature ${temperature}`);
+  }
+  const childDescription = await server.client.workflow.getHandle(`${id}-attempt-2`).describe();
+  assert.equal(childDescription.parentExecution?.workflowId, id);
+  assert.match((await childDescription.staticSummary()) ?? '', /^Attempt 2 of 3 · the second most likely hypothesis · temperature 0\.6$/);
+  const { input } = await server.client.workflow.getHandle(`${id}-attempt-2`).query<{ input: { budgets: { maxIterations: number } } }>('checkpoint');
+  assert.equal(input.budgets.maxIterations, 10);
+  const parentDescription = await handle.describe();
+  assert.equal(parentDescription.searchAttributes.DebugStatus?.[0], 'fixed');
+  assert.equal(await containersOf(server), 0, 'every sandbox was removed');
+
+  // `watch` follows the attempts as they start and end, then prints the report with every attempt.
+  const output = await watched;
+  assert.match(output, new RegExp(`› attempt 2 of 3 · the second most likely hypothesis · temperature 0\\.6: running \\(${id}-attempt-2\\)`));
+  assert.match(output, /› attempt 1 of 3 .*: not_fixed/);
+  assert.match(output, /Status: fixed/);
+  assert.match(output, /Attempts: 3, kept attempt 3 \(iterations, tokens and cost above are their sums; tool calls are the kept attempt’s\)/);
+  assert.match(output, /✔ chosen 3\. fixed · 2 lines changed · 2 iterations · \$\d+\.\d{4} · attempts-smallest-wins-attempt-3\n\s+root cause: range\(len\(items\) - 1\) skipped the last element/);
+  assert.match(output, /  1\. not_fixed · 0 lines changed · 3 iterations/);
+  assert.match(output, /  2\. fixed · 6 lines changed · 2 iterations/);
+});
+
+test('first wins: once one fix is verified the other attempts are cancelled, their sandboxes removed, their usage counted', async () => {
+  await useScript(scriptFor(3, [wanders(40), wanders(40), fixesSmall]));
+  const id = 'attempts-first-wins';
+  const handle = await startDebugRun(server.client, {
+    input: { repo, attempts: 3, firstWins: true, budgets: { maxIterations: 120 } },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
+  const report = (await handle.result()) as DebugReport;
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  assert.equal(report.chosenAttempt, 3);
+  assert.deepEqual(
+    report.attempts?.map((attempt) => attempt.status),
+    ['cancelled', 'cancelled', 'fixed'],
+  );
+  for (const k of [1, 2]) {
+    const description = await server.client.workflow.getHandle(`${id}-attempt-${k}`).describe();
+    assert.equal(description.status.name, 'CANCELLED', `attempt ${k}`);
+  }
+  assert.equal(await containersOf(server), 0, 'the cancelled attempts’ sandboxes were removed');
+  // The cancelled attempts worked before they were cancelled; their usage is in the totals.
+  const [first, second, third] = report.attempts ?? [];
+  assert.ok((first?.iterations ?? 0) > 0 && (second?.iterations ?? 0) > 0);
+  assert.equal(report.iterations, (first?.iterations ?? 0) + (second?.iterations ?? 0) + (third?.iterations ?? 0));
+  assert.equal(
+    report.tokens.outputTokens,
+    (first?.tokens.outputTokens ?? 0) + (second?.tokens.outputTokens ?? 0) + (third?.tokens.outputTokens ?? 0),
+  );
+  assert.ok((first?.tokens.outputTokens ?? 0) > 0);
+  assert.ok(Math.abs((report.costUsd ?? 0) - sumOf((report.attempts ?? []).map((attempt) => attempt.costUsd ?? 0))) < 1e-9);
+});
+
+test('stop on one attempt stops only it; stop on the parent stops the rest; status shows the attempts', async () => {
+  await useScript(scriptFor(2, [wanders(60), wanders(60)]));
+  const id = 'attempts-stopped';
+  const handle = await startDebugRun(server.client, {
+    input: { repo, attempts: 2, budgets: { maxIterations: 120 } },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
+  const childHandle = (k: number) => server.client.workflow.getHandle(`${id}-attempt-${k}`);
+  await waitFor(async () => {
+    const statuses = await Promise.all([1, 2].map((k) => childHandle(k).query(statusQuery).catch(() => null)));
+    return statuses.every((status) => (status?.iteration ?? 0) >= 2);
+  });
+  const status = await handle.query(statusQuery);
+  assert.deepEqual(
+    status.attempts?.map((attempt) => [attempt.workflowId, attempt.status]),
+    [
+      [`${id}-attempt-1`, 'running'],
+      [`${id}-attempt-2`, 'running'],
+    ],
+  );
+  const printed = await cliOutput(['status', id]);
+  assert.match(printed, /attempt 1 of 2 · the most likely hypothesis · temperature 0\.2 · running · phase \w+ · iteration \d+\/60/);
+  assert.match(printed, new RegExp(`${id}-attempt-2`));
+
+  await childHandle(1).signal(stopSignal, 'enough of this one');
+  const first = (await childHandle(1).result()) as DebugReport;
+  assert.equal(first.status, 'stopped');
+  assert.equal((await childHandle(2).describe()).status.name, 'RUNNING', 'the other attempt goes on');
+
+  await handle.signal(stopSignal, 'enough');
+  const report = (await handle.result()) as DebugReport;
+  assert.equal(report.status, 'stopped');
+  assert.deepEqual(
+    report.attempts?.map((attempt) => [attempt.status, attempt.detail]),
+    [
+      ['stopped', 'enough of this one'],
+      ['stopped', 'enough'],
+    ],
+  );
+  assert.equal(await containersOf(server), 0);
+  // resume works on one attempt, not on the parent: it says which to resume.
+  const resumed = await cli(['resume', id]);
+  assert.equal(resumed.code, 2, resumed.output);
+  assert.match(resumed.output, new RegExp(`${id} ran 2 attempts: resume one of them \\(${id}-attempt-1, ${id}-attempt-2\\)`));
+});
+
+test('attempts with approve are refused at once, naming the field', async () => {
+  await useScript(scriptFor(2, [givesUp, givesUp]));
+  const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, approve: true }, taskQueue: worker.taskQueue, workflowId: 'attempts-bad-input' });
+  await assert.rejects(handle.result(), (error: Error & { cause?: Error }) => /approve: works with one attempt only/.test(error.cause?.message ?? ''));
+});
+
+async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function cliOutput(args: string[]): Promise<string> {
+  const { code, output } = await cli(args);
+  if (code !== 0) throw new Error(`exit ${code}: ${output}`);
+  return output;
+}
+
+function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
+      cwd: projectRoot,
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}

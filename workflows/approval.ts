@@ -1,0 +1,103 @@
+// Patch approval: with `approve`, a verified fix waits for a person's answer, through the
+// `approve` or `reject` update, before the run ends. The wait is a workflow condition: no
+// worker slot and no polling while it waits (one timer when there is a timeout). A rejection's
+// feedback goes back to the model as the reviewer's words, and the loop goes on.
+import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SharedActivities } from '../activities/sandbox.js';
+import type { Stop } from '../src/agent/budgets.js';
+import * as prompts from '../src/agent/prompts.js';
+import type { Phase } from '../src/agent/runState.js';
+import type { WorkspaceLog } from '../src/agent/workspace.js';
+import { approveUpdate, rejectUpdate, searchAttributes, type ApprovalAnswer } from '../src/temporal/definitions.js';
+
+const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 5 } });
+
+/** What the finish call's tool_result says, and whether the run ends there. */
+export interface FixReview {
+  accepted: boolean;
+  message: string;
+  stop: Stop | null;
+}
+
+export interface ApprovalOptions {
+  enabled: boolean;
+  timeoutMinutes?: number;
+  stopRequested: () => string | null;
+  setPhase: (phase: Phase) => void;
+}
+
+export class ApprovalGate {
+  private waiting: { patch: string; since: number } | null = null;
+  private answer: ApprovalAnswer | null = null;
+
+  constructor(private readonly options: ApprovalOptions) {}
+
+  register(): void {
+    setHandler(approveUpdate, () => this.take({ decision: 'approved' }), { validator: () => this.checkWaiting() });
+    setHandler(rejectUpdate, (feedback: string) => this.take({ decision: 'rejected', feedback: feedback.trim() }), {
+      validator: (feedback: string) => {
+        this.checkWaiting();
+        if (typeof feedback !== 'string' || !feedback.trim()) {
+          throw new Error('A rejection needs feedback for the model: say what to change, e.g. reject <id> "keep the public API unchanged".');
+        }
+      },
+    });
+  }
+
+  /** The patch awaiting approval, for the status query (null when not waiting). */
+  get awaiting(): { patch: string; since: number } | null {
+    return this.waiting;
+  }
+
+  /** After finish: the verification's answer, and with approval on, a person's. */
+  async review(verdict: { fixed: boolean; message: string }, workspace: WorkspaceLog | undefined): Promise<FixReview> {
+    if (!verdict.fixed) return { accepted: false, message: verdict.message, stop: null };
+    const verified: Stop = { condition: 'finish_verified', detail: 'finish was called and the fix was verified' };
+    if (!this.options.enabled) return { accepted: true, message: 'Verified: the test suite passes. The run is complete.', stop: verified };
+
+    const patch = workspace?.mutations.length
+      ? await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
+          { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
+        ]).then((computed) => computed.patch) // a large patch is shown by its beginning
+      : '';
+    const timeout = this.options.timeoutMinutes;
+    this.waiting = { patch, since: Date.now() };
+    this.answer = null;
+    this.options.setPhase('awaiting_approval');
+    upsertSearchAttributes([{ key: searchAttributes.status, value: 'awaiting_approval' }]);
+    setCurrentDetails(
+      `phase: awaiting_approval · a verified fix waits${timeout === undefined ? '' : ` up to ${timeout} minutes`} for the update ` +
+        `\`approve\`, or \`reject\` with feedback\n\n${patch}`,
+    );
+    const answered = () => this.answer !== null || this.options.stopRequested() !== null;
+    if (timeout === undefined) await condition(answered);
+    else await condition(answered, timeout * 60_000);
+
+    const answer = this.answer as ApprovalAnswer | null;
+    this.waiting = null;
+    this.answer = null;
+    upsertSearchAttributes([{ key: searchAttributes.status, value: 'running' }]);
+    this.options.setPhase('acting');
+    if (answer?.decision === 'approved') {
+      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verified, detail: 'the fix was verified and approved' } };
+    }
+    if (answer?.decision === 'rejected') return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
+    const stop = this.options.stopRequested();
+    if (stop) return { accepted: false, message: 'The run was stopped while the fix awaited approval.', stop: { condition: 'stop_signal', detail: stop } };
+    return {
+      accepted: false,
+      message: 'No one approved the fix in time.',
+      stop: { condition: 'not_approved', detail: `the verified fix was not approved within ${timeout} minutes` },
+    };
+  }
+
+  private take(answer: ApprovalAnswer): ApprovalAnswer {
+    this.answer = answer;
+    return answer;
+  }
+
+  private checkWaiting(): void {
+    if (!this.waiting) throw new Error('This run is not awaiting approval: only a verified fix of a run started with approve can be approved or rejected.');
+    if (this.answer) throw new Error(`This fix was already ${this.answer.decision}.`);
+  }
+}
