@@ -21,7 +21,8 @@ export type StopCondition =
   | 'guardrail'
   | 'refusal'
   | 'context_exhausted'
-  | 'model_error';
+  | 'model_error'
+  | 'environment_error';
 
 export interface Stop {
   condition: StopCondition;

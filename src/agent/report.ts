@@ -1,8 +1,9 @@
 // The run's result: what a person reads at the end, and what `result --json` prints.
 import type { StopCondition, TokenUsage } from './budgets.js';
+import type { PreparedEnvironment } from './environment.js';
 import type { TestSummary } from './testResults.js';
 
-export type RunStatus = 'fixed' | 'not_fixed' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error';
+export type RunStatus = 'fixed' | 'not_fixed' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error' | 'environment_error';
 
 export interface ToolCallRecord {
   iteration: number;
@@ -38,6 +39,8 @@ export interface DebugReport {
   /** How many times old observations were compacted to fit the model's context window. */
   compactions: number;
   resumedFrom: string | null;
+  /** The environment the sandbox ran (dependencies installed, or reused); null for the plain sandbox image. */
+  environment?: PreparedEnvironment | null;
 }
 
 export function statusFor(condition: StopCondition): RunStatus {
@@ -55,6 +58,8 @@ export function statusFor(condition: StopCondition): RunStatus {
       return 'stopped';
     case 'model_error':
       return 'error';
+    case 'environment_error':
+      return 'environment_error';
     default:
       return 'not_fixed';
   }

@@ -2,6 +2,7 @@
 // and is what the `status` query shows.
 import type { TokenUsage } from './budgets.js';
 import type { Message } from './conversation.js';
+import type { PreparedEnvironment } from './environment.js';
 import type { Budgets } from './input.js';
 import type { ToolCallRecord } from './report.js';
 import type { RepositorySnapshot } from './sandboxProtocol.js';
@@ -24,6 +25,8 @@ export interface RunState {
   snapshot?: RepositorySnapshot;
   workspace?: WorkspaceLog;
   sandbox?: SandboxPlacement;
+  /** The environment image the sandbox runs (null: the base image as it is). */
+  environment?: PreparedEnvironment | null;
   baseline?: TestSummary;
   lastTestRun?: { digest: string; summary: TestSummary };
   conversation: Message[];
@@ -68,4 +71,5 @@ export interface RunStatusView {
   testsBefore: TestSummary | null;
   workflowRuns: number;
   stopRequested: string | null;
+  environment?: PreparedEnvironment | null;
 }

@@ -27,6 +27,8 @@ export interface PrepareSandboxRequest {
   runId: string;
   log: WorkspaceLog;
   limits: SandboxLimits;
+  /** The environment image (with its variables) the container runs; the base image when absent. */
+  environment?: { image: string; containerEnv: string[] };
 }
 
 export interface PrepareSandboxResult {

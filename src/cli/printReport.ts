@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pc from 'picocolors';
+import { describeEnvironment } from '../agent/environment.js';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
@@ -25,6 +26,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
+  if (report.environment !== undefined) lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.patch) {
     lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : ''), report.patch.trimEnd());
