@@ -13,9 +13,18 @@ export interface TestSummary {
   recognized: boolean;
 }
 
-export function summarizeTestOutput(output: string, exitCode: number | null, timedOut = false): TestSummary {
+export function summarizeTestOutput(rawOutput: string, exitCode: number | null, timedOut = false): TestSummary {
+  // Runners forced into colour (pytest's --color=yes in addopts, FORCE_COLOR) still get summarised.
+  const output = stripAnsi(rawOutput);
   const summary =
-    parsePytest(output) ?? parseCargo(output) ?? parseNode(output) ?? parseGo(output) ?? parsePlainCounts(output);
+    parsePytest(output) ??
+    parseCargo(output) ??
+    parseNode(output) ??
+    parseVitest(output) ??
+    parseJest(output) ??
+    parseMocha(output) ??
+    parseGo(output) ??
+    parsePlainCounts(output);
   if (summary) return { ...summary, exitCode, timedOut, recognized: true };
   return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false };
 }
@@ -83,6 +92,51 @@ function parseNode(output: string): Counts | null {
     skipped: count(output, /^(?:#|ℹ) skipped (\d+)/m),
     failing: unique(failing),
   };
+}
+
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g, '');
+}
+
+function parseVitest(output: string): Counts | null {
+  // "      Tests  1 failed | 4 passed | 1 skipped (6)"
+  const line = [...output.matchAll(/^\s*Tests\s{2,}(.*\(\d+\))\s*$/gm)].pop()?.[1];
+  if (!line) return null;
+  const failing = [...output.matchAll(/^\s*FAIL\s+(.+? > .+?)\s*$/gm)].map((match) => (match[1] as string).replace(/\s+\[.*\]$/, ''));
+  return {
+    passed: count(line, /(\d+) passed/),
+    failed: count(line, /(\d+) failed/),
+    skipped: count(line, /(\d+) skipped/) + count(line, /(\d+) todo/),
+    failing: unique(failing),
+  };
+}
+
+function parseJest(output: string): Counts | null {
+  // "Tests:       1 failed, 4 passed, 5 total"
+  const line = [...output.matchAll(/^Tests:\s+(.*\d+ total)\s*$/gm)].pop()?.[1];
+  if (!line) return null;
+  const failing = [...output.matchAll(/^\s*● (.+?)\s*$/gm)].map((match) => match[1] as string).filter((name) => !/^Console$|^Test suite failed to run$/.test(name));
+  return {
+    passed: count(line, /(\d+) passed/),
+    failed: count(line, /(\d+) failed/),
+    skipped: count(line, /(\d+) skipped/) + count(line, /(\d+) todo/),
+    failing: unique(failing),
+  };
+}
+
+function parseMocha(output: string): Counts | null {
+  // "  2 passing (10ms)", "  1 failing", "  1 pending", then "  1) suite\n       test:" per failure.
+  const passing = output.match(/^\s*(\d+) passing \(/m);
+  if (!passing) return null;
+  const failedCount = count(output, /^\s*(\d+) failing$/m);
+  const failing: string[] = [];
+  const afterSummary = output.slice(output.search(/^\s*\d+ failing$/m) >= 0 ? output.search(/^\s*\d+ failing$/m) : output.length);
+  for (const match of afterSummary.matchAll(/^ {2}\d+\) (.+)\n((?: {5,}.+\n)*?) {5,}(.+):$/gm)) {
+    const parts = [match[1] as string, ...(match[2] ?? '').split('\n').map((part) => part.trim()).filter(Boolean), match[3] as string];
+    failing.push(parts.map((part) => part.trim()).join(' '));
+  }
+  return { passed: Number(passing[1]), failed: failedCount, skipped: count(output, /^\s*(\d+) pending$/m), failing: unique(failing) };
 }
 
 function parseGo(output: string): Counts | null {

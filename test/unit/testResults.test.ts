@@ -50,3 +50,58 @@ test('a fix is verified only when the failing tests pass and nothing else breaks
   assert.equal(verifyFix(before, summarizeTestOutput('3 passed in 0.02s', 0)).fixed, false, 'tests went missing');
   assert.equal(verifyFix(before, summarizeTestOutput('', null, true)).fixed, false, 'a timeout is not a fix');
 });
+
+test('colour codes are stripped before parsing (pytest with addopts = --color=yes)', () => {
+  const coloured =
+    '\x1b[31mFAILED\x1b[0m tests/test_jobs.py::\x1b[1mtest_first_result\x1b[0m - assert <coroutine>\n' +
+    '\x1b[31m========================= \x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m2 passed\x1b[0m\x1b[31m in 0.05s\x1b[0m\x1b[31m ==========================\x1b[0m';
+  const summary = summarizeTestOutput(coloured, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['tests/test_jobs.py::test_first_result']]);
+});
+
+test('vitest: counts and failing test names (file > suite > test)', () => {
+  const output = ` ❯ test/slug.test.ts (3 tests | 1 failed) 5ms
+   × slugify > drops accents 3ms
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  test/slug.test.ts > slugify > drops accents
+AssertionError: expected 'caf' to be 'cafe'
+
+ Test Files  1 failed (1)
+      Tests  1 failed | 2 passed (3)
+   Start at  10:00:00
+   Duration  300ms`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['test/slug.test.ts > slugify > drops accents']]);
+});
+
+test('jest: counts and failing test names', () => {
+  const output = ` FAIL  test/cart.test.js
+  ● cart › applies the discount once
+
+    expect(received).toBe(expected)
+
+Test Suites: 1 failed, 1 total
+Tests:       1 failed, 3 passed, 4 total
+Snapshots:   0 total`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [3, 1, ['cart › applies the discount once']]);
+});
+
+test('mocha: counts and failing test names', () => {
+  const output = `  newestSatisfying
+    ✔ ignores versions out of range
+    1) picks the newest match
+
+
+  1 passing (8ms)
+  1 failing
+
+  1) newestSatisfying
+       picks the newest match:
+     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [1, 1, ['newestSatisfying picks the newest match']]);
+});
