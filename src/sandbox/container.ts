@@ -69,7 +69,8 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
       [labels.scope]: spec.labels.scope,
       [labels.created]: new Date().toISOString(),
     },
-    NetworkDisabled: true,
+    // Network mode none: loopback only. (NetworkDisabled would also leave /etc/hosts empty, and
+    // test runners that serve on `localhost`, such as vitest, could not start.)
     HostConfig: {
       NetworkMode: 'none',
       Memory: spec.limits.memoryMb * megabyte,

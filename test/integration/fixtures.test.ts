@@ -53,6 +53,7 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
       const { report } = await runToReport(server, worker.taskQueue, fixtureInput(fixture), `fixture-${fixture.name}-${process.pid}`);
       const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
+      if (process.env.DEBUG_FIXTURE) console.error(JSON.stringify({ before: report.testsBefore, after: report.testsAfter, results: toolResultsSent(requests).map((text) => text.slice(0, 1500)) }, null, 1));
       assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
       assert.deepEqual(
         requests.filter((request) => request.status === 400 && request.fault === null).map((request) => request.error),
