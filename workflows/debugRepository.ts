@@ -748,7 +748,7 @@ class DebugRun {
       testsBefore: state.baseline ?? null,
       workflowRuns: state.workflowRuns,
       stopRequested: state.stopRequested,
-      environment: state.environment ?? null,
+      environment: state.environment,
     };
   }
 }

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import type Docker from 'dockerode';
 import { connectDocker, labels } from '../../src/sandbox/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environmentImage.js';
+import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environmentImages.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
@@ -106,4 +107,23 @@ test('a dependency that does not exist ends the run with environment_error and t
   assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
   assert.equal(report.iterations, 0);
   assert.equal(report.testsBefore, null);
+});
+
+test('env prune removes only environment images no container uses', { timeout: 120_000 }, async () => {
+  const [image] = [...imagesToRemove];
+  assert.ok(image, 'the first test built an image');
+  const listed = (await listEnvironmentImages(docker)).find((info) => info.image === image);
+  assert.equal(listed?.kind, 'python');
+  // Only this test's image is pruned: other environments on the machine are not the test's. A container on the image (even a stopped one) keeps it.
+  const user = await docker.createContainer({ Image: image, Cmd: ['true'], HostConfig: { NetworkMode: 'none' } });
+  try {
+    assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).length === 0, 'an image in use was removed');
+    assert.ok(await docker.getImage(image).inspect());
+  } finally {
+    await user.remove({ force: true });
+  }
+  // Only images at least a day old: this one is kept.
+  assert.ok((await pruneEnvironmentImages(docker, { only: [image], olderThanMs: 86_400_000 })).length === 0);
+  assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).some((info) => info.image === image), 'an unused image was kept');
+  await assert.rejects(docker.getImage(image).inspect());
 });
