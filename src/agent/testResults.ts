@@ -11,6 +11,8 @@ export interface TestSummary {
   timedOut: boolean;
   /** False when no known summary line was found: then only the exit code counts. */
   recognized: boolean;
+  /** A module the tests could not import (not installed, or misspelt), when the output names one. */
+  missingModule?: string;
 }
 
 export function summarizeTestOutput(rawOutput: string, exitCode: number | null, timedOut = false): TestSummary {
@@ -25,8 +27,20 @@ export function summarizeTestOutput(rawOutput: string, exitCode: number | null, 
     parseMocha(output) ??
     parseGo(output) ??
     parsePlainCounts(output);
-  if (summary) return { ...summary, exitCode, timedOut, recognized: true };
-  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false };
+  const missing = missingModuleIn(output);
+  const extra = missing ? { missingModule: missing } : {};
+  if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
+  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
+}
+
+/** The third-party module an import failed on (Python or Node); relative paths are the code's own. */
+export function missingModuleIn(output: string): string | undefined {
+  const match =
+    output.match(/ModuleNotFoundError: No module named '([^']+)'/) ??
+    output.match(/Cannot find (?:module|package) '([^']+)'/) ??
+    output.match(/Failed to (?:resolve|load url) (?:import )?"?([^"\s]+)"?/);
+  const name = match?.[1];
+  return name && !name.startsWith('.') && !name.startsWith('/') ? name : undefined;
 }
 
 /** True when the run as a whole failed: a failing test, a timeout, or a crash with no counts. */
@@ -38,12 +52,15 @@ export function testsFailed(summary: TestSummary): boolean {
 
 export function formatTestSummary(summary: TestSummary): string {
   if (summary.timedOut) return 'Tests: TIMED OUT before finishing.';
+  const missing = summary.missingModule
+    ? `\nThe tests could not import "${summary.missingModule}": no such module is installed in the sandbox's environment or present in the workspace (dependencies come from requirements*.txt, pyproject.toml, setup.cfg or package.json, or from setup commands in durable-debugger.json).`
+    : '';
   if (!summary.recognized) {
-    return `Tests: exit code ${summary.exitCode}; no test summary was recognized in the output.`;
+    return `Tests: exit code ${summary.exitCode}; no test summary was recognized in the output.${missing}`;
   }
   const parts = [`${summary.passed} passed`, `${summary.failed} failed`];
   if (summary.skipped) parts.push(`${summary.skipped} skipped`);
-  const head = `Tests: ${parts.join(', ')} (exit code ${summary.exitCode}).`;
+  const head = `Tests: ${parts.join(', ')} (exit code ${summary.exitCode}).${missing}`;
   if (summary.failing.length === 0) return head;
   return `${head}\nFailing:\n${summary.failing.map((name) => `  - ${name}`).join('\n')}`;
 }

@@ -40,6 +40,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
 function describeTests(summary: TestSummary | null): string {
   if (!summary) return 'not run';
   if (summary.timedOut) return 'timed out';
+  if (summary.missingModule) return `could not import ${summary.missingModule} (exit code ${summary.exitCode})`;
   if (!summary.recognized) return `exit code ${summary.exitCode}`;
   return `${summary.passed} passed, ${summary.failed} failed`;
 }

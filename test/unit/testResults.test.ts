@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarizeTestOutput, verifyFix } from '../../src/agent/testResults.js';
+import { formatTestSummary, summarizeTestOutput, verifyFix } from '../../src/agent/testResults.js';
 
 const pytestFailing = `F....                                                                    [100%]
 =================================== FAILURES ===================================
@@ -104,4 +104,16 @@ test('mocha: counts and failing test names', () => {
 `;
   const summary = summarizeTestOutput(output, 1);
   assert.deepEqual([summary.passed, summary.failed, summary.failing], [1, 1, ['newestSatisfying picks the newest match']]);
+});
+
+test('a test run that cannot import a dependency says which one', () => {
+  const pytest = summarizeTestOutput(
+    "ImportError while importing test module '/workspace/tests/test_schedule.py'.\nE   ModuleNotFoundError: No module named 'dateutil'\n=========================== short test summary info ============================\nERROR tests/test_schedule.py\n1 error in 0.10s",
+    2,
+  );
+  assert.equal(pytest.missingModule, 'dateutil');
+  assert.match(formatTestSummary(pytest), /could not import "dateutil": no such module is installed/);
+  const node = summarizeTestOutput("Error: Cannot find module 'semver'\nRequire stack:\n- /workspace/src/pick.js", 1);
+  assert.equal(node.missingModule, 'semver');
+  assert.equal(summarizeTestOutput("Error: Cannot find module './pick.js'", 1).missingModule, undefined, 'the code’s own files are not dependencies');
 });
