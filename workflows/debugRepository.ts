@@ -13,6 +13,7 @@ import {
   CancellationScope,
   isCancellation,
   ContinueAsNew,
+  patched,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -591,7 +592,8 @@ class DebugRun {
   /** Places the sandbox on whichever worker answers, and prepares it there. */
   private async moveSandbox(): Promise<void> {
     await this.claimSandboxHost();
-    await this.prepareEnvironment();
+    // Runs started before the environment step existed replay without it.
+    if (patched('environment-step')) await this.prepareEnvironment();
     await this.prepareSandbox();
   }
 
