@@ -68,7 +68,11 @@ async function saltManifest(repo: string, salt: string): Promise<void> {
   const pyproject = join(repo, 'pyproject.toml');
   const packageJson = join(repo, 'package.json');
   if (await readFile(requirements).then(() => true, () => false)) return appendFile(requirements, `# bench ${salt}\n`);
-  if (await readFile(pyproject).then(() => true, () => false)) return appendFile(pyproject, `# bench ${salt}\n`);
+  // The key covers the requirements read from pyproject.toml, not its text: add one that never applies.
+  if (await readFile(pyproject).then(() => true, () => false)) {
+    const text = await readFile(pyproject, 'utf8');
+    return writeFile(pyproject, text.replace('dependencies = [', `dependencies = [\n    "bench-salt-${salt} ; python_version < '3'",`));
+  }
   const manifest = JSON.parse(await readFile(packageJson, 'utf8')) as Record<string, unknown>;
   await writeFile(packageJson, JSON.stringify({ ...manifest, description: `bench ${salt}` }, null, 2));
 }

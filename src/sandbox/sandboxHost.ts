@@ -69,6 +69,8 @@ export interface SandboxHostOptions {
   scope: string;
   /** Where environment builds keep their inputs (default: beside the workspace root). */
   environmentRoot?: string;
+  /** Where the environment toolchains are kept (default: ~/.cache/durable-debugger/toolchain). */
+  toolchainDir?: string;
 }
 
 export class SandboxHost {
@@ -87,6 +89,7 @@ export class SandboxHost {
       store: options.store,
       baseImage: options.image,
       home: options.environmentRoot ?? join(dirname(resolve(options.workspaceRoot)), 'environment-builds'),
+      toolchainDir: options.toolchainDir,
     });
   }
 
