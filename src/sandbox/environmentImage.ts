@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { PreparedEnvironment } from '../agent/environment.js';
 import { labels, projectLabel, removeContainer } from './container.js';
-import { manifestCandidates, planEnvironment, type EnvironmentChoice, type EnvironmentPlan } from './environmentPlan.js';
+import { explainInstallFailure, manifestCandidates, planEnvironment, type EnvironmentChoice, type EnvironmentPlan } from './environmentPlan.js';
 import type { ContentStore } from './store.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
@@ -193,9 +193,7 @@ export class EnvironmentBuilder {
       onText('\n');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
       if (StatusCode !== 0) {
-        throw new EnvironmentBuildError(
-          `Installing the repository's dependencies failed (${plan.description}, exit code ${StatusCode}). The installer's last lines:\n${lines.join('\n')}`,
-        );
+        throw new EnvironmentBuildError(explainInstallFailure(plan.description, StatusCode, lines));
       }
       await container.commit({
         _query: { container: container.id, repo, tag, comment: plan.description },

@@ -247,6 +247,16 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
   };
 }
 
+/** What a failed install means for the user, with the installer's last lines. */
+export function explainInstallFailure(description: string, exitCode: number, lastLines: string[]): string {
+  const output = lastLines.join('\n');
+  const unreachable = /Could not fetch URL|NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network is unreachable/i.test(output);
+  const cause = unreachable
+    ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
+    : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
+  return `${cause} The installer's last lines:\n${output}`;
+}
+
 /** PEP 621 dependencies plus the test extras and dependency groups (PEP 735). */
 export function pyprojectRequirements(text: string): string[] {
   let data: Record<string, unknown>;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { EnvironmentConfigError, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { EnvironmentConfigError, explainInstallFailure, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
@@ -79,4 +79,15 @@ test('manifest candidates and the environment line', () => {
   const base = { image: 'durable-debugger-env:1', containerEnv: [], kind: 'python' as const, description: 'python · pip install -r requirements.txt', packages: 23 };
   assert.equal(describeEnvironment({ ...base, reused: false, buildMs: 41_200 }), 'environment: built in 41 s (python, 23 packages)');
   assert.equal(describeEnvironment({ ...base, reused: true, buildMs: 0 }), 'environment: reused (python, 23 packages)');
+});
+
+test('a failed install says whether the registries were unreachable', () => {
+  const offline = explainInstallFailure('python · pip install -r requirements.txt', 1, [
+    "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(... Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')'",
+    'ERROR: No matching distribution found for attrs',
+  ]);
+  assert.match(offline, /^The package registries could not be reached/);
+  assert.match(offline, /No matching distribution found for attrs$/);
+  const missing = explainInstallFailure('python · pip install -r requirements.txt', 1, ['ERROR: No matching distribution found for no-such-package']);
+  assert.match(missing, /^Installing the repository's dependencies failed \(python · pip install -r requirements.txt, exit code 1\)/);
 });
