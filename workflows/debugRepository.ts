@@ -602,7 +602,7 @@ class DebugRun {
     const placement = this.state.sandbox as NonNullable<RunState['sandbox']>;
     const info = workflowInfo();
     this.state.environment = await environmentActivities(placement.taskQueue).prepareEnvironment.executeWithOptions(
-      { summary: `environment: install the repository's dependencies on ${placement.host}` },
+      { summary: `environment · ${this.input.environment ? 'as the run input names it' : (this.state.snapshot?.environment ?? 'none needed')} · on ${placement.host}` },
       [{ snapshotId: (this.state.snapshot as RepositorySnapshot).snapshotId, choice: this.input.environment ?? {}, workflowId: info.workflowId, runId: info.runId }],
     );
     setCurrentDetails(describeEnvironment(this.state.environment));

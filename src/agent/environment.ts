@@ -26,11 +26,6 @@ export function describeEnvironment(environment: PreparedEnvironment | null | un
   return `environment: built in ${Math.round(environment.buildMs / 1000)} s (${what})`;
 }
 
-/** The activity's summary in the Web UI: "python · pip install -r requirements.txt · cached". */
-export function environmentActivitySummary(environment: PreparedEnvironment): string {
-  return `${environment.description} · ${environment.reused ? 'cached' : `built in ${Math.round(environment.buildMs / 1000)} s`}`;
-}
-
 /** What the sandbox container needs of the environment. */
 export function environmentForSandbox(environment: PreparedEnvironment | null | undefined): { image: string; containerEnv: string[] } | undefined {
   return environment ? { image: environment.image, containerEnv: environment.containerEnv } : undefined;

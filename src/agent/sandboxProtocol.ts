@@ -11,6 +11,8 @@ export interface RepositorySnapshot {
   fileCount: number;
   totalBytes: number;
   testCommand: string;
+  /** What the environment step will install, read from the manifests ("python · pip install -r requirements.txt"). */
+  environment?: string;
 }
 
 export interface SandboxSettings {

@@ -23,7 +23,7 @@ import {
   type SandboxUser,
 } from './container.js';
 import { EnvironmentBuilder } from './environmentImage.js';
-import { EnvironmentConfigError, manifestCandidates, planEnvironment } from './environmentPlan.js';
+import { EnvironmentConfigError, manifestCandidates, planEnvironment, type EnvironmentPlan } from './environmentPlan.js';
 import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
@@ -120,21 +120,29 @@ export class SandboxHost {
     const files = tree.entries.map((entry) => entry.path);
     const packageJson = files.includes('package.json') ? await readFile(join(root, 'package.json'), 'utf8') : null;
     // The repository's own choice (durable-debugger.json), then its environment's (npm test), then detection.
-    const command = testCommand ?? (await this.environmentTestCommand(root, files)) ?? detectTestCommand(files, packageJson);
+    const environment = await this.environmentPlanOf(root, files);
+    const command = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
     if (!command) {
       throw new RepositoryInputError(
         `testCommand: no test command could be detected in "${repo}" (looked for pytest, package.json, node test files, go.mod, Cargo.toml); pass testCommand`,
       );
     }
     const totalBytes = tree.entries.reduce((sum, entry) => sum + (entry.kind === 'file' ? entry.size : 0), 0);
-    return { snapshotId: tree.digest, repositoryName: basename(root), fileCount: files.length, totalBytes, testCommand: command };
+    return {
+      snapshotId: tree.digest,
+      repositoryName: basename(root),
+      fileCount: files.length,
+      totalBytes,
+      testCommand: command,
+      ...(environment ? { environment: environment.description } : {}),
+    };
   }
 
-  private async environmentTestCommand(root: string, files: string[]): Promise<string | undefined> {
+  private async environmentPlanOf(root: string, files: string[]): Promise<EnvironmentPlan | null> {
     const manifests: Record<string, string> = {};
     for (const path of manifestCandidates(files)) manifests[path] = await readFile(join(root, path), 'utf8');
     try {
-      return planEnvironment(files, manifests)?.testCommand ?? undefined;
+      return planEnvironment(files, manifests);
     } catch (error) {
       if (error instanceof EnvironmentConfigError) throw new RepositoryInputError(`repo: ${error.message}`);
       throw error;
