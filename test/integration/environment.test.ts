@@ -127,3 +127,26 @@ test('env prune removes only environment images no container uses', { timeout: 1
   assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).some((info) => info.image === image), 'an unused image was kept');
   await assert.rejects(docker.getImage(image).inspect());
 });
+
+test('setup commands named in durable-debugger.json run once with the repository at /workspace; what they install is in the sandbox', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'custom', 'custom_setup');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+  await writeFile(join(repo, 'tool.sh'), `#!/bin/sh\necho "tool installed by setup ${process.pid}"\n`);
+  await writeFile(
+    join(repo, 'durable-debugger.json'),
+    JSON.stringify({
+      setup: ['mkdir -p /opt/tools', 'cp /workspace/tool.sh /opt/tools/check', 'chmod 755 /opt/tools/check'],
+      testCommand: '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider',
+    }),
+  );
+  const requestsBefore = worker.fake.requests.length;
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-setup-${process.pid}`);
+  if (report.environment) imagesToRemove.add(report.environment.image);
+  // The test command found the tool only the setup commands made: the baseline passed.
+  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.equal(report.testsBefore?.passed, 1);
+  assert.equal(report.testCommand, '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider');
+  assert.equal(report.environment?.kind, 'custom');
+  assert.equal(worker.fake.requests.length, requestsBefore);
+});
