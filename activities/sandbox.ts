@@ -20,6 +20,9 @@ import type { TestSummary } from '../src/agent/testResults.js';
 import type { Mutation } from '../src/agent/workspace.js';
 import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
 import { patchFor, patchForReport } from '../src/sandbox/patch.js';
+import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
+import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environmentImage.js';
+import { EnvironmentConfigError } from '../src/sandbox/environmentPlan.js';
 import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
 
 function execHooks(): ExecHooks {
@@ -34,6 +37,9 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof SandboxNeedsPrepareError) {
       throw ApplicationFailure.nonRetryable(error.message, sandboxNeedsPrepare);
     }
+    if (error instanceof EnvironmentBuildError || error instanceof EnvironmentConfigError) {
+      throw ApplicationFailure.nonRetryable(error.message, environmentFailure);
+    }
     if (error instanceof RepositoryInputError) throw ApplicationFailure.nonRetryable(error.message, 'InvalidInput');
     throw error;
   }
@@ -44,6 +50,40 @@ export function createHostActivities(host: SandboxHost) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
       return translateFailures(() => host.prepare(request));
+    },
+    /**
+     * Builds (or reuses) the image with the repository's dependencies; the only step with network.
+     * Heartbeats carry the installer's latest line, so a long install shows progress in the Web UI.
+     */
+    async prepareEnvironment(request: {
+      snapshotId: string;
+      choice: EnvironmentRequest['choice'];
+      workflowId: string;
+      runId: string;
+    }): Promise<PreparedEnvironment | null> {
+      const context = Context.current();
+      let lastLine = '';
+      const ticker = setInterval(() => context.heartbeat({ lastLine }), 5_000);
+      try {
+        return await translateFailures(() =>
+          host.environments.prepare(
+            {
+              snapshotId: request.snapshotId,
+              choice: request.choice,
+              owner: { workflowId: request.workflowId, runId: request.runId, host: host.options.hostId, scope: host.options.scope },
+            },
+            {
+            onLine: (line) => {
+              lastLine = line.slice(0, 300);
+              context.heartbeat({ lastLine });
+            },
+            signal: context.cancellationSignal,
+            },
+          ),
+        );
+      } finally {
+        clearInterval(ticker);
+      }
     },
     async runTool(request: ToolRequest): Promise<ToolOutcome> {
       return translateFailures(() => host.runTool(request, execHooks()));

@@ -1,7 +1,7 @@
 // `npm run bench`: what durability costs and what it saves, measured side by side in one run on
 // the real Temporal dev server, real Docker and the real Anthropic SDK talking to the fake API.
 // Prints ratios first, then every figure as min/median/max, and saves the same as JSON.
-//   npm run bench                        all five sections, saved to bench/results/latest.json
+//   npm run bench                        all six sections, saved to bench/results/latest.json
 //   npm run bench -- overhead history    some sections only (not saved)
 //   BENCH_REPETITIONS=7 npm run bench    more repetitions (at least 5)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { availableParallelism, cpus, platform, release, totalmem } from 'node:os
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchEnvironment } from './environment.js';
+import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import { formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
 import { formatSandboxCost, measureSandboxCost, type SandboxCostResult } from './sandboxCost.js';
@@ -22,9 +23,10 @@ interface Results {
   history?: HistoryGrowthResult;
   tokens?: TokenEconomyResult;
   throughput?: ThroughputResult;
+  environment?: EnvironmentBuildResult;
 }
 type Section = keyof Results;
-const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput'];
+const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'environment'];
 
 const started = performance.now();
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5);
@@ -54,6 +56,7 @@ try {
     if (section === 'history') results.history = await measureHistoryGrowth(env, repetitions);
     if (section === 'tokens') results.tokens = await measureTokenEconomy(env, repetitions);
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
+    if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
 } finally {
@@ -75,6 +78,7 @@ const lines = [
   ...(results.history ? [...formatHistoryGrowth(results.history), ''] : []),
   ...(results.tokens ? [...formatTokenEconomy(results.tokens), ''] : []),
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
+  ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
   `total: ${number(totalSeconds)} s (${number(totalSeconds / 60)} min; the limit is 15 min; scripts/setup.sh before it is not counted)`,
 ];
 console.log(lines.join('\n'));
@@ -86,7 +90,7 @@ if (chosen.length === sections.length) {
   console.log(`saved to ${file}`);
 }
 
-function summary({ overhead, sandbox, history, tokens, throughput }: Results): string[] {
+function summary({ overhead, sandbox, history, tokens, throughput, environment }: Results): string[] {
   const lines: string[] = [];
   if (overhead) {
     lines.push(
@@ -124,6 +128,12 @@ function summary({ overhead, sandbox, history, tokens, throughput }: Results): s
     const last = throughput.points.at(-1);
     const scaling = first && last ? ` (${number(last.wholeRuns.median / first.wholeRuns.median)}× from ${first.concurrentRuns} to ${last.concurrentRuns} runs)` : '';
     lines.push(`5. Iterations per second over whole runs: ${rates} concurrent runs${scaling}.`);
+  }
+  if (environment) {
+    const kinds = environment.fixtures
+      .map((cost) => `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`)
+      .join('; ');
+    lines.push(`6. Environment step: ${kinds}.`);
   }
   return lines;
 }

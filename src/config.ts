@@ -1,6 +1,6 @@
 // Settings from the environment, validated once, with defaults that work on a fresh machine.
 import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -21,6 +21,7 @@ const environmentSchema = z.object({
   DURABLE_DEBUGGER_SANDBOX_IMAGE: z.string().min(1).default('durable-debugger-sandbox:1'),
   DURABLE_DEBUGGER_WORKSPACES: z.string().min(1).optional(),
   DURABLE_DEBUGGER_STORE: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_TOOLCHAIN: z.string().min(1).optional(),
   DURABLE_DEBUGGER_HOST_ID: z
     .string()
     .regex(/^[a-zA-Z0-9._-]+$/, 'use letters, digits, dots, dashes and underscores')
@@ -45,6 +46,8 @@ export interface Config {
   sandboxImage: string;
   workspaceRoot: string;
   storeRoot: string;
+  /** Where the environment step keeps pip's wheel and the node/npm packages (fetched once per machine). */
+  toolchainDir: string;
   hostId: string;
   anthropic: { apiKey: string | undefined; baseURL: string | undefined; model: string; timeoutMs: number };
 }
@@ -75,6 +78,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
     workspaceRoot,
     storeRoot: resolve(env.DURABLE_DEBUGGER_STORE ?? join(home, 'store')),
+    toolchainDir: resolve(env.DURABLE_DEBUGGER_TOOLCHAIN ?? join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain')),
     // Stable across restarts of the same worker, distinct for workers with different workspace roots.
     hostId: env.DURABLE_DEBUGGER_HOST_ID ?? `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     anthropic: {

@@ -105,6 +105,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     hostId: config.hostId,
     image: config.sandboxImage,
     scope,
+    environmentRoot: join(config.home, 'environment-builds'),
+    toolchainDir: config.toolchainDir,
   });
   const clientConnection = await Connection.connect({ address: options.address });
   await ensureSearchAttributes(clientConnection, config.namespace);

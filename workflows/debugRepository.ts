@@ -14,6 +14,7 @@ import {
   CancellationScope,
   isCancellation,
   ContinueAsNew,
+  patched,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -54,7 +55,8 @@ import { continueAsNewHistoryBytes, conversationByteBudget, dropOldestRecords, j
 import * as prompts from '../src/agent/prompts.js';
 import { statusFor, type DebugReport, type PatchForReport } from '../src/agent/report.js';
 import type { RunState, RunStatusView } from '../src/agent/runState.js';
-import { sandboxNeedsPrepare, type SandboxSettings, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
+import { sandboxNeedsPrepare, type RepositorySnapshot, type SandboxSettings, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
+import { describeEnvironment, environmentFailure, environmentForSandbox } from '../src/agent/environment.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { testsFailed, verifyFix, type TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall, type ParsedToolCall } from '../src/agent/tools.js';
@@ -91,6 +93,23 @@ function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
     heartbeatTimeout: '20 seconds',
     retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: [sandboxNeedsPrepare] },
   });
+}
+
+/** The environment step: long (installs), with heartbeats carrying the installer's output; a failed install is not retried. */
+function environmentActivities(hostTaskQueue: string) {
+  return proxyActivities<HostActivities>({
+    taskQueue: hostTaskQueue,
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '5 seconds', maximumAttempts: 3, nonRetryableErrorTypes: [environmentFailure, 'InvalidInput'] },
+  });
+}
+
+/** The message of an environment that could not be made; anything else is not handled here. */
+function environmentFailureMessage(error: unknown): string {
+  if (isFailureOfType(error, environmentFailure)) return (error as ActivityFailure).cause?.message ?? 'the environment could not be made';
+  throw error;
 }
 
 export interface CarriedState {
@@ -223,7 +242,11 @@ class DebugRun {
       state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
     }
     const snapshot = state.snapshot;
-    if (!state.sandbox) await this.moveSandbox();
+    if (!state.sandbox) {
+      // A repository whose dependencies cannot be installed ends here, before any model call.
+      const failure = await this.moveSandbox().then(() => null, environmentFailureMessage);
+      if (failure) return this.finish({ condition: 'environment_error', detail: failure });
+    }
 
     if (!state.baseline) {
       this.setPhase('baseline');
@@ -573,7 +596,20 @@ class DebugRun {
   /** Places the sandbox on whichever worker answers, and prepares it there. */
   private async moveSandbox(): Promise<void> {
     await this.claimSandboxHost();
+    // Runs started before the environment step existed replay without it.
+    if (patched('environment-step')) await this.prepareEnvironment();
     await this.prepareSandbox();
+  }
+
+  /** Builds or reuses the image with the repository's dependencies, on the sandbox's host (the only step with network). */
+  private async prepareEnvironment(): Promise<void> {
+    const placement = this.state.sandbox as NonNullable<RunState['sandbox']>;
+    const info = workflowInfo();
+    this.state.environment = await environmentActivities(placement.taskQueue).prepareEnvironment.executeWithOptions(
+      { summary: `environment · ${this.input.environment ? 'as the run input names it' : (this.state.snapshot?.environment ?? 'none needed')} · on ${placement.host}` },
+      [{ snapshotId: (this.state.snapshot as RepositorySnapshot).snapshotId, choice: this.input.environment ?? {}, workflowId: info.workflowId, runId: info.runId }],
+    );
+    setCurrentDetails(describeEnvironment(this.state.environment));
   }
 
   /** The worker that answers on the shared task queue becomes the sandbox's host. */
@@ -601,7 +637,7 @@ class DebugRun {
       try {
         const prepared = await hostActivities(current.taskQueue, 60).prepareSandbox.executeWithOptions(
           { summary: `prepare the sandbox on ${current.host}` },
-          [{ sandboxId: current.sandboxId, workflowId: info.workflowId, runId: info.runId, log: workspace, limits: this.input.sandbox }],
+          [{ sandboxId: current.sandboxId, workflowId: info.workflowId, runId: info.runId, log: workspace, limits: this.input.sandbox, environment: environmentForSandbox(this.state.environment) }],
         );
         if (prepared.rebuiltBecause) setCurrentDetails(`sandbox rebuilt: ${prepared.rebuiltBecause}`);
         return;
@@ -637,7 +673,7 @@ class DebugRun {
     const status = statusFor(stop.condition);
     const problems: string[] = [];
     let testsAfter: TestSummary | null = null;
-    if (stop.condition !== 'no_failing_tests' && workspace) {
+    if (stop.condition !== 'no_failing_tests' && stop.condition !== 'environment_error' && workspace) {
       // Only the workflow's own run of the whole suite counts, never the model's run_tests.
       testsAfter =
         state.lastSuiteRun && state.lastSuiteRun.digest === workspace.digest
@@ -683,6 +719,7 @@ class DebugRun {
       compactions: state.compactions,
       resumedFrom: state.resumedFrom,
       problems,
+      environment: state.environment ?? null,
     };
   }
 
@@ -732,6 +769,7 @@ class DebugRun {
       workflowRuns: state.workflowRuns,
       stopRequested: state.stopRequested,
       awaitingApproval: this.approval.awaiting,
+      environment: state.environment,
     };
   }
 }

@@ -129,6 +129,7 @@ const conditionOf: Record<RunStatus, StopCondition> = {
   budget_exhausted: 'max_iterations',
   stopped: 'stop_signal',
   error: 'model_error',
+  environment_error: 'environment_error',
 };
 
 /**

@@ -24,7 +24,8 @@ export type StopCondition =
   | 'model_error'
   /** The run could not go on (its sandbox or its worker kept failing); it still reports. */
   | 'internal_error'
-  | 'not_approved';
+  | 'not_approved'
+  | 'environment_error';
 
 export interface Stop {
   condition: StopCondition;

@@ -27,6 +27,13 @@ export const debugInputSchema = z.strictObject({
   repo: z.string().min(1, 'repo must be the path of the repository to debug'),
   goal: z.string().min(1).optional(),
   testCommand: z.string().min(1).optional(),
+  /** The repository's environment, overriding its durable-debugger.json: an image, and/or setup commands run once with network. */
+  environment: z
+    .strictObject({
+      image: z.string().min(1).optional(),
+      setup: z.array(z.string().min(1)).min(1).optional(),
+    })
+    .optional(),
   model: z.string().min(1).optional(),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
   /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */

@@ -1,8 +1,9 @@
 // The run's result: what a person reads at the end, and what `result --json` prints.
 import type { StopCondition, TokenUsage } from './budgets.js';
+import type { PreparedEnvironment } from './environment.js';
 import type { TestSummary } from './testResults.js';
 
-export type RunStatus = 'fixed' | 'not_fixed' | 'not_approved' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error';
+export type RunStatus = 'fixed' | 'not_fixed' | 'not_approved' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error' | 'environment_error';
 
 export interface ToolCallRecord {
   iteration: number;
@@ -51,6 +52,8 @@ export interface DebugReport {
   /** Runs with several attempts: every attempt, and which one was kept (its fix is this report's). */
   attempts?: AttemptSummary[];
   chosenAttempt?: number | null;
+  /** The environment the sandbox ran (dependencies installed, or reused); null for the plain sandbox image. */
+  environment?: PreparedEnvironment | null;
 }
 
 /** One attempt as the parent's report lists it. */
@@ -102,6 +105,8 @@ export function statusFor(condition: StopCondition): RunStatus {
       return 'error';
     case 'not_approved':
       return 'not_approved';
+    case 'environment_error':
+      return 'environment_error';
     default:
       return 'not_fixed';
   }

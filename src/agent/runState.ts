@@ -2,6 +2,7 @@
 // and is what the `status` query shows.
 import type { TokenUsage } from './budgets.js';
 import type { Message } from './conversation.js';
+import type { PreparedEnvironment } from './environment.js';
 import type { Budgets } from './input.js';
 import type { ToolCallRecord } from './report.js';
 import type { RepositorySnapshot } from './sandboxProtocol.js';
@@ -34,6 +35,8 @@ export interface RunState {
   snapshot?: RepositorySnapshot;
   workspace?: WorkspaceLog;
   sandbox?: SandboxPlacement;
+  /** The environment image the sandbox runs (null: the base image as it is). */
+  environment?: PreparedEnvironment | null;
   baseline?: TestSummary;
   /** The workflow's latest run of the whole test suite (baseline, verification), never the model's run_tests. */
   lastSuiteRun?: { digest: string; summary: TestSummary };
@@ -86,6 +89,7 @@ export interface RunStatusView {
   awaitingApproval?: { patch: string; since: number } | null;
   /** A run with several attempts: its children (their own status queries give the live details). */
   attempts?: AttemptProgress[];
+  environment?: PreparedEnvironment | null;
 }
 
 export interface AttemptProgress {

@@ -11,6 +11,8 @@ export interface RepositorySnapshot {
   fileCount: number;
   totalBytes: number;
   testCommand: string;
+  /** What the environment step will install, read from the manifests ("python · pip install -r requirements.txt"). */
+  environment?: string;
 }
 
 export interface SandboxSettings {
@@ -27,6 +29,8 @@ export interface PrepareSandboxRequest {
   runId: string;
   log: WorkspaceLog;
   limits: SandboxLimits;
+  /** The environment image (with its variables) the container runs; the base image when absent. */
+  environment?: { image: string; containerEnv: string[] };
 }
 
 export interface PrepareSandboxResult {

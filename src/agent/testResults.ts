@@ -11,13 +11,36 @@ export interface TestSummary {
   timedOut: boolean;
   /** False when no known summary line was found: then only the exit code counts. */
   recognized: boolean;
+  /** A module the tests could not import (not installed, or misspelt), when the output names one. */
+  missingModule?: string;
 }
 
-export function summarizeTestOutput(output: string, exitCode: number | null, timedOut = false): TestSummary {
+export function summarizeTestOutput(rawOutput: string, exitCode: number | null, timedOut = false): TestSummary {
+  // Runners forced into colour (pytest's --color=yes in addopts, FORCE_COLOR) still get summarised.
+  const output = stripAnsi(rawOutput);
   const summary =
-    parsePytest(output) ?? parseCargo(output) ?? parseNode(output) ?? parseGo(output) ?? parsePlainCounts(output);
-  if (summary) return { ...summary, exitCode, timedOut, recognized: true };
-  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false };
+    parsePytest(output) ??
+    parseCargo(output) ??
+    parseNode(output) ??
+    parseVitest(output) ??
+    parseJest(output) ??
+    parseMocha(output) ??
+    parseGo(output) ??
+    parsePlainCounts(output);
+  const missing = missingModuleIn(output);
+  const extra = missing ? { missingModule: missing } : {};
+  if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
+  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
+}
+
+/** The third-party module an import failed on (Python or Node); relative paths are the code's own. */
+export function missingModuleIn(output: string): string | undefined {
+  const match =
+    output.match(/ModuleNotFoundError: No module named '([^']+)'/) ??
+    output.match(/Cannot find (?:module|package) '([^']+)'/) ??
+    output.match(/Failed to (?:resolve|load url) (?:import )?"?([^"\s]+)"?/);
+  const name = match?.[1];
+  return name && !name.startsWith('.') && !name.startsWith('/') ? name : undefined;
 }
 
 /** True when the run as a whole failed: a failing test, a timeout, or a crash with no counts. */
@@ -29,12 +52,15 @@ export function testsFailed(summary: TestSummary): boolean {
 
 export function formatTestSummary(summary: TestSummary): string {
   if (summary.timedOut) return 'Tests: TIMED OUT before finishing.';
+  const missing = summary.missingModule
+    ? `\nThe tests could not import "${summary.missingModule}": no such module is installed in the sandbox's environment or present in the workspace (dependencies come from requirements*.txt, pyproject.toml, setup.cfg or package.json, or from setup commands in durable-debugger.json).`
+    : '';
   if (!summary.recognized) {
-    return `Tests: exit code ${summary.exitCode}; no test summary was recognized in the output.`;
+    return `Tests: exit code ${summary.exitCode}; no test summary was recognized in the output.${missing}`;
   }
   const parts = [`${summary.passed} passed`, `${summary.failed} failed`];
   if (summary.skipped) parts.push(`${summary.skipped} skipped`);
-  const head = `Tests: ${parts.join(', ')} (exit code ${summary.exitCode}).`;
+  const head = `Tests: ${parts.join(', ')} (exit code ${summary.exitCode}).${missing}`;
   if (summary.failing.length === 0) return head;
   return `${head}\nFailing:\n${summary.failing.map((name) => `  - ${name}`).join('\n')}`;
 }
@@ -83,6 +109,51 @@ function parseNode(output: string): Counts | null {
     skipped: count(output, /^(?:#|ℹ) skipped (\d+)/m),
     failing: unique(failing),
   };
+}
+
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g, '');
+}
+
+function parseVitest(output: string): Counts | null {
+  // "      Tests  1 failed | 4 passed | 1 skipped (6)"
+  const line = [...output.matchAll(/^\s*Tests\s{2,}(.*\(\d+\))\s*$/gm)].pop()?.[1];
+  if (!line) return null;
+  const failing = [...output.matchAll(/^\s*FAIL\s+(.+? > .+?)\s*$/gm)].map((match) => (match[1] as string).replace(/\s+\[.*\]$/, ''));
+  return {
+    passed: count(line, /(\d+) passed/),
+    failed: count(line, /(\d+) failed/),
+    skipped: count(line, /(\d+) skipped/) + count(line, /(\d+) todo/),
+    failing: unique(failing),
+  };
+}
+
+function parseJest(output: string): Counts | null {
+  // "Tests:       1 failed, 4 passed, 5 total"
+  const line = [...output.matchAll(/^Tests:\s+(.*\d+ total)\s*$/gm)].pop()?.[1];
+  if (!line) return null;
+  const failing = [...output.matchAll(/^\s*● (.+?)\s*$/gm)].map((match) => match[1] as string).filter((name) => !/^Console$|^Test suite failed to run$/.test(name));
+  return {
+    passed: count(line, /(\d+) passed/),
+    failed: count(line, /(\d+) failed/),
+    skipped: count(line, /(\d+) skipped/) + count(line, /(\d+) todo/),
+    failing: unique(failing),
+  };
+}
+
+function parseMocha(output: string): Counts | null {
+  // "  2 passing (10ms)", "  1 failing", "  1 pending", then "  1) suite\n       test:" per failure.
+  const passing = output.match(/^\s*(\d+) passing \(/m);
+  if (!passing) return null;
+  const failedCount = count(output, /^\s*(\d+) failing$/m);
+  const failing: string[] = [];
+  const afterSummary = output.slice(output.search(/^\s*\d+ failing$/m) >= 0 ? output.search(/^\s*\d+ failing$/m) : output.length);
+  for (const match of afterSummary.matchAll(/^ {2}\d+\) (.+)\n((?: {5,}.+\n)*?) {5,}(.+):$/gm)) {
+    const parts = [match[1] as string, ...(match[2] ?? '').split('\n').map((part) => part.trim()).filter(Boolean), match[3] as string];
+    failing.push(parts.map((part) => part.trim()).join(' '));
+  }
+  return { passed: Number(passing[1]), failed: failedCount, skipped: count(output, /^\s*(\d+) pending$/m), failing: unique(failing) };
 }
 
 function parseGo(output: string): Counts | null {

@@ -8,6 +8,7 @@ import type { DebugReport } from '../agent/report.js';
 import type { RunStatusView } from '../agent/runState.js';
 import { describeToolCall } from '../agent/tools.js';
 import { statusQuery, transcriptQuery } from '../temporal/definitions.js';
+import { describeEnvironment } from '../agent/environment.js';
 
 export interface FollowOptions {
   json: boolean;
@@ -24,6 +25,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   let lastStatusKey = '';
   let shownApproval = 0;
   const shownAttempts = new Map<number, string>();
+  let environmentShown = false;
   const clearTransient = () => {
     if (transient) out.write('\r\x1b[2K');
     transient = false;
@@ -34,6 +36,10 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   };
 
   const printNew = (messages: Message[], status: RunStatusView | null) => {
+    if (!options.json && !environmentShown && status?.environment !== undefined && status.phase !== 'preparing') {
+      environmentShown = true;
+      print(pc.dim(describeEnvironment(status.environment)));
+    }
     for (const [index, message] of messages.entries()) {
       if (index < printedMessages) continue;
       if (options.json) {

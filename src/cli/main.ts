@@ -8,6 +8,7 @@ import type { DebugReport } from '../agent/report.js';
 import { startDebugRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
 import { reapOrphans } from '../reaper.js';
+import { listEnvironmentImages, pruneEnvironmentImages } from '../sandbox/environmentImages.js';
 import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
@@ -53,6 +54,8 @@ interface RunOptions {
   commandTimeout?: number;
   allowTestEdits?: boolean;
   allowCommands?: boolean;
+  envImage?: string;
+  setup?: string[];
   id?: string;
   json?: boolean;
   apply?: boolean;
@@ -79,6 +82,8 @@ function runOptions(command: Command): Command {
     .option('--approve', 'after a verified fix, wait for `approve <id>` or `reject <id> "feedback"` before ending')
     .option('--approval-timeout <minutes>', 'with --approve: end as not_approved after this long without an answer', positiveNumber)
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
+    .option('--env-image <image>', 'the image the sandbox runs (instead of building one from the repository’s manifests)')
+    .option('--setup <command>', 'a setup command run once with network to make the environment (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--json', 'print JSON lines instead of text');
 }
 
@@ -115,6 +120,9 @@ function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.firstWins ? { firstWins: true } : {}),
     ...(options.approve ? { approve: true } : {}),
     ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
+    ...(options.envImage || options.setup?.length
+      ? { environment: { ...(options.envImage ? { image: options.envImage } : {}), ...(options.setup?.length ? { setup: options.setup } : {}) } }
+      : {}),
   };
 }
 
@@ -407,6 +415,34 @@ program
       if (reaped.length === 0) console.log('Nothing to reap.');
     }),
   );
+
+const env = program.command('env').description('the environment images (dependencies installed for a repository, cached by their manifests)');
+env
+  .command('list')
+  .description('list the environment images on this Docker engine')
+  .option('--json', 'print JSON lines')
+  .action(async (options: { json?: boolean }) => {
+    const images = await listEnvironmentImages(connectDocker());
+    for (const info of images) {
+      if (options.json) {
+        console.log(JSON.stringify(info));
+        continue;
+      }
+      const packages = info.packages === null ? '' : `, ${info.packages} packages`;
+      const used = info.usedBy ? pc.yellow(` · in use by ${info.usedBy} container(s)`) : '';
+      console.log(`${pc.bold(info.image)}  ${info.description ?? info.kind ?? ''}${packages} · ${(info.sizeBytes / 1e6).toFixed(0)} MB · ${info.createdAt.toISOString()}${used}`);
+    }
+    if (!options.json && images.length === 0) console.log('No environment images.');
+  });
+env
+  .command('prune')
+  .description('remove environment images that no container uses (the next run of their repository builds again)')
+  .option('--older-than-days <n>', 'only images built more than n days ago', positiveNumber)
+  .action(async (options: { olderThanDays?: number }) => {
+    const removed = await pruneEnvironmentImages(connectDocker(), { olderThanMs: (options.olderThanDays ?? 0) * 86_400_000 });
+    for (const info of removed) console.log(`removed ${info.image} (${(info.sizeBytes / 1e6).toFixed(0)} MB)`);
+    if (removed.length === 0) console.log('Nothing to prune.');
+  });
 
 program
   .command('worker')

@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pc from 'picocolors';
+import { describeEnvironment } from '../agent/environment.js';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
@@ -27,6 +28,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
+  if (report.environment !== undefined) lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.attempts) {
     lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`);
@@ -53,6 +55,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
 function describeTests(summary: TestSummary | null): string {
   if (!summary) return 'not run';
   if (summary.timedOut) return 'timed out';
+  if (summary.missingModule) return `could not import ${summary.missingModule} (exit code ${summary.exitCode})`;
   if (!summary.recognized) return `exit code ${summary.exitCode}`;
   return `${summary.passed} passed, ${summary.failed} failed`;
 }

@@ -17,6 +17,8 @@ export interface FixtureMeta {
   input?: Partial<DebugInputJson>;
   /** Tool calls the run must report as failed (is_error), by tool name in order; none when absent. */
   toolErrors?: string[];
+  /** The environment the run must build or reuse for the repository's dependencies (none when absent). */
+  environment?: 'python' | 'node';
   /** Texts that must each appear in some tool result sent back to the model. */
   observations?: string[];
 }

@@ -42,6 +42,8 @@ export interface ContainerSpec {
   image: string;
   workspaceDir: string;
   limits: SandboxLimits;
+  /** Variables the image's environment needs (see the environment step). */
+  env?: string[];
   labels: { workflowId: string; runId: string; host: string; scope: string };
 }
 
@@ -56,7 +58,8 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
     User: '65534:65534',
     WorkingDir: workspaceMountPoint,
     Hostname: 'sandbox',
-    Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin'],
+    // Test runners print plain text: their summaries are parsed.
+    Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'NO_COLOR=1', 'FORCE_COLOR=0', ...(spec.env ?? [])],
     Labels: {
       [labels.project]: projectLabel,
       [labels.sandboxId]: spec.sandboxId,
@@ -66,7 +69,8 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
       [labels.scope]: spec.labels.scope,
       [labels.created]: new Date().toISOString(),
     },
-    NetworkDisabled: true,
+    // Network mode none: loopback only. (NetworkDisabled would also leave /etc/hosts empty, and
+    // test runners that serve on `localhost`, such as vitest, could not start.)
     HostConfig: {
       NetworkMode: 'none',
       Memory: spec.limits.memoryMb * megabyte,

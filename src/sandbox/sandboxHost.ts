@@ -1,7 +1,7 @@
 // The sandboxes of one worker host: their containers and workspace folders. Activities call
 // this; it knows nothing of Temporal.
-import { lstat, readFile, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import type Docker from 'dockerode';
 import type {
@@ -22,6 +22,8 @@ import {
   removeContainer,
   type SandboxUser,
 } from './container.js';
+import { EnvironmentBuilder } from './environmentImage.js';
+import { EnvironmentConfigError, manifestCandidates, planEnvironment, type EnvironmentPlan } from './environmentPlan.js';
 import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { removeFolder } from './ownerAccess.js';
@@ -66,6 +68,10 @@ export interface SandboxHostOptions {
   image: string;
   /** Names the Temporal server and namespace, so the reaper only removes what belongs to it. */
   scope: string;
+  /** Where environment builds keep their inputs (default: beside the workspace root). */
+  environmentRoot?: string;
+  /** Where the environment toolchains are kept (default: ~/.cache/durable-debugger/toolchain). */
+  toolchainDir?: string;
 }
 
 export class SandboxHost {
@@ -74,9 +80,18 @@ export class SandboxHost {
   /** Results of mutating calls already applied, so that a retried activity is a no-op. */
   private readonly journals = new Map<string, Map<string, JournalEntry>>();
 
+  readonly environments: EnvironmentBuilder;
+
   constructor(readonly options: SandboxHostOptions) {
     const uid = process.getuid?.() ?? 1000;
     this.user = uid === 0 ? { uid: 1000, gid: 1000 } : { uid, gid: process.getgid?.() ?? uid };
+    this.environments = new EnvironmentBuilder({
+      docker: options.docker,
+      store: options.store,
+      baseImage: options.image,
+      home: options.environmentRoot ?? join(dirname(resolve(options.workspaceRoot)), 'environment-builds'),
+      toolchainDir: options.toolchainDir,
+    });
   }
 
   /** Reads a repository into the content store. */
@@ -105,14 +120,34 @@ export class SandboxHost {
     await this.options.store.putTree(tree);
     const files = tree.entries.map((entry) => entry.path);
     const packageJson = files.includes('package.json') ? await readFile(join(root, 'package.json'), 'utf8') : null;
-    const command = testCommand ?? detectTestCommand(files, packageJson);
+    // The repository's own choice (durable-debugger.json), then its environment's (npm test), then detection.
+    const environment = await this.environmentPlanOf(root, files);
+    const command = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
     if (!command) {
       throw new RepositoryInputError(
         `testCommand: no test command could be detected in "${repo}" (looked for pytest, package.json, node test files, go.mod, Cargo.toml); pass testCommand`,
       );
     }
     const totalBytes = tree.entries.reduce((sum, entry) => sum + (entry.kind === 'file' ? entry.size : 0), 0);
-    return { snapshotId: tree.digest, repositoryName: basename(root), fileCount: files.length, totalBytes, testCommand: command };
+    return {
+      snapshotId: tree.digest,
+      repositoryName: basename(root),
+      fileCount: files.length,
+      totalBytes,
+      testCommand: command,
+      ...(environment ? { environment: environment.description } : {}),
+    };
+  }
+
+  private async environmentPlanOf(root: string, files: string[]): Promise<EnvironmentPlan | null> {
+    const manifests: Record<string, string> = {};
+    for (const path of manifestCandidates(files)) manifests[path] = await readFile(join(root, path), 'utf8');
+    try {
+      return planEnvironment(files, manifests);
+    } catch (error) {
+      if (error instanceof EnvironmentConfigError) throw new RepositoryInputError(`repo: ${error.message}`);
+      throw error;
+    }
   }
 
   private folder(sandboxId: string): WorkspaceFolder {
@@ -158,7 +193,8 @@ export class SandboxHost {
     if (!usable) {
       await createSandboxContainer(docker, {
         sandboxId: request.sandboxId,
-        image: this.options.image,
+        image: request.environment?.image ?? this.options.image,
+        env: request.environment?.containerEnv,
         workspaceDir: folder.path,
         limits: request.limits,
         labels: { workflowId: request.workflowId, runId: request.runId, host: this.options.hostId, scope: this.options.scope },

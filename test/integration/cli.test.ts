@@ -122,3 +122,13 @@ test('list shows recent runs with their status, iterations and cost', async () =
   assert.equal(resumed?.status, 'fixed');
   assert.equal(resumed?.iterations, 6);
 });
+
+test('repositories with dependencies through `run`: each environment fixture ends fixed, and the output says how its environment was made', { timeout: 900_000 }, async () => {
+  for (const name of ['16_pyproject_dependencies', '17_requirements_pytest_asyncio', '18_ts_vitest', '19_js_node_test_semver']) {
+    const { code, output } = await cli(['run', `fixtures/${name}`, '--id', `cli-environment-${name}-${process.pid}`]).done;
+    assert.equal(code, 0, output);
+    assert.match(output, /Status: fixed/);
+    assert.match(output, /environment: (built in \d+ s|reused) \((python|node), \d+ packages\)/);
+    assert.match(output, /Environment: (built in \d+ s|reused) \(/);
+  }
+});

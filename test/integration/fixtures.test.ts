@@ -53,12 +53,14 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
       const { report } = await runToReport(server, worker.taskQueue, fixtureInput(fixture), `fixture-${fixture.name}-${process.pid}`);
       const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
+      if (process.env.DEBUG_FIXTURE) console.error(JSON.stringify({ before: report.testsBefore, after: report.testsAfter, results: toolResultsSent(requests).map((text) => text.slice(0, 1500)) }, null, 1));
       assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
       assert.deepEqual(
         requests.filter((request) => request.status === 400 && request.fault === null).map((request) => request.error),
         [],
         'a request broke the API’s rules',
       );
+      assert.equal(report.environment?.kind, fixture.meta.environment, 'the environment the run used');
       if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
 
       const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
@@ -133,8 +135,10 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     await cp(fixture.path, copy, { recursive: true });
     await writeFile(join(copy, 'fix.patch'), report.patch);
     execFileSync('git', ['apply', '--verbose', 'fix.patch'], { cwd: copy, stdio: 'pipe' });
-    const [command, args] =
-      fixture.meta.language === 'python'
+    // A repository with dependencies runs in its environment image (without network), not on the host.
+    const [command, args] = report.environment
+      ? ['docker', ['run', '--rm', '--network', 'none', '-e', 'NO_COLOR=1', '-e', 'HOME=/tmp', '-v', `${copy}:/workspace`, '-w', '/workspace', report.environment.image, 'sh', '-c', report.testCommand as string]]
+      : fixture.meta.language === 'python'
         ? ['python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider']]
         : [process.execPath, ['--test']];
     let output: string;

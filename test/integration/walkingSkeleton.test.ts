@@ -60,7 +60,7 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
 
   // The workflow ran the tests itself after finish (verification), then built the patch.
   const activities = await activityTypes(handle);
-  assert.deepEqual(activities.slice(0, 4), ['snapshotRepository', 'claimSandboxHost', 'prepareSandbox', 'runTestSuite']);
+  assert.deepEqual(activities.slice(0, 5), ['snapshotRepository', 'claimSandboxHost', 'prepareEnvironment', 'prepareSandbox', 'runTestSuite']);
   const lastModelCall = activities.lastIndexOf('callModel');
   assert.deepEqual(activities.slice(lastModelCall), ['callModel', 'runTestSuite', 'computePatch', 'destroySandbox']);
 

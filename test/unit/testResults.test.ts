@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarizeTestOutput, verifyFix } from '../../src/agent/testResults.js';
+import { formatTestSummary, summarizeTestOutput, verifyFix } from '../../src/agent/testResults.js';
 
 const pytestFailing = `F....                                                                    [100%]
 =================================== FAILURES ===================================
@@ -49,4 +49,71 @@ test('a fix is verified only when the failing tests pass and nothing else breaks
   assert.deepEqual(broken.newlyFailing, ['test_buggy_code.py::test_single_item']);
   assert.equal(verifyFix(before, summarizeTestOutput('3 passed in 0.02s', 0)).fixed, false, 'tests went missing');
   assert.equal(verifyFix(before, summarizeTestOutput('', null, true)).fixed, false, 'a timeout is not a fix');
+});
+
+test('colour codes are stripped before parsing (pytest with addopts = --color=yes)', () => {
+  const coloured =
+    '\x1b[31mFAILED\x1b[0m tests/test_jobs.py::\x1b[1mtest_first_result\x1b[0m - assert <coroutine>\n' +
+    '\x1b[31m========================= \x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m2 passed\x1b[0m\x1b[31m in 0.05s\x1b[0m\x1b[31m ==========================\x1b[0m';
+  const summary = summarizeTestOutput(coloured, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['tests/test_jobs.py::test_first_result']]);
+});
+
+test('vitest: counts and failing test names (file > suite > test)', () => {
+  const output = ` ❯ test/slug.test.ts (3 tests | 1 failed) 5ms
+   × slugify > drops accents 3ms
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  test/slug.test.ts > slugify > drops accents
+AssertionError: expected 'caf' to be 'cafe'
+
+ Test Files  1 failed (1)
+      Tests  1 failed | 2 passed (3)
+   Start at  10:00:00
+   Duration  300ms`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['test/slug.test.ts > slugify > drops accents']]);
+});
+
+test('jest: counts and failing test names', () => {
+  const output = ` FAIL  test/cart.test.js
+  ● cart › applies the discount once
+
+    expect(received).toBe(expected)
+
+Test Suites: 1 failed, 1 total
+Tests:       1 failed, 3 passed, 4 total
+Snapshots:   0 total`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [3, 1, ['cart › applies the discount once']]);
+});
+
+test('mocha: counts and failing test names', () => {
+  const output = `  newestSatisfying
+    ✔ ignores versions out of range
+    1) picks the newest match
+
+
+  1 passing (8ms)
+  1 failing
+
+  1) newestSatisfying
+       picks the newest match:
+     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual([summary.passed, summary.failed, summary.failing], [1, 1, ['newestSatisfying picks the newest match']]);
+});
+
+test('a test run that cannot import a dependency says which one', () => {
+  const pytest = summarizeTestOutput(
+    "ImportError while importing test module '/workspace/tests/test_schedule.py'.\nE   ModuleNotFoundError: No module named 'dateutil'\n=========================== short test summary info ============================\nERROR tests/test_schedule.py\n1 error in 0.10s",
+    2,
+  );
+  assert.equal(pytest.missingModule, 'dateutil');
+  assert.match(formatTestSummary(pytest), /could not import "dateutil": no such module is installed/);
+  const node = summarizeTestOutput("Error: Cannot find module 'semver'\nRequire stack:\n- /workspace/src/pick.js", 1);
+  assert.equal(node.missingModule, 'semver');
+  assert.equal(summarizeTestOutput("Error: Cannot find module './pick.js'", 1).missingModule, undefined, 'the code’s own files are not dependencies');
 });

@@ -1,0 +1,317 @@
+// What a repository needs installed before its tests can run, read from its manifests: the
+// repository's own choice first (durable-debugger.json or the run's input), then Python
+// (requirements*.txt, pyproject.toml, setup.cfg, setup.py) and Node (package.json + lockfile).
+// Pure: the caller reads the files; this decides what to install and how.
+import { parse as parseToml } from 'smol-toml';
+
+export const repositoryConfigFile = 'durable-debugger.json';
+
+/** Where the environment puts what it installs: outside /workspace, so the agent never sees it. */
+export const environmentPaths = {
+  venv: '/opt/venv',
+  nodeProject: '/opt/env',
+  /** Node looks for modules in every parent folder of /workspace, so /node_modules is found. */
+  nodeModules: '/node_modules',
+} as const;
+
+export interface EnvironmentChoice {
+  /** An image to use as the environment (or as the base of the setup commands). */
+  image?: string;
+  /** Shell commands run once, with network, in a copy of the repository at /workspace. */
+  setup?: string[];
+  testCommand?: string;
+}
+
+export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image';
+
+export interface EnvironmentPlan {
+  kind: EnvironmentKind;
+  /** For people: "python · pip install -r requirements.txt". */
+  description: string;
+  /** The image to build from; undefined means the sandbox base image. */
+  baseImage?: string;
+  /** Files of the repository the build needs (path → text), copied in read-only. */
+  files: Record<string, string>;
+  /** The build's shell script, run as root with network. */
+  script: string;
+  /** True when the build needs the whole repository (custom setup commands). */
+  needsRepository: boolean;
+  /** Toolchains to bring into the build container. */
+  toolchains: Array<'pip' | 'node'>;
+  testCommand?: string;
+  /** PATH and other variables the sandbox container needs to use what was installed. */
+  containerEnv: string[];
+}
+
+// Commands in the sandbox get PATH=/usr/local/bin:...: the environment puts its tools there.
+const pythonEnv = [`VIRTUAL_ENV=${environmentPaths.venv}`];
+const nodeEnv = ['NPM_CONFIG_OFFLINE=true', 'NPM_CONFIG_UPDATE_NOTIFIER=false', 'NPM_CONFIG_FUND=false', 'NPM_CONFIG_AUDIT=false'];
+
+/** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
+export function manifestCandidates(files: string[]): string[] {
+  const wanted = new Set([
+    repositoryConfigFile,
+    'pyproject.toml',
+    'setup.cfg',
+    'setup.py',
+    'package.json',
+    'package-lock.json',
+    'npm-shrinkwrap.json',
+    'yarn.lock',
+    'pnpm-lock.yaml',
+  ]);
+  return files.filter((path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path));
+}
+
+export class EnvironmentConfigError extends Error {}
+
+/** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
+export function parseRepositoryConfig(text: string | undefined): EnvironmentChoice {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new EnvironmentConfigError(`${repositoryConfigFile} is not valid JSON (${(error as Error).message})`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
+  const record = value as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'testCommand', '$schema'].includes(key));
+  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, testCommand)`);
+  const choice: EnvironmentChoice = {};
+  if (record.image !== undefined) {
+    if (typeof record.image !== 'string' || !record.image.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: image must be an image name`);
+    choice.image = record.image.trim();
+  }
+  if (record.setup !== undefined) {
+    const setup = typeof record.setup === 'string' ? [record.setup] : record.setup;
+    if (!Array.isArray(setup) || !setup.every((line) => typeof line === 'string' && line.trim())) {
+      throw new EnvironmentConfigError(`${repositoryConfigFile}: setup must be a command or a list of commands`);
+    }
+    choice.setup = setup as string[];
+  }
+  if (record.testCommand !== undefined) {
+    if (typeof record.testCommand !== 'string' || !record.testCommand.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
+    choice.testCommand = record.testCommand;
+  }
+  return choice;
+}
+
+/**
+ * The environment a repository needs, or null when the sandbox image already has everything
+ * (no declared dependencies). `choice` (run input) overrides the repository's config file.
+ */
+export function planEnvironment(files: string[], manifests: Record<string, string>, choice: EnvironmentChoice = {}): EnvironmentPlan | null {
+  const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
+  if (chosen.setup?.length) {
+    return {
+      kind: 'custom',
+      description: `setup · ${chosen.setup.join(' && ')}`,
+      baseImage: chosen.image,
+      files: {},
+      script: ['set -e', 'cd /workspace', ...chosen.setup].join('\n'),
+      needsRepository: true,
+      toolchains: [],
+      testCommand: chosen.testCommand,
+      containerEnv: [],
+    };
+  }
+  if (chosen.image) {
+    return {
+      kind: 'image',
+      description: `image · ${chosen.image}`,
+      baseImage: chosen.image,
+      files: {},
+      script: '',
+      needsRepository: false,
+      toolchains: [],
+      testCommand: chosen.testCommand,
+      containerEnv: [],
+    };
+  }
+  const node = planNode(manifests);
+  if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
+  const python = planPython(files, manifests);
+  if (python) return { ...python, testCommand: chosen.testCommand };
+  return null;
+}
+
+function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {
+  return Object.fromEntries(Object.entries(choice).filter(([, value]) => value !== undefined)) as EnvironmentChoice;
+}
+
+function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
+  const text = manifests['package.json'];
+  if (text === undefined) return null;
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const dependencyCount = ['dependencies', 'devDependencies', 'optionalDependencies']
+    .map((field) => Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}).length)
+    .reduce((sum, count) => sum + count, 0);
+  if (dependencyCount === 0) return null;
+  const lockfile = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
+  const install = lockfile ? 'npm ci' : 'npm install';
+  const files: Record<string, string> = { 'package.json': text };
+  if (lockfile) files[lockfile] = manifests[lockfile] as string;
+  const dir = environmentPaths.nodeProject;
+  const script = [
+    'set -e',
+    installNodeToolchain,
+    `mkdir -p ${dir} && cp /env-input/package.json ${lockfile ? `/env-input/${lockfile} ` : ''}${dir}/`,
+    `cd ${dir}`,
+    // Lifecycle scripts of the repository itself would need its sources: dependencies' own scripts still run.
+    `${install} --no-audit --no-fund`,
+    `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
+    `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
+  ].join('\n');
+  const scripts = manifest.scripts as Record<string, unknown> | undefined;
+  const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
+  return {
+    kind: 'node',
+    description: `node · ${install}`,
+    files,
+    script,
+    needsRepository: false,
+    toolchains: ['node'],
+    testCommand: hasTest ? 'npm test' : undefined,
+    containerEnv: nodeEnv,
+  };
+}
+
+/** Copies node and npm from the toolchain folder (packed from the registry on the host) into /usr/local. */
+const installNodeToolchain = [
+  'tar xzf /toolchain/node.tgz -C /tmp',
+  'cp /tmp/package/bin/node /usr/local/bin/node && rm -rf /tmp/package',
+  'mkdir -p /usr/local/lib/node_modules/npm',
+  'tar xzf /toolchain/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm',
+  'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
+  'ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx',
+  'echo "node $(node --version), npm $(npm --version)"',
+].join('\n');
+
+const testExtras = ['test', 'tests', 'testing', 'dev'];
+
+function planPython(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
+  const requirementFiles = Object.keys(manifests)
+    .filter((path) => /^requirements[^/]*\.txt$/.test(path))
+    .sort();
+  const requirements: string[] = [];
+  const sources: string[] = [];
+  const inputFiles: Record<string, string> = {};
+  for (const path of requirementFiles) {
+    // Local paths (-e ., ./pkg) name the project itself: it is made importable another way.
+    const lines = (manifests[path] as string).split('\n').filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line));
+    inputFiles[path] = lines.join('\n');
+    if (lines.some((line) => line.trim() && !line.trim().startsWith('#'))) sources.push(`-r ${path}`);
+  }
+  const pyproject = manifests['pyproject.toml'] !== undefined ? pyprojectRequirements(manifests['pyproject.toml'] as string) : [];
+  if (pyproject.length) sources.push('(pyproject.toml dependencies)');
+  requirements.push(...pyproject);
+  const setupCfg = manifests['setup.cfg'] !== undefined ? setupCfgRequirements(manifests['setup.cfg'] as string) : [];
+  if (setupCfg.length) sources.push('(setup.cfg install_requires)');
+  requirements.push(...setupCfg);
+  const setupPy = manifests['setup.py'] !== undefined ? setupPyRequirements(manifests['setup.py'] as string) : [];
+  if (setupPy.length) sources.push('(setup.py install_requires)');
+  requirements.push(...setupPy);
+  if (sources.length === 0) return null;
+
+  const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
+  if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
+  inputFiles['durable-debugger-requirements.txt'] = requirements.join('\n') + '\n';
+  const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path)) ? '/workspace/src' : '/workspace';
+  const venv = environmentPaths.venv;
+  const script = [
+    'set -e',
+    `python3 -m venv --without-pip ${venv}`,
+    'cd /env-input',
+    // pip runs from its wheel (the base image has no pip), installing into the venv.
+    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`).join(' ')}`,
+    // The project itself, importable as an editable install would make it.
+    `echo ${importRoot} > "$(${venv}/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
+    // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
+    ...['python3', 'python', 'pytest'].map((tool) => `printf '#!/bin/sh\\nexec ${venv}/bin/${tool} "$@"\\n' > /usr/local/bin/${tool} && chmod 755 /usr/local/bin/${tool}`),
+    `echo "packages: $(ls -d ${venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
+  ].join('\n');
+  return {
+    kind: 'python',
+    description: `python · pip install ${sources.join(' ')}`,
+    files: inputFiles,
+    script,
+    needsRepository: false,
+    toolchains: ['pip'],
+    containerEnv: pythonEnv,
+  };
+}
+
+/** What a failed install means for the user, with the installer's last lines. */
+export function explainInstallFailure(description: string, exitCode: number, lastLines: string[]): string {
+  const output = lastLines.join('\n');
+  const unreachable = /Could not fetch URL|NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network is unreachable/i.test(output);
+  const cause = unreachable
+    ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
+    : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
+  return `${cause} The installer's last lines:\n${output}`;
+}
+
+/** PEP 621 dependencies plus the test extras and dependency groups (PEP 735). */
+export function pyprojectRequirements(text: string): string[] {
+  let data: Record<string, unknown>;
+  try {
+    data = parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new EnvironmentConfigError(`pyproject.toml cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const project = (data.project ?? {}) as Record<string, unknown>;
+  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+  const extras = (project['optional-dependencies'] ?? {}) as Record<string, unknown>;
+  const groups = (data['dependency-groups'] ?? {}) as Record<string, unknown>;
+  const name = typeof project.name === 'string' ? normalizeName(project.name) : null;
+  return [
+    ...strings(project.dependencies),
+    ...testExtras.flatMap((extra) => strings(extras[extra])),
+    ...testExtras.flatMap((group) => strings(groups[group])),
+  ].filter((requirement) => !name || normalizeName(requirement.split(/[\s<>=!~;[]/)[0] ?? '') !== name);
+}
+
+function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/[-_.]+/g, '-');
+}
+
+/** install_requires and the test extras of a setup.cfg. */
+export function setupCfgRequirements(text: string): string[] {
+  const result: string[] = [];
+  let section = '';
+  let key = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+[#;].*$/, '');
+    const header = line.match(/^\[(.+)\]\s*$/);
+    if (header) {
+      section = (header[1] as string).trim();
+      key = '';
+      continue;
+    }
+    const assignment = line.match(/^(\S[^=]*?)\s*=\s*(.*)$/);
+    if (assignment) {
+      key = (assignment[1] as string).trim();
+      if (wanted(section, key) && assignment[2]?.trim()) result.push(...(assignment[2] as string).split(';;').map((part) => part.trim()));
+      continue;
+    }
+    if (/^\s+\S/.test(line) && wanted(section, key)) result.push(line.trim());
+  }
+  return result.filter(Boolean);
+
+  function wanted(sectionName: string, keyName: string): boolean {
+    return (sectionName === 'options' && keyName === 'install_requires') || (sectionName === 'options.extras_require' && testExtras.includes(keyName));
+  }
+}
+
+/** The literal install_requires list of a setup.py (best effort: a computed list is not read). */
+export function setupPyRequirements(text: string): string[] {
+  const list = text.match(/install_requires\s*=\s*\[([^\]]*)\]/)?.[1];
+  if (!list) return [];
+  return [...list.matchAll(/["']([^"']+)["']/g)].map((match) => match[1] as string);
+}

@@ -1,0 +1,152 @@
+// The environment step with real Docker, a real Temporal dev server and real registries: a
+// repository's dependencies are installed once in a build container (the only one with
+// network), committed as an image, reused by the next run without any installer running, and
+// used by a sandbox that has no network. A dependency that does not exist ends the run before
+// any model call.
+import assert from 'node:assert/strict';
+import { appendFile, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type Docker from 'dockerode';
+import { connectDocker, labels } from '../../src/sandbox/container.js';
+import { buildContainerPrefix } from '../../src/sandbox/environmentImage.js';
+import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environmentImages.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+
+const docker = connectDocker();
+const fixture = await loadFixture('17_requirements_pytest_asyncio');
+let server: TestServer;
+let worker: TestWorker;
+let scratch: string;
+const imagesToRemove = new Set<string>();
+
+before(async () => {
+  server = await startTestServer();
+  worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: fixture.script } } });
+  scratch = await mkdtemp(join(tmpdir(), 'environment-test-'));
+});
+
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+  await rm(scratch, { recursive: true, force: true });
+  for (const image of imagesToRemove) await docker.getImage(image).remove().catch(() => undefined);
+});
+
+/** What Docker did while `work` ran: build containers created, and each sandbox container of this server as it started. */
+async function watchDocker<T>(work: () => Promise<T>): Promise<{ result: T; builds: string[]; sandboxes: Docker.ContainerInspectInfo[] }> {
+  const builds: string[] = [];
+  const sandboxes: Array<Promise<Docker.ContainerInspectInfo | null>> = [];
+  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['create', 'start'] } })) as NodeJS.ReadableStream & { destroy(): void };
+  let buffered = '';
+  events.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines.filter(Boolean)) {
+      const event = JSON.parse(line) as { Action: string; id: string; Actor: { Attributes: Record<string, string> } };
+      const attributes = event.Actor.Attributes;
+      if (event.Action === 'create' && attributes.name?.startsWith(buildContainerPrefix)) builds.push(attributes.name);
+      if (event.Action === 'start' && attributes[labels.sandboxId] && attributes[labels.scope]?.startsWith(server.address)) {
+        sandboxes.push(docker.getContainer(event.id).inspect().catch(() => null));
+      }
+    }
+  });
+  try {
+    const result = await work();
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the last events may trail the run
+    return { result, builds, sandboxes: (await Promise.all(sandboxes)).filter((info): info is Docker.ContainerInspectInfo => info !== null) };
+  } finally {
+    events.destroy();
+  }
+}
+
+test('dependencies are installed once, with network only at build time; a second run reuses the image and runs no installer', { timeout: 600_000 }, async () => {
+  // A fresh copy whose requirements differ by a comment: its environment cannot be cached yet.
+  const repo = join(scratch, 'fresh', fixture.name);
+  await cp(fixture.path, repo, { recursive: true });
+  await appendFile(join(repo, 'requirements.txt'), `# environment test ${process.pid}-${Date.now()}\n`);
+
+  const first = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-first-${process.pid}`));
+  const report = first.result.report;
+  assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.ok(report.environment, 'the run used an environment');
+  imagesToRemove.add(report.environment.image);
+  assert.equal(report.environment.kind, 'python');
+  assert.equal(report.environment.reused, false);
+  assert.ok((report.environment.packages ?? 0) >= 3, `packages: ${report.environment.packages}`);
+  assert.equal(first.builds.length, 1, 'one build container installed the dependencies');
+  // The tests ran (colour forced by the repository's addopts, yet summarised by name) in a sandbox without network.
+  assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
+  assert.ok(first.sandboxes.length >= 1, 'the sandbox container was seen starting');
+  for (const sandbox of first.sandboxes) {
+    assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+    assert.equal(sandbox.Config.Image, report.environment.image);
+  }
+
+  const second = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-second-${process.pid}`));
+  assert.equal(second.result.report.status, 'fixed');
+  assert.equal(second.result.report.environment?.reused, true);
+  assert.equal(second.result.report.environment?.image, report.environment.image);
+  assert.deepEqual(second.builds, [], 'no installer ran on the second run');
+});
+
+test('a dependency that does not exist ends the run with environment_error and the installer’s message, before any model call', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'missing', 'missing_dependency');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'requirements.txt'), 'durable-debugger-no-such-package-4f1c9a==1.0.0\n');
+  await writeFile(join(repo, 'test_sum.py'), 'def test_sum():\n    assert 1 + 1 == 3\n');
+  const requestsBefore = worker.fake.requests.length;
+
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-missing-${process.pid}`);
+  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.match(report.stopDetail, /durable-debugger-no-such-package-4f1c9a/);
+  assert.match(report.stopDetail, /No matching distribution|Could not find a version/);
+  assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  assert.equal(report.iterations, 0);
+  assert.equal(report.testsBefore, null);
+});
+
+test('env prune removes only environment images no container uses', { timeout: 120_000 }, async () => {
+  const [image] = [...imagesToRemove];
+  assert.ok(image, 'the first test built an image');
+  const listed = (await listEnvironmentImages(docker)).find((info) => info.image === image);
+  assert.equal(listed?.kind, 'python');
+  // Only this test's image is pruned: other environments on the machine are not the test's. A container on the image (even a stopped one) keeps it.
+  const user = await docker.createContainer({ Image: image, Cmd: ['true'], HostConfig: { NetworkMode: 'none' } });
+  try {
+    assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).length === 0, 'an image in use was removed');
+    assert.ok(await docker.getImage(image).inspect());
+  } finally {
+    await user.remove({ force: true });
+  }
+  // Only images at least a day old: this one is kept.
+  assert.ok((await pruneEnvironmentImages(docker, { only: [image], olderThanMs: 86_400_000 })).length === 0);
+  assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).some((info) => info.image === image), 'an unused image was kept');
+  await assert.rejects(docker.getImage(image).inspect());
+});
+
+test('setup commands named in durable-debugger.json run once with the repository at /workspace; what they install is in the sandbox', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'custom', 'custom_setup');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+  await writeFile(join(repo, 'tool.sh'), `#!/bin/sh\necho "tool installed by setup ${process.pid}"\n`);
+  await writeFile(
+    join(repo, 'durable-debugger.json'),
+    JSON.stringify({
+      setup: ['mkdir -p /opt/tools', 'cp /workspace/tool.sh /opt/tools/check', 'chmod 755 /opt/tools/check'],
+      testCommand: '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider',
+    }),
+  );
+  const requestsBefore = worker.fake.requests.length;
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-setup-${process.pid}`);
+  if (report.environment) imagesToRemove.add(report.environment.image);
+  // The test command found the tool only the setup commands made: the baseline passed.
+  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.equal(report.testsBefore?.passed, 1);
+  assert.equal(report.testCommand, '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider');
+  assert.equal(report.environment?.kind, 'custom');
+  assert.equal(worker.fake.requests.length, requestsBefore);
+});
