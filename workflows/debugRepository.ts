@@ -49,6 +49,7 @@ import {
   type ToolResultBlock,
 } from '../src/agent/conversation.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
+import { defaultModelEndpoint, modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
 import * as prompts from '../src/agent/prompts.js';
 import { statusFor, type DebugReport } from '../src/agent/report.js';
 import type { RunState, RunStatusView } from '../src/agent/runState.js';
@@ -72,11 +73,16 @@ const shared = proxyActivities<SharedActivities>({
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] },
 });
 
-const model = proxyActivities<ModelActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
+/** Model calls go to the workers of the run's model endpoint; when none takes them, they wait (and say so). */
+function modelActivities(endpoint: string | undefined) {
+  return proxyActivities<ModelActivities>({
+    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, endpoint),
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}
 
 /** Sandbox activities go to the worker that holds the container; if it is gone, they time out waiting to start. */
 function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
@@ -126,6 +132,8 @@ class DebugRun {
   private iterationAtRunStart: number;
   private preparing: Promise<void> | null = null;
   private markedRunning = false;
+  /** Set while the model call waits for a worker of the run's endpoint. */
+  private waitingFor: string | null = null;
 
   constructor(
     private readonly input: DebugInput,
@@ -244,6 +252,7 @@ class DebugRun {
       try {
         turn = await this.callModel();
       } catch (error) {
+        if (error instanceof StoppedWhileWaiting) return this.finish(error.stop);
         const failure = modelFailure(error);
         if (failure) return this.finish({ condition: 'model_error', detail: failure });
         throw error;
@@ -409,9 +418,8 @@ class DebugRun {
 
   private async callModel(): Promise<ModelCallResult> {
     const state = this.state;
-    const turn = await model.callModel.executeWithOptions(
-      { summary: `iteration ${state.iteration} · model` },
-      [
+    const turn = await this.whenModelWorkerServes(() =>
+      modelActivities(this.input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [
         {
           iteration: state.iteration,
           conversationLength: state.conversation.length,
@@ -422,7 +430,7 @@ class DebugRun {
           thinkingBudgetTokens: this.input.thinkingBudgetTokens,
           temperature: this.input.temperature,
         },
-      ],
+      ]),
     );
     state.modelCalls += 1;
     state.tokens = addUsage(state.tokens, turn.usage);
@@ -440,6 +448,22 @@ class DebugRun {
       `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
     );
     return turn;
+  }
+
+  /** Schedules the model call again for as long as no worker of the run's endpoint takes it; a stop ends the wait. */
+  private async whenModelWorkerServes<T>(call: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const result = await call();
+        this.waitingFor = null;
+        return result;
+      } catch (error) {
+        if (!isScheduleToStartTimeout(error)) throw error;
+        this.waitingFor = waitingForModelWorker(this.input.modelEndpoint, workflowInfo().taskQueue);
+        setCurrentDetails(this.waitingFor);
+        if (this.state.stopRequested) throw new StoppedWhileWaiting({ condition: 'stop_signal', detail: this.state.stopRequested });
+      }
+    }
   }
 
   /**
@@ -713,8 +737,20 @@ class DebugRun {
       testsBefore: state.baseline ?? null,
       workflowRuns: state.workflowRuns,
       stopRequested: state.stopRequested,
+      modelEndpoint: this.input.modelEndpoint ?? defaultModelEndpoint,
+      waitingFor: this.waitingFor,
     };
   }
+}
+
+class StoppedWhileWaiting extends Error {
+  constructor(readonly stop: Stop) {
+    super(stop.detail);
+  }
+}
+
+function isScheduleToStartTimeout(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
 }
 
 function describeRaise(raise: BudgetRaise): string {

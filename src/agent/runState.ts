@@ -68,4 +68,8 @@ export interface RunStatusView {
   testsBefore: TestSummary | null;
   workflowRuns: number;
   stopRequested: string | null;
+  /** Whose workers answer the run's model calls (src/agent/modelEndpoint.ts). */
+  modelEndpoint: string;
+  /** Set while no worker of that endpoint takes the run's model call: what it waits for and what to start. */
+  waitingFor: string | null;
 }
