@@ -338,7 +338,7 @@ program
           ? {
               anthropic: scripted.anthropic,
               modelEndpoint: scriptedModelEndpoint,
-              describeAnswerer: () => 'scripted responses (fixtures/<name>/script.json) played by a local fake Anthropic API: durable-debugger dev --scripted',
+              describeAnswerer: () => 'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev --scripted), not Claude',
             }
           : {},
       );
