@@ -162,6 +162,14 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
   assert.equal(await containersOf(server), 0);
 });
 
+test('`run` without a key, when no worker serves runs without an endpoint, says what to do instead of waiting', async () => {
+  const taskQueue = uniqueTaskQueue('no-key');
+  const result = await runCli(['run', 'fixtures/01_off_by_one'], taskQueue);
+  assert.equal(result.code, 2, result.output);
+  assert.match(result.output, /ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one/);
+  assert.match(result.output, /durable-debugger dev --scripted/);
+});
+
 function runCli(args: string[], taskQueue: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
