@@ -3,7 +3,8 @@
 // without an API key runs them: against `durable-debugger dev --scripted`.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
@@ -111,6 +112,21 @@ test('a bad --input fails the run at once, naming the field', async () => {
     assert.notEqual(result.status, 0, `${id} should fail`);
     assert.match(`${result.stdout}${result.stderr}`, expected, id);
     assert.ok(Date.now() - started < 30_000, `${id} failed at once`);
+  }
+});
+
+test('`dev --scripted` answers fixture runs only, and says so to a run of any other repository', async () => {
+  const copy = await mkdtemp(join(tmpdir(), 'not-a-fixture-'));
+  try {
+    await cp(join(projectRoot, 'fixtures', '01_off_by_one'), copy, { recursive: true });
+    const cli = temporalCliPath(loadConfig());
+    const input = JSON.stringify({ repo: copy });
+    const result = await run(cli, ['workflow', 'execute', '--address', server.address, '--type', 'debugRepository', '--task-queue', 'durable-debugger', '--workflow-id', 'not-a-fixture', '--input', input], {});
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /"status":\s*"error"/);
+    assert.match(result.stdout, /The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures\/ only/);
+  } finally {
+    await rm(copy, { recursive: true, force: true });
   }
 });
 
