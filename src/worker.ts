@@ -93,7 +93,7 @@ export interface RunningWorker {
   modelEndpoint: string | null;
   servesDefaultEndpoint: boolean;
   host: SandboxHost;
-  /** Resolves when both workers stop. */
+  /** Resolves when all its workers (workflows, sandbox host, model endpoints) stop. */
   done: Promise<void>;
   shutdown(): Promise<void>;
 }
