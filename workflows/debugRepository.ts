@@ -461,9 +461,18 @@ class DebugRun {
         if (!isScheduleToStartTimeout(error)) throw error;
         this.waitingFor = waitingForModelWorker(this.input.modelEndpoint, workflowInfo().taskQueue);
         setCurrentDetails(this.waitingFor);
-        if (this.state.stopRequested) throw new StoppedWhileWaiting({ condition: 'stop_signal', detail: this.state.stopRequested });
+        const stop = this.stopWhileWaiting();
+        if (stop) throw new StoppedWhileWaiting(stop);
       }
     }
+  }
+
+  /** A stop signal or the time budget ends a wait for a model worker (the waiting iteration is not spent). */
+  private stopWhileWaiting(): Stop | null {
+    const state = this.state;
+    if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
+    const budgets = { ...state.budgets, maxTokens: undefined, maxCostUsd: undefined };
+    return budgetStop(budgets, { iterations: state.iteration - 1, tokens: state.tokens, costUsd: state.costUsd, elapsedMs: Date.now() - state.startedAt, nextRequestTokens: 0 });
   }
 
   /**

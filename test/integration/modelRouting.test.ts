@@ -111,7 +111,7 @@ test('two workers with different endpoints on one task queue: ten concurrent run
   assert.equal(await containersOf(server), 0);
 });
 
-test('a run whose endpoint no worker serves waits, says so in `status`, and goes on when such a worker starts; a stop ends the wait', async () => {
+test('a run whose endpoint no worker serves waits, says so in `status`, and goes on when such a worker starts; a stop or the time budget ends the wait', async () => {
   const taskQueue = uniqueTaskQueue('unserved');
   const carol = await endpoint('carol', 'sk-carol-key');
   // A worker with other settings serves the task queue: it prepares the sandboxes but must not answer.
@@ -123,6 +123,12 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
     input: fixtureInput(fixture, { modelEndpoint: 'nobody.example-0000' }),
     taskQueue,
     workflowId: 'routing-stopped-while-waiting',
+  });
+
+  const timedOut = await startDebugRun(server.client, {
+    input: fixtureInput(fixture, { modelEndpoint: 'nobody.example-0001', budgets: { maxMinutes: 1 } }),
+    taskQueue,
+    workflowId: 'routing-time-budget-while-waiting',
   });
 
   // The CLI's `status` says what the run waits for as soon as it asks for the model.
@@ -157,6 +163,10 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
   assert.equal(report?.answeredBy, 'endpoint carol');
   assert.equal((await waiting.query(statusQuery)).waitingFor, null);
   assert.equal(stoppedReport?.stopCondition, 'stop_signal');
+  // The time budget also ends a wait, at the model call.
+  const timedOutReport = (await timedOut.result()) as DebugReport;
+  assert.equal(timedOutReport.stopCondition, 'max_duration', timedOutReport.stopDetail);
+  assert.equal(timedOutReport.iterations, 1);
   assert.equal(stoppedReport?.iterations, 1);
   assert.equal(other.fake.requests.length, 0);
   assert.equal(await containersOf(server), 0);
