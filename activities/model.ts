@@ -40,8 +40,8 @@ export interface ModelCallResult {
 
 export interface ModelActivityOptions {
   temporal: Client;
-  /** Null when this worker has no way to reach a model (no ANTHROPIC_API_KEY). */
-  anthropic: Anthropic | null;
+  /** Registered only on the task queue of this client's model endpoint (see src/worker.ts). */
+  anthropic: Anthropic;
   defaultModel: string;
   /** Who answers, in words: the Claude model id, or the scripted responses' source. */
   describeAnswerer?: (model: string) => string;
@@ -51,12 +51,6 @@ export function createModelActivities(options: ModelActivityOptions) {
   return {
     async callModel(request: ModelCallRequest): Promise<ModelCallResult> {
       const anthropic = options.anthropic;
-      if (!anthropic) {
-        throw ApplicationFailure.nonRetryable(
-          'ANTHROPIC_API_KEY is not set on the worker: set it (and ANTHROPIC_BASE_URL for a gateway) and resume the run, or try `npm run demo` for the offline scripted demo',
-          'ModelNotConfigured',
-        );
-      }
       const context = Context.current();
       const execution = context.info.workflowExecution;
       if (!execution) throw ApplicationFailure.nonRetryable('callModel must run inside a workflow', 'NotInWorkflow');

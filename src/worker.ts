@@ -1,10 +1,13 @@
-// A durable-debugger worker: it runs the workflow and the model activities on the shared task
-// queue, and sandbox activities on a queue of its own, so that every command of a run reaches
-// the host that holds its container.
+// A durable-debugger worker: it runs the workflow on the shared task queue, sandbox activities
+// on a queue of its own, so that every command of a run reaches the host that holds its
+// container, and model calls on the queue of its model endpoint (src/agent/modelEndpoint.ts),
+// so that a run is only ever answered with the model settings it was started with.
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -16,8 +19,10 @@ import {
 import { createAttemptActivities } from '../activities/attempts.js';
 import { createModelActivities } from '../activities/model.js';
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
+import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from './agent/modelEndpoint.js';
 import { projectRoot, type Config } from './config.js';
 import { createModelClient } from './model/anthropic.js';
+import { modelEndpointId } from './model/endpoint.js';
 import { reapOrphans } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
@@ -68,8 +73,15 @@ export function installQuietRuntime(): void {
 export interface WorkerOptions {
   config: Config;
   address: string;
-  /** Overrides the model client (the demo and tests point it at the fake API). */
+  /** Overrides the model client (the demo and tests point it at the fake API); needs `modelEndpoint`. */
   anthropic?: Anthropic;
+  /** The endpoint the overriding client serves (default: derived from the config's base URL and key). */
+  modelEndpoint?: string;
+  /**
+   * Also serve the default endpoint: runs that name none (Temporal CLI). True for the `worker`
+   * and `dev` commands; false for the worker a `run` command starts for its own run.
+   */
+  serveDefaultEndpoint?: boolean;
   describeAnswerer?: (model: string) => string;
   taskQueue?: string;
   log?: (line: string) => void;
@@ -78,8 +90,11 @@ export interface WorkerOptions {
 export interface RunningWorker {
   taskQueue: string;
   hostTaskQueue: string;
+  /** The model endpoint this worker serves (null without a model client), and whether it serves the default one. */
+  modelEndpoint: string | null;
+  servesDefaultEndpoint: boolean;
   host: SandboxHost;
-  /** Resolves when both workers stop. */
+  /** Resolves when all its workers (workflows, sandbox host, model endpoints) stop. */
   done: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -112,12 +127,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await ensureSearchAttributes(clientConnection, config.namespace);
   const client = new Client({ connection: clientConnection, namespace: config.namespace });
   const connection = await NativeConnection.connect({ address: options.address });
+  if (options.anthropic && !options.modelEndpoint) throw new Error('startWorker: a model client override needs its modelEndpoint');
+  const modelEndpoint = options.anthropic ? (options.modelEndpoint as string) : modelEndpointId(config.anthropic);
   const anthropic =
     options.anthropic ??
     (config.anthropic.apiKey
       ? createModelClient({ apiKey: config.anthropic.apiKey, baseURL: config.anthropic.baseURL, timeoutMs: config.anthropic.timeoutMs })
       : null);
-  if (!anthropic) log('ANTHROPIC_API_KEY is not set: model calls on this worker will fail until it is.');
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
   const sharedWorker = await Worker.create({
@@ -125,16 +141,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     namespace: config.namespace,
     taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: {
-      ...createModelActivities({
-        temporal: client,
-        anthropic,
-        defaultModel: config.anthropic.model,
-        describeAnswerer: options.describeAnswerer,
-      }),
-      ...createSharedActivities(host, hostTaskQueue, client),
-      ...createAttemptActivities(client),
-    },
+    activities: { ...createSharedActivities(host, hostTaskQueue, client), ...createAttemptActivities(client) },
   });
   const hostWorker = await Worker.create({
     connection,
@@ -142,27 +149,92 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     taskQueue: hostTaskQueue,
     activities: createHostActivities(host),
   });
+  const modelQueues: string[] = [];
+  let servesDefaultEndpoint = false;
+  if (anthropic && modelEndpoint) {
+    modelQueues.push(modelTaskQueueFor(taskQueue, modelEndpoint));
+    if ((options.serveDefaultEndpoint ?? true) && modelEndpoint !== defaultModelEndpoint) {
+      const other = await otherEndpointServingDefault(client, config.namespace, taskQueue, modelEndpoint);
+      if (other) {
+        log(
+          `Not serving the default model endpoint: a worker with other model settings (${other}) serves it. ` +
+            'Runs started without an endpoint (the Temporal CLI) go to that worker; runs started by `durable-debugger run`/`start` with these settings come here.',
+        );
+      } else {
+        modelQueues.push(modelTaskQueueFor(taskQueue, defaultModelEndpoint));
+        servesDefaultEndpoint = true;
+      }
+    }
+    log(`Model calls: ${describeModelEndpoint(modelEndpoint)}${servesDefaultEndpoint ? ' and the default endpoint' : ''}.`);
+  } else {
+    log(
+      'ANTHROPIC_API_KEY is not set: this worker answers no model calls; runs wait for a worker that does ' +
+        '(one with ANTHROPIC_API_KEY, or `durable-debugger dev --scripted` for the fixtures).',
+    );
+  }
+  const modelWorkers = await Promise.all(
+    modelQueues.map((modelQueue) =>
+      Worker.create({
+        connection,
+        namespace: config.namespace,
+        taskQueue: modelQueue,
+        // Other workers read the endpoint from this identity (see otherEndpointServingDefault).
+        identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
+        activities: createModelActivities({
+          temporal: client,
+          anthropic: anthropic as Anthropic,
+          defaultModel: config.anthropic.model,
+          describeAnswerer: options.describeAnswerer,
+        }),
+      }),
+    ),
+  );
 
   // Startup sweep: what earlier runs left behind on this host.
   void reapOrphans({ docker, client, scope, workspaceRoot: config.workspaceRoot })
     .then((reaped) => reaped.forEach((item) => log(`reaped ${item.kind} ${item.id} (${item.reason})`)))
     .catch((error: unknown) => log(`startup sweep failed: ${String(error)}`));
 
-  const done = Promise.all([sharedWorker.run(), hostWorker.run()]).then(async () => {
+  const workers = [sharedWorker, hostWorker, ...modelWorkers];
+  const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
     await connection.close();
     await clientConnection.close();
   });
   return {
     taskQueue,
     hostTaskQueue,
+    modelEndpoint: anthropic ? modelEndpoint : null,
+    servesDefaultEndpoint,
     host,
     done,
     async shutdown() {
-      if (sharedWorker.getState() === 'RUNNING') sharedWorker.shutdown();
-      if (hostWorker.getState() === 'RUNNING') hostWorker.shutdown();
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
   };
+}
+
+/** Pollers seen this recently still count (they long-poll for about a minute). */
+const recentPollerMs = 90_000;
+
+/**
+ * The endpoint of another worker that serves the default endpoint with other settings, if any:
+ * then this one leaves it alone, so that runs without an endpoint are answered by one kind of
+ * worker (never half by a script and half by Claude, or with two people's keys).
+ */
+async function otherEndpointServingDefault(client: Client, namespace: string, taskQueue: string, ownEndpoint: string): Promise<string | null> {
+  const response = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: modelTaskQueueFor(taskQueue, defaultModelEndpoint) },
+    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+  });
+  const now = Date.now();
+  for (const poller of response.pollers ?? []) {
+    const endpoint = poller.identity?.match(/ model:(\S+)$/)?.[1];
+    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+    if (endpoint && endpoint !== ownEndpoint && now - seconds * 1000 < recentPollerMs) return endpoint;
+  }
+  return null;
 }
 
 async function checkDocker(docker: ReturnType<typeof connectDocker>, image: string): Promise<void> {

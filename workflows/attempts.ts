@@ -19,6 +19,7 @@ import {
 import type { AttemptActivities } from '../activities/attempts.js';
 import { attemptOpening, attemptsReport, childInput, splitBudgets, summaryFromReport } from '../src/agent/attempts.js';
 import { emptyUsage } from '../src/agent/budgets.js';
+import { defaultModelEndpoint } from '../src/agent/modelEndpoint.js';
 import type { DebugInput } from '../src/agent/input.js';
 import type { AttemptSummary, DebugReport } from '../src/agent/report.js';
 import type { AttemptProgress, RunStatusView } from '../src/agent/runState.js';
@@ -178,6 +179,9 @@ function statusView(
     testsBefore: null,
     workflowRuns: 1,
     stopRequested,
+    modelEndpoint: input.modelEndpoint ?? defaultModelEndpoint,
+    // Each attempt's own status says whether its model call waits for a worker.
+    waitingFor: null,
     attempts: progress.map((entry) => ({ ...entry })),
   };
 }

@@ -52,6 +52,7 @@ import {
 } from '../src/agent/conversation.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
 import { continueAsNewHistoryBytes, conversationByteBudget, dropOldestRecords, jsonBytes } from '../src/agent/payloads.js';
+import { defaultModelEndpoint, modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
 import * as prompts from '../src/agent/prompts.js';
 import { statusFor, type DebugReport, type PatchForReport } from '../src/agent/report.js';
 import type { RunState, RunStatusView } from '../src/agent/runState.js';
@@ -78,11 +79,16 @@ const shared = proxyActivities<SharedActivities>({
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] },
 });
 
-const model = proxyActivities<ModelActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
+/** Model calls go to the workers of the run's model endpoint; when none takes them, they wait (and say so). */
+function modelActivities(endpoint: string | undefined) {
+  return proxyActivities<ModelActivities>({
+    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, endpoint),
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}
 
 /** Sandbox activities go to the worker that holds the container; if it is gone, they time out waiting to start. */
 function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
@@ -155,6 +161,8 @@ class DebugRun {
   private preparing: Promise<void> | null = null;
   private markedRunning = false;
   private readonly approval: ApprovalGate;
+  /** Set while the model call waits for a worker of the run's endpoint. */
+  private waitingFor: string | null = null;
 
   constructor(
     private readonly input: DebugInput,
@@ -287,6 +295,7 @@ class DebugRun {
       try {
         turn = await this.callModel();
       } catch (error) {
+        if (error instanceof StoppedWhileWaiting) return this.finish(error.stop);
         const failure = modelFailure(error);
         if (failure) return this.finish({ condition: 'model_error', detail: failure });
         throw error;
@@ -450,9 +459,8 @@ class DebugRun {
 
   private async callModel(): Promise<ModelCallResult> {
     const state = this.state;
-    const turn = await model.callModel.executeWithOptions(
-      { summary: `iteration ${state.iteration} · model` },
-      [
+    const turn = await this.whenModelWorkerServes(() =>
+      modelActivities(this.input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [
         {
           iteration: state.iteration,
           conversationLength: state.conversation.length,
@@ -463,7 +471,7 @@ class DebugRun {
           thinkingBudgetTokens: this.input.thinkingBudgetTokens,
           temperature: this.input.temperature,
         },
-      ],
+      ]),
     );
     state.modelCalls += 1;
     state.tokens = addUsage(state.tokens, turn.usage);
@@ -481,6 +489,31 @@ class DebugRun {
       `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
     );
     return turn;
+  }
+
+  /** Schedules the model call again for as long as no worker of the run's endpoint takes it; a stop ends the wait. */
+  private async whenModelWorkerServes<T>(call: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const result = await call();
+        this.waitingFor = null;
+        return result;
+      } catch (error) {
+        if (!isScheduleToStartTimeout(error)) throw error;
+        this.waitingFor = waitingForModelWorker(this.input.modelEndpoint, workflowInfo().taskQueue);
+        setCurrentDetails(this.waitingFor);
+        const stop = this.stopWhileWaiting();
+        if (stop) throw new StoppedWhileWaiting(stop);
+      }
+    }
+  }
+
+  /** A stop signal or the time budget ends a wait for a model worker (the waiting iteration is not spent). */
+  private stopWhileWaiting(): Stop | null {
+    const state = this.state;
+    if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
+    const budgets = { ...state.budgets, maxTokens: undefined, maxCostUsd: undefined };
+    return budgetStop(budgets, { iterations: state.iteration - 1, tokens: state.tokens, costUsd: state.costUsd, elapsedMs: Date.now() - state.startedAt, nextRequestTokens: 0 });
   }
 
   /**
@@ -770,8 +803,20 @@ class DebugRun {
       stopRequested: state.stopRequested,
       awaitingApproval: this.approval.awaiting,
       environment: state.environment,
+      modelEndpoint: this.input.modelEndpoint ?? defaultModelEndpoint,
+      waitingFor: this.waitingFor,
     };
   }
+}
+
+class StoppedWhileWaiting extends Error {
+  constructor(readonly stop: Stop) {
+    super(stop.detail);
+  }
+}
+
+function isScheduleToStartTimeout(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
 }
 
 function describeRaise(raise: BudgetRaise): string {

@@ -1,6 +1,7 @@
 // The input of a debugRepository run: one JSON object, validated with zod so that a bad input
 // fails at once with a message that names the field (also when started from the Temporal CLI).
 import { z } from 'zod';
+import { modelEndpointPattern } from './modelEndpoint.js';
 import { defaultObservationLimits } from './observations.js';
 import { maxContextWindowTokens } from './payloads.js';
 
@@ -35,6 +36,8 @@ export const debugInputSchema = z.strictObject({
     })
     .optional(),
   model: z.string().min(1).optional(),
+  /** Which workers may answer the model calls (set by our CLI from the starter's settings; see modelEndpoint.ts). */
+  modelEndpoint: z.string().regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)').optional(),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
   /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */
   thinkingBudgetTokens: z.number().int().min(1_024).optional(),

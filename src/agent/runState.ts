@@ -90,6 +90,10 @@ export interface RunStatusView {
   /** A run with several attempts: its children (their own status queries give the live details). */
   attempts?: AttemptProgress[];
   environment?: PreparedEnvironment | null;
+  /** Whose workers answer the run's model calls (src/agent/modelEndpoint.ts). */
+  modelEndpoint: string;
+  /** Set while no worker of that endpoint takes the run's model call: what it waits for and what to start. */
+  waitingFor: string | null;
 }
 
 export interface AttemptProgress {

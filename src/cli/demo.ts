@@ -7,11 +7,11 @@ import pc from 'picocolors';
 import type { Config } from '../config.js';
 import { projectRoot } from '../config.js';
 import { connectClient, startDebugRun, webUiLink } from '../client.js';
-import { createModelClient } from '../model/anthropic.js';
+import { scriptedModelEndpoint } from '../agent/modelEndpoint.js';
 import { ensureTemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker } from '../worker.js';
-import { FakeAnthropicApi } from '../demo/fakeAnthropicApi.js';
-import { fixtureInput, loadFixtures, scriptsByName } from '../demo/fixtures.js';
+import { fixtureInput, loadFixtures } from '../demo/fixtures.js';
+import { startScriptedModel, type ScriptedModel } from '../demo/scriptedModel.js';
 import { followRun } from './follow.js';
 import { printFinalReport } from './printReport.js';
 
@@ -23,31 +23,28 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
     throw new Error(`No fixture named "${options.fixture}". Fixtures: ${fixtures.map((candidate) => candidate.name).join(', ')}`);
   }
   const server = await ensureTemporalServer(config, log);
-  let fake: FakeAnthropicApi | null = null;
+  let scripted: ScriptedModel | null = null;
   let answeredBy: string;
-  let anthropic;
   if (config.anthropic.apiKey) {
     answeredBy = `Claude (${config.anthropic.model})`;
   } else {
-    fake = new FakeAnthropicApi({ scripts: scriptsByName(fixtures) });
-    await fake.start();
+    scripted = await startScriptedModel();
     const scriptPath = relative(projectRoot, fixture.scriptPath);
-    answeredBy = `scripted responses from ${scriptPath}, played by a local fake Anthropic API at ${fake.url} (no ANTHROPIC_API_KEY is set; set it to use Claude)`;
-    anthropic = createModelClient({ apiKey: 'scripted-demo', baseURL: fake.url, timeoutMs: 60_000 });
+    answeredBy = `scripted responses from ${scriptPath}, played by a local fake Anthropic API at ${scripted.fake.url} (no ANTHROPIC_API_KEY is set; set it to use Claude)`;
   }
   const describe = () => answeredBy;
   const worker = await startWorker({
     config,
     address: server.address,
-    anthropic,
-    describeAnswerer: fake ? describe : undefined,
+    ...(scripted ? { anthropic: scripted.anthropic, modelEndpoint: scriptedModelEndpoint, describeAnswerer: describe } : {}),
     // A task queue of its own, so a worker started elsewhere never picks up the demo's run.
     taskQueue: `${config.taskQueue}-demo-${process.pid}`,
     log,
   });
   try {
     const client = await connectClient(server.address, config.namespace);
-    const handle = await startDebugRun(client, { input: fixtureInput(fixture), taskQueue: worker.taskQueue });
+    const input = { ...fixtureInput(fixture), ...(worker.modelEndpoint ? { modelEndpoint: worker.modelEndpoint } : {}) };
+    const handle = await startDebugRun(client, { input, taskQueue: worker.taskQueue });
     const link = webUiLink(server.uiUrl, config, handle.workflowId);
     if (!options.json) {
       console.log(pc.bold(`durable-debugger demo: ${fixture.name}`) + pc.dim(` — ${fixture.meta.description}`));
@@ -61,6 +58,6 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
     return report.status === fixture.meta.expectedStatus ? 0 : 1;
   } finally {
     await worker.shutdown();
-    await fake?.stop();
+    await scripted?.stop();
   }
 }

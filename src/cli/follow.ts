@@ -26,6 +26,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   let shownApproval = 0;
   const shownAttempts = new Map<number, string>();
   let environmentShown = false;
+  let lastWaitingFor: string | null = null;
   const clearTransient = () => {
     if (transient) out.write('\r\x1b[2K');
     transient = false;
@@ -54,7 +55,9 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       }
       renderMessage(message, index, print);
     }
-    const statusKey = status ? `${status.phase}/${status.iteration}` : '';
+    if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json) print(pc.yellow(status.waitingFor));
+    lastWaitingFor = status?.waitingFor ?? null;
+    const statusKey = status ? `${status.phase}/${status.iteration}${status.waitingFor ? '/waiting' : ''}` : '';
     if (options.json && status && statusKey !== lastStatusKey) print(JSON.stringify({ type: 'status', status }));
     lastStatusKey = statusKey || lastStatusKey;
     printedMessages = Math.max(printedMessages, messages.length);

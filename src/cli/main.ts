@@ -11,8 +11,10 @@ import { reapOrphans } from '../reaper.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../sandbox/environmentImages.js';
 import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
-import { startWorker, type RunningWorker } from '../worker.js';
-import type { AttemptProgress } from '../agent/runState.js';
+import { startWorker, type RunningWorker, type WorkerOptions } from '../worker.js';
+import { modelTaskQueueFor, scriptedModelEndpoint, waitingForModelWorker } from '../agent/modelEndpoint.js';
+import type { AttemptProgress, RunStatusView } from '../agent/runState.js';
+import { startScriptedModel } from '../demo/scriptedModel.js';
 import {
   approveUpdate,
   checkpointQuery,
@@ -27,7 +29,7 @@ import { runDemo } from './demo.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { awaitingApprovalText, followRun } from './follow.js';
 import { formatReport, printFinalReport, wholePatch } from './printReport.js';
-import { hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
+import { endpointOfSession, hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
 
 class UsageError extends Error {}
 
@@ -185,7 +187,8 @@ runOptions(program.command('run').description('start a run and follow it to the 
   .action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
-      const input = inputFrom(repo, options);
+      const input = { ...inputFrom(repo, options), ...endpointOfSession(session) };
+      await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
       const worker = await workerForThisCommand(session);
       try {
         const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
@@ -202,10 +205,13 @@ runOptions(program.command('run').description('start a run and follow it to the 
 runOptions(program.command('start').description('start a run, print its workflow id and return').argument('<repo>', 'repository with failing tests')).action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
-      const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
+      const input = { ...inputFrom(repo, options), ...endpointOfSession(session) };
+      const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
       console.log(handle.workflowId);
       if (!(await hasWorker(session, session.config.taskQueue))) {
         log('No worker serves the task queue yet: the run starts when one does (`durable-debugger worker` or `dev`).');
+      } else if (!(await hasWorker(session, modelTaskQueueFor(session.config.taskQueue, input.modelEndpoint), 'activities'))) {
+        log(`No worker answers its model calls yet: ${waitingForModelWorker(input.modelEndpoint, session.config.taskQueue)}.`);
       }
     }),
 );
@@ -230,16 +236,18 @@ program
     withSession(async (session) => {
       const handle = session.client.workflow.getHandle(workflowId);
       const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);
+      const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
+      const waiting = description.status.name === 'RUNNING' ? await modelWaitOf(session, description.taskQueue, status) : null;
       if (options.json) {
-        console.log(JSON.stringify({ workflowStatus: description.status.name, ...status }));
+        console.log(JSON.stringify({ workflowStatus: description.status.name, ...status, waitingFor: waiting }));
         return;
       }
       if (status.attempts) {
         await printAttemptsStatus(session, workflowId, description.status.name.toLowerCase(), status.attempts);
         return;
       }
-      const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
       console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
+      if (waiting) console.log(pc.yellow(waiting));
       console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
       if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
       if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
@@ -388,6 +396,8 @@ program
             resumeFrom: workflowId,
             continueAsNewEvery: original.continueAsNewEvery,
             budgets: { ...original.budgets, maxIterations: earlier.iteration + options.moreIterations },
+            // The new run is answered with the settings of whoever resumes it.
+            modelEndpoint: endpointOfSession(session).modelEndpoint,
           },
           taskQueue: session.config.taskQueue,
           workflowId: options.id ?? `${workflowId.replace(/-resumed-\d+$/, '')}-resumed-${earlier.workflowRuns + 1}`,
@@ -456,23 +466,71 @@ program
 program
   .command('dev')
   .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
-  .action(async () => {
-    await runWorkerInForeground((worker, server) => {
-      console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
-      console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
-    });
+  .option('--scripted', 'answer model calls with the fixtures\' scripted responses (offline, no API key; fixture runs only)')
+  .option('--reply-delay <ms>', 'with --scripted: pause before each scripted reply, to watch or steer a run', positiveInteger)
+  .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
+    const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
+    try {
+      await runWorkerInForeground(
+        (worker, server) => {
+          console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
+          if (scripted) {
+            console.log(
+              pc.yellow(
+                `SCRIPTED MODEL: model calls are answered by fixtures/<name>/script.json, played by a local fake Anthropic API (${scripted.fake.url}), not by Claude. ` +
+                  'Only runs of the fixtures under fixtures/ can be answered.',
+              ),
+            );
+          }
+          console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
+        },
+        scripted
+          ? {
+              anthropic: scripted.anthropic,
+              modelEndpoint: scriptedModelEndpoint,
+              describeAnswerer: () => 'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev --scripted), not Claude',
+            }
+          : {},
+      );
+    } finally {
+      await scripted?.stop();
+    }
   });
 
 /** A worker until Ctrl-C (or SIGTERM), which shuts it down cleanly. */
-async function runWorkerInForeground(announce: (worker: RunningWorker, server: TemporalServer) => void): Promise<void> {
+async function runWorkerInForeground(
+  announce: (worker: RunningWorker, server: TemporalServer) => void,
+  model: Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> = {},
+): Promise<void> {
   const config = loadConfig();
   const server = await ensureTemporalServer(config, log);
-  const worker = await startWorker({ config, address: server.address, log });
+  const worker = await startWorker({ config, address: server.address, log, ...model });
   announce(worker, server);
   const stop = () => void worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await worker.done;
+}
+
+/**
+ * `run` without a key names no endpoint: its run goes to the workers of the default endpoint.
+ * When none is there, say at once what to do instead of starting a run that would wait.
+ */
+async function refuseWhenNobodyServesTheModel(session: Session, endpoint: string | undefined): Promise<void> {
+  if (endpoint || (await hasWorker(session, modelTaskQueueFor(session.config.taskQueue, endpoint), 'activities'))) return;
+  throw new UsageError(
+    'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one. Set ANTHROPIC_API_KEY ' +
+      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `npm run demo`.',
+  );
+}
+
+/** What a running run waits for: the workflow's own word, or, at once, a model queue that nobody polls. */
+async function modelWaitOf(session: Session, taskQueue: string, status: RunStatusView): Promise<string | null> {
+  if (status.waitingFor) return status.waitingFor;
+  if (status.phase !== 'thinking') return null;
+  const endpoint = status.modelEndpoint;
+  if (await hasWorker(session, modelTaskQueueFor(taskQueue, endpoint), 'activities')) return null;
+  return waitingForModelWorker(endpoint, taskQueue);
 }
 
 program

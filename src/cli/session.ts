@@ -6,6 +6,7 @@ import proto from '@temporalio/proto';
 import pc from 'picocolors';
 import { connectClient } from '../client.js';
 import { loadConfig, type Config } from '../config.js';
+import { modelEndpointId } from '../model/endpoint.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
 
@@ -25,14 +26,21 @@ export async function openSession(): Promise<Session> {
   return { config, server, client, close: () => client.connection.close() };
 }
 
-/** True when some worker polls the task queue for workflow tasks. */
-export async function hasWorker(session: Session, taskQueue: string): Promise<boolean> {
+/** True when some worker polls the task queue for workflow tasks (or, with `activities`, for activity tasks). */
+export async function hasWorker(session: Session, taskQueue: string, kind: 'workflows' | 'activities' = 'workflows'): Promise<boolean> {
+  const types = proto.temporal.api.enums.v1.TaskQueueType;
   const response = await session.client.workflowService.describeTaskQueue({
     namespace: session.config.namespace,
     taskQueue: { name: taskQueue },
-    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    taskQueueType: kind === 'workflows' ? types.TASK_QUEUE_TYPE_WORKFLOW : types.TASK_QUEUE_TYPE_ACTIVITY,
   });
   return (response.pollers ?? []).length > 0;
+}
+
+/** The model endpoint of this command's settings, for the runs it starts (none without a key: the default endpoint). */
+export function endpointOfSession(session: Session): { modelEndpoint?: string } {
+  const endpoint = modelEndpointId(session.config.anthropic);
+  return endpoint ? { modelEndpoint: endpoint } : {};
 }
 
 /**
@@ -41,6 +49,7 @@ export async function hasWorker(session: Session, taskQueue: string): Promise<bo
  * moment ago still looks like a poller, so relying on others could leave the run waiting.
  */
 export async function workerForThisCommand(session: Session): Promise<RunningWorker> {
-  return startWorker({ config: session.config, address: session.server.address, log });
+  // It answers the model calls of this user's endpoint only, never of runs that name none.
+  return startWorker({ config: session.config, address: session.server.address, log, serveDefaultEndpoint: false });
 }
 

@@ -145,7 +145,8 @@ export class FakeAnthropicApi {
     if (!script) {
       record.status = 400;
       record.error = 'no script for this repository';
-      return sendError(response, 400, 'invalid_request_error', 'The fake API has no scripted responses for this repository.', requestId);
+      const message = 'The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures/ only. Set ANTHROPIC_API_KEY to use Claude.';
+      return sendError(response, 400, 'invalid_request_error', message, requestId);
     }
     const scripted = chooseScriptedResponse(script, messages);
     if ((body.thinking as { type?: string } | undefined)?.type === 'enabled') scripted.content = withThinking(scripted.content, record.number);

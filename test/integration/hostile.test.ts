@@ -220,12 +220,15 @@ test('the API key never appears in workflow history, logs or the report', async 
   });
   try {
     const repo = await repoWith('secret_repo');
-    const handle = await startDebugRun(server.client, { input: { repo }, taskQueue: worker.taskQueue });
+    // The run names its model endpoint, as our CLI does: a fingerprint of base URL and key, never the key.
+    const modelEndpoint = worker.worker.modelEndpoint as string;
+    const handle = await startDebugRun(server.client, { input: { repo, modelEndpoint }, taskQueue: worker.taskQueue });
     const report = (await handle.result()) as DebugReport;
     assert.equal(report.status, 'error');
     assert.ok(worker.fake.requests.every((request) => request.apiKey === canary), `the key was sent to the API: ${JSON.stringify(worker.fake.requests.map((request) => request.apiKey))}`);
     const history = JSON.stringify(await handle.fetchHistory());
     assert.ok(!history.includes(canary), 'the key is in the workflow history');
+    assert.ok(history.includes(`${worker.taskQueue}/model/${modelEndpoint}`), 'the model call went to the endpoint’s task queue');
     assert.ok(!JSON.stringify(report).includes(canary), 'the key is in the report');
     assert.ok(!logs.join('\n').includes(canary), 'the key is in a log line');
     assert.ok(logs.length > 0, 'the failed model call was logged');

@@ -1,26 +1,50 @@
 // The README's Temporal CLI commands, run exactly as written against a dev server, so the
-// documentation cannot drift from what the product does.
+// documentation cannot drift from what the product does. They run offline, as a newcomer
+// without an API key runs them: against `durable-debugger dev --scripted`.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { projectRoot } from '../../src/config.js';
+import { loadConfig, projectRoot } from '../../src/config.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { transcriptQuery } from '../../src/temporal/definitions.js';
+import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;
-let worker: TestWorker;
+let dev: ChildProcess;
+let devOutput = '';
 
 before(async () => {
   server = await startTestServer();
-  // The documented task queue; a little model latency so the run is still going when it is steered.
-  worker = await startTestWorker(server, { fake: { scripts: scriptsByName(await loadFixtures()), latencyMs: 300 }, taskQueue: 'durable-debugger' });
+  // The documented offline worker on the documented task queue, with no API key anywhere; a
+  // little delay before each reply so the run is still going when it is steered.
+  dev = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'dev', '--scripted', '--reply-delay', '300'], {
+    cwd: projectRoot,
+    env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  dev.stdout?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
+  dev.stderr?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!devOutput.includes('Worker on task queue')) {
+    if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`dev --scripted did not start:\n${devOutput}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 });
 after(async () => {
-  await worker?.stop();
+  if (dev && dev.exitCode === null) {
+    const exited = new Promise((resolve) => dev.once('exit', resolve));
+    dev.kill('SIGTERM');
+    await exited;
+  }
   await server?.stop();
+});
+
+test('`dev --scripted` says that its model is scripted', () => {
+  assert.match(devOutput, /SCRIPTED MODEL: model calls are answered by fixtures\/<name>\/script\.json/);
+  assert.match(devOutput, /Model calls: the scripted model and the default endpoint/);
 });
 
 async function documentedCommands(): Promise<string[]> {
@@ -37,7 +61,7 @@ async function documentedCommands(): Promise<string[]> {
 test('the README’s Temporal CLI commands do what the README says', async () => {
   const commands = await documentedCommands();
   assert.ok(commands.length >= 8, 'the README documents the commands');
-  const cli = temporalCliPath(server.config());
+  const cli = temporalCliPath(loadConfig());
   const outputs: Array<{ command: string; stdout: string }> = [];
   for (const command of commands) {
     const result = await run('bash', ['-c', command], {
@@ -52,6 +76,7 @@ test('the README’s Temporal CLI commands do what the README says', async () =>
   assert.match(output('query')[0] ?? '', /"phase"/);
   const [first, afterReset] = output('workflow result');
   assert.match(first ?? '', /"status":\s*"fixed"/);
+  assert.match(first ?? '', /"answeredBy":\s*"scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API \(durable-debugger dev --scripted\), not Claude"/);
   assert.match(afterReset ?? '', /"status":\s*"fixed"/);
   const shown = output('workflow show')[0] ?? '';
   for (const activity of ['snapshotRepository', 'prepareSandbox', 'callModel', 'runTool', 'runTestSuite', 'computePatch', 'destroySandbox']) {
@@ -60,17 +85,18 @@ test('the README’s Temporal CLI commands do what the README says', async () =>
   assert.ok(shown.indexOf('callModel') < shown.lastIndexOf('runTool'), 'model and tool activities appear in order');
   assert.match(output('workflow list')[0] ?? '', /fix-off-by-one/);
 
-  // The hint reached the model, marked as the user's.
-  const sent = JSON.stringify(worker.fake.requests.map((request) => request.body.messages));
-  assert.match(sent, /Hint from the user who started this run: Look at the loop bounds/);
   // The reset made a second run of the same workflow.
-  const runs = [];
-  for await (const run of server.client.workflow.list({ query: 'WorkflowId = "fix-off-by-one"' })) runs.push(run.runId);
+  const runs: Array<{ runId: string; startTime: Date }> = [];
+  for await (const run of server.client.workflow.list({ query: 'WorkflowId = "fix-off-by-one"' })) runs.push(run);
   assert.equal(runs.length, 2);
+  // The hint reached the model in the first run, marked as the user's.
+  const firstRun = runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]?.runId;
+  const transcript = await server.client.workflow.getHandle('fix-off-by-one', firstRun).query(transcriptQuery);
+  assert.match(JSON.stringify(transcript.messages), /Hint from the user who started this run: Look at the loop bounds/);
 });
 
 test('a bad --input fails the run at once, naming the field', async () => {
-  const cli = temporalCliPath(server.config());
+  const cli = temporalCliPath(loadConfig());
   const start = (id: string, input: string) =>
     run(cli, ['workflow', 'execute', '--address', server.address, '--type', 'debugRepository', '--task-queue', 'durable-debugger', '--workflow-id', id, '--input', input], {});
   const cases: Array<[string, string, RegExp]> = [
@@ -86,6 +112,21 @@ test('a bad --input fails the run at once, naming the field', async () => {
     assert.notEqual(result.status, 0, `${id} should fail`);
     assert.match(`${result.stdout}${result.stderr}`, expected, id);
     assert.ok(Date.now() - started < 30_000, `${id} failed at once`);
+  }
+});
+
+test('`dev --scripted` answers fixture runs only, and says so to a run of any other repository', async () => {
+  const copy = await mkdtemp(join(tmpdir(), 'not-a-fixture-'));
+  try {
+    await cp(join(projectRoot, 'fixtures', '01_off_by_one'), copy, { recursive: true });
+    const cli = temporalCliPath(loadConfig());
+    const input = JSON.stringify({ repo: copy });
+    const result = await run(cli, ['workflow', 'execute', '--address', server.address, '--type', 'debugRepository', '--task-queue', 'durable-debugger', '--workflow-id', 'not-a-fixture', '--input', input], {});
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /"status":\s*"error"/);
+    assert.match(result.stdout, /The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures\/ only/);
+  } finally {
+    await rm(copy, { recursive: true, force: true });
   }
 });
 

@@ -12,6 +12,7 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
+import { modelEndpointId } from '../../src/model/endpoint.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { installQuietRuntime, startWorker, type RunningWorker } from '../../src/worker.js';
@@ -93,10 +94,12 @@ export async function startTestWorker(
   const ownsFake = !(options.fake instanceof FakeAnthropicApi);
   if (ownsFake) await fake.start();
   const taskQueue = options.taskQueue ?? uniqueTaskQueue('run');
+  const apiKey = options.apiKey ?? 'test-key';
   const worker = await startWorker({
     config: server.config(options.configOverrides),
     address: server.address,
-    anthropic: createModelClient({ apiKey: options.apiKey ?? 'test-key', baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
+    anthropic: createModelClient({ apiKey, baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
+    modelEndpoint: modelEndpointId({ apiKey, baseURL: fake.url }) as string,
     describeAnswerer: () => 'scripted responses (fake Anthropic API)',
     taskQueue,
   });

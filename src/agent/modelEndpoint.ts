@@ -1,0 +1,34 @@
+// Model endpoints: runs are routed to workers by their model settings. Each worker serves the
+// endpoint of its own settings (a name made of the base URL's host and a fingerprint of base URL
+// plus key, never the key), on a task queue of its own, so a run is answered only by workers
+// with the settings it was started with. Pure: used by the workflow, the worker and the CLI.
+
+/** Runs that name no endpoint (started with the Temporal CLI, or without a key): the deployment's workers. */
+export const defaultModelEndpoint = 'default';
+/** The scripted model of `durable-debugger dev --scripted` (fixture scripts played by a local fake API). */
+export const scriptedModelEndpoint = 'scripted';
+
+export const modelEndpointPattern = /^[a-z0-9][a-z0-9.-]{0,99}$/;
+
+/** The task queue on which the workers of one endpoint take the model calls of runs on `taskQueue`. */
+export function modelTaskQueueFor(taskQueue: string, endpoint: string | undefined): string {
+  return `${taskQueue}/model/${endpoint ?? defaultModelEndpoint}`;
+}
+
+export function describeModelEndpoint(endpoint: string | undefined): string {
+  if (endpoint === undefined || endpoint === defaultModelEndpoint) return 'the default model endpoint';
+  if (endpoint === scriptedModelEndpoint) return 'the scripted model';
+  return `model endpoint ${endpoint}`;
+}
+
+/** What the status of a run whose model calls nobody takes says, and what to do about it. */
+export function waitingForModelWorker(endpoint: string | undefined, taskQueue: string): string {
+  const queue = modelTaskQueueFor(taskQueue, endpoint);
+  const remedy =
+    endpoint === undefined || endpoint === defaultModelEndpoint
+      ? '`durable-debugger worker` with ANTHROPIC_API_KEY set, or `durable-debugger dev --scripted` for the fixtures'
+      : endpoint === scriptedModelEndpoint
+        ? '`durable-debugger dev --scripted`'
+        : '`durable-debugger worker` with the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY this run was started with';
+  return `waiting for a worker serving ${describeModelEndpoint(endpoint)} (task queue ${queue}): start ${remedy}`;
+}
