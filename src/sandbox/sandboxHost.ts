@@ -22,7 +22,7 @@ import {
   removeContainer,
   type SandboxUser,
 } from './container.js';
-import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
+import { execInSandbox, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
@@ -330,13 +330,12 @@ export class SandboxHost {
     } catch (error) {
       if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
       throw error;
-    } finally {
-      // Nothing a command started outlives it (daemons, setsid children, fork bombs).
-      await killSandboxUserProcesses(container, this.user).catch(() => undefined);
     }
     // A container killed from outside ends the command too, with an exit code that is not the
-    // command's: the command must run again in a prepared sandbox, not be reported.
-    if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    // command's: the command must run again in a prepared sandbox, not be reported. The engine
+    // records the container's end a moment after the exec's, so a killed-looking end waits for it.
+    const killedLooking = result.exitCode === null || result.exitCode === 137;
+    if (await hasStopped(container, killedLooking ? containerStopSettleMs : 0)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
     return result;
   }
 
@@ -369,11 +368,20 @@ export interface ExecHooks {
   signal?: AbortSignal;
 }
 
-async function hasStopped(container: Docker.Container): Promise<boolean> {
-  return container.inspect().then(
-    (info) => !info.State.Running,
-    () => true,
-  );
+/** How long a command that ended as if killed waits to see whether its container stopped. */
+const containerStopSettleMs = 1000;
+
+/** Whether the container is not running, looking again for up to `settleMs` while it still is. */
+async function hasStopped(container: Docker.Container, settleMs = 0): Promise<boolean> {
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const stopped = await container.inspect().then(
+      (info) => !info.State.Running,
+      () => true,
+    );
+    if (stopped || Date.now() >= deadline) return stopped;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 function isTestFile(relative: string, settings: SandboxSettings): boolean {
