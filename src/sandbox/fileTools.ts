@@ -12,7 +12,11 @@ const maxListedEntries = 500;
 const maxReadBytes = 2_000_000;
 const maxReadLines = 800;
 
-export async function listFiles(workspace: string, path: string | undefined): Promise<string> {
+/** Whether a path (relative to the workspace) is ignored by a .gitignore rule. */
+export type IgnoredCheck = (path: string, isFolder: boolean) => Promise<boolean>;
+
+/** Ignored entries are shown, marked, but ignored folders are not opened: they are build artefacts, not the code. */
+export async function listFiles(workspace: string, path: string | undefined, isIgnored?: IgnoredCheck): Promise<string> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path ?? '');
   const stats = await lstat(absolute).catch(() => null);
   if (!stats) throw new ToolInputError(`"${relative || '.'}" does not exist.`);
@@ -31,14 +35,19 @@ export async function listFiles(workspace: string, path: string | undefined): Pr
         continue;
       }
       const indent = '  '.repeat(depth);
+      const ignored = (await isIgnored?.(relative ? `${relative}/${child}` : child, dirent.isDirectory())) ?? false;
       if (dirent.isDirectory()) {
+        if (ignored) {
+          lines.push(`${indent}${dirent.name}/ (ignored by .gitignore; not listed)`);
+          continue;
+        }
         lines.push(`${indent}${dirent.name}/`);
         await visit(child, depth + 1);
       } else if (dirent.isSymbolicLink()) {
-        lines.push(`${indent}${dirent.name} (symlink)`);
+        lines.push(`${indent}${dirent.name} (symlink${ignored ? '; ignored by .gitignore' : ''})`);
       } else {
         const size = (await lstat(posix.join(absolute, child))).size;
-        lines.push(`${indent}${dirent.name} (${formatSize(size)})`);
+        lines.push(`${indent}${dirent.name} (${formatSize(size)}${ignored ? '; ignored by .gitignore' : ''})`);
       }
     }
   }

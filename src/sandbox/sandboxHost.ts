@@ -50,6 +50,10 @@ export const defaultTestFileGlobs = [
 
 export const snapshotLimits = { maxFiles: 20_000, maxTotalBytes: 200 * 1024 * 1024 };
 
+const maxSearchMatchesShown = 200;
+/** grep output read per search: more than is shown, as matches in ignored files are dropped. */
+const maxSearchLinesRead = 1000;
+
 interface JournalEntry {
   digestAfter: string;
   outcome: ToolOutcome;
@@ -216,11 +220,11 @@ export class SandboxHost {
     try {
       switch (call.name) {
         case 'list_files':
-          return reply(await listFiles(workspace, (call.input as ToolInput<'list_files'>).path));
+          return reply(await listFiles(workspace, (call.input as ToolInput<'list_files'>).path, await folder.ignoredCheck()));
         case 'read_file':
           return reply(await readTextForTool(workspace, call.input as ToolInput<'read_file'>));
         case 'search_code':
-          return reply(await this.searchCode(container, workspace, call.input as ToolInput<'search_code'>, settings, hooks));
+          return reply(await this.searchCode(container, workspace, before, call.input as ToolInput<'search_code'>, settings, hooks));
         case 'edit_file':
         case 'write_file': {
           const input = call.input as ToolInput<'edit_file'> | ToolInput<'write_file'>;
@@ -297,9 +301,15 @@ export class SandboxHost {
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
   }
 
+  /**
+   * grep in the sandbox (a hostile pattern cannot stall the worker). Matches in files that are
+   * not part of the workspace's tree (ignored by .gitignore: build artefacts) are left out,
+   * unless the search names such a path itself.
+   */
   private async searchCode(
     container: Docker.Container,
     workspace: string,
+    tree: Tree,
     input: ToolInput<'search_code'>,
     settings: SandboxSettings,
     hooks: ExecHooks,
@@ -308,13 +318,42 @@ export class SandboxHost {
     const target = (await resolveInsideWorkspace(workspace, input.path ?? '')).relative || '.';
     const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
     const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-    const command = `grep -rnE --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n 200`;
+    // -Z ends each file name with a NUL, so names with colons are read back exactly.
+    const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
     const result = await this.exec(container, command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: 30 } }, hooks);
     if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-    const text = result.output.trim();
-    if (!text) return `No matches for /${input.pattern}/ in ${target}.`;
-    const lines = text.split('\n');
-    return lines.length >= 200 ? `${text}\n[stopped at 200 matches; narrow the search]` : text;
+    const inTree = new Set(tree.entries.map((entry) => entry.path));
+    const namedOutsideTree = target !== '.' && !tree.entries.some((entry) => entry.path === target || entry.path.startsWith(`${target}/`));
+    const shown: string[] = [];
+    let matchesRead = 0;
+    let ignoredMatches = 0;
+    for (const line of result.output.split('\n')) {
+      if (!line.trim()) continue;
+      const nul = line.indexOf('\0');
+      if (nul === -1) {
+        shown.push(line); // grep's own messages
+        continue;
+      }
+      matchesRead++;
+      const path = line.slice(0, nul).replace(/^\.\//, '');
+      if (!namedOutsideTree && !inTree.has(path)) {
+        ignoredMatches++;
+        continue;
+      }
+      // A Windows file's lines end in \r: shown without it, as read_file shows them.
+      shown.push(`${path}:${line.slice(nul + 1).replace(/\r$/, '')}`);
+    }
+    const ignoredNote = ignoredMatches > 0 ? `[${ignoredMatches} matches in files ignored by .gitignore are not shown]` : '';
+    if (shown.length === 0) return [`No matches for /${input.pattern}/ in ${target}.`, ignoredNote].filter(Boolean).join('\n');
+    const capped = shown.slice(0, maxSearchMatchesShown);
+    const stopped = shown.length > maxSearchMatchesShown || matchesRead >= maxSearchLinesRead;
+    return [
+      capped.join('\n'),
+      stopped ? `[stopped at ${maxSearchMatchesShown} matches; narrow the search]` : '',
+      ignoredNote,
+    ]
+      .filter(Boolean)
+      .join('\n');
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {

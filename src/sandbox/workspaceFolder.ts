@@ -7,12 +7,15 @@ import type { Mutation } from '../agent/workspace.js';
 import type { SandboxUser } from './container.js';
 import { resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
-import { diffTrees, readTree, type Tree } from './tree.js';
+import { GitignoreRules } from './gitignore.js';
+import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
 
 type HashCache = Map<string, { size: number; mtimeMs: number; ino: number; blob: string }>;
 
 export class WorkspaceFolder {
   private readonly hashCache: HashCache = new Map();
+  /** The snapshot's paths: they count even where a .gitignore rule would ignore them (as tracked files do in git). */
+  private tracked: Set<string> | null = null;
 
   constructor(
     readonly path: string,
@@ -20,8 +23,36 @@ export class WorkspaceFolder {
     private readonly user: SandboxUser,
   ) {}
 
+  /** The folder's tree: what its .gitignore files ignore (build artefacts) is not part of it. */
   async read(): Promise<Tree> {
-    return readTree(this.path, { cache: this.hashCache });
+    const paths = await walk(this.path, await this.trackedPaths());
+    return readTree(this.path, { cache: this.hashCache, paths });
+  }
+
+  /** Beside the folder, out of the container's reach: which snapshot the folder was built from. */
+  private get snapshotRecord(): string {
+    return posix.join(posix.dirname(this.path), 'snapshot.json');
+  }
+
+  /**
+   * A check, for this moment's .gitignore files, of whether a path is left out of the tree
+   * because a rule ignores it (the snapshot's own paths never are).
+   */
+  async ignoredCheck(): Promise<(path: string, isFolder: boolean) => Promise<boolean>> {
+    const tracked = await this.trackedPaths();
+    const trackedFolders = foldersOf(tracked);
+    const rules = new GitignoreRules(this.path);
+    return async (path, isFolder) => !(isFolder ? trackedFolders : tracked).has(path) && (await rules.ignores(path, isFolder));
+  }
+
+  private async trackedPaths(): Promise<Set<string>> {
+    if (!this.tracked) {
+      const record = await readFile(this.snapshotRecord, 'utf8').catch(() => null);
+      const snapshotId = record === null ? null : (JSON.parse(record) as { snapshotId: string }).snapshotId;
+      const snapshot = snapshotId ? await this.store.getTree(snapshotId).catch(() => null) : null;
+      this.tracked = new Set(snapshot?.entries.map((entry) => entry.path) ?? []);
+    }
+    return this.tracked;
   }
 
   /** The folder's tree, or null when the folder is not on this host. */
@@ -34,6 +65,8 @@ export class WorkspaceFolder {
     const snapshot = await this.store.getTree(snapshotId);
     await rm(this.path, { recursive: true, force: true });
     await mkdir(this.path, { recursive: true });
+    await writeFile(this.snapshotRecord, JSON.stringify({ snapshotId }));
+    this.tracked = new Set(snapshot.entries.map((entry) => entry.path));
     this.hashCache.clear();
     // Files first, symlinks last: no file is ever written through a symlink.
     for (const entry of snapshot.entries) {
