@@ -76,6 +76,8 @@ export class SandboxHost {
   private readonly folders = new Map<string, WorkspaceFolder>();
   /** Results of mutating calls already applied, so that a retried activity is a no-op. */
   private readonly journals = new Map<string, Map<string, JournalEntry>>();
+  /** The preparation under way for each sandbox (settled, never rejected): the next one waits for it. */
+  private readonly preparations = new Map<string, Promise<void>>();
 
   constructor(readonly options: SandboxHostOptions) {
     const uid = process.getuid?.() ?? 1000;
@@ -133,10 +135,38 @@ export class SandboxHost {
     return journal;
   }
 
-  /** Makes sure the workspace matches the log and a container runs on it; rebuilds what is missing. */
-  async prepare(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
+  /**
+   * Makes sure the workspace matches the log and a container runs on it; rebuilds what is
+   * missing. Reports progress while it works (a large repository takes tens of seconds), and
+   * runs one at a time per sandbox: a retried attempt that starts while an earlier one still
+   * runs waits for it, then finds the work done, instead of rebuilding the same folder with it.
+   */
+  async prepare(request: PrepareSandboxRequest, hooks: ExecHooks = {}): Promise<PrepareSandboxResult> {
+    const step = progressReporter(hooks);
+    return this.oneAtATime(request.sandboxId, step, () => this.prepareNow(request, step));
+  }
+
+  /** Runs `work` after the sandbox's earlier preparation has settled, reporting progress while it waits. */
+  private async oneAtATime<T>(sandboxId: string, step: () => void, work: () => Promise<T>): Promise<T> {
+    const previous = this.preparations.get(sandboxId);
+    const waited = previous ? whileWaiting(previous, step) : Promise.resolve();
+    const current = waited.then(work);
+    const settled = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.preparations.set(sandboxId, settled);
+    try {
+      return await current;
+    } finally {
+      if (this.preparations.get(sandboxId) === settled) this.preparations.delete(sandboxId);
+    }
+  }
+
+  private async prepareNow(request: PrepareSandboxRequest, onEntry: () => void): Promise<PrepareSandboxResult> {
     const folder = this.folder(request.sandboxId);
-    const current = await folder.readIfPresent();
+    onEntry();
+    const current = await folder.readIfPresent(onEntry);
     let rebuiltBecause: string | undefined;
     const rebuild = !current || current.digest !== request.log.digest;
     if (rebuild) {
@@ -145,7 +175,7 @@ export class SandboxHost {
           ? undefined
           : 'the workspace was not on this worker'
         : 'the workspace differed from the run’s mutation log';
-      const rebuilt = await folder.rebuild(request.log.snapshotId, request.log.mutations);
+      const rebuilt = await folder.rebuild(request.log.snapshotId, request.log.mutations, onEntry);
       if (rebuilt.digest !== request.log.digest) {
         throw new Error(
           `Replaying the mutation log gave workspace ${rebuilt.digest.slice(0, 12)}, expected ${request.log.digest.slice(0, 12)}`,
@@ -405,6 +435,41 @@ async function withoutHiddenFiles(root: string, paths: string[]): Promise<string
 export interface ExecHooks {
   onProgress?: (elapsedMs: number) => void;
   signal?: AbortSignal;
+}
+
+/** Calls `step` every interval until `earlier` settles (a cancellation is noticed when the work starts). */
+async function whileWaiting(earlier: Promise<void>, step: () => void): Promise<void> {
+  const timer = setInterval(() => {
+    try {
+      step();
+    } catch {
+      // cancelled: the work's own first step throws
+    }
+  }, progressEveryMs);
+  try {
+    await earlier;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** How often long host work (a rebuild) reports progress. */
+const progressEveryMs = 1000;
+
+/**
+ * A callback for every step of long host work: reports progress at most once per interval,
+ * and stops the work (throws) once it is cancelled.
+ */
+function progressReporter(hooks: ExecHooks): () => void {
+  const started = Date.now();
+  let reportedAt = 0;
+  return () => {
+    hooks.signal?.throwIfAborted();
+    const now = Date.now();
+    if (now - reportedAt < progressEveryMs) return;
+    reportedAt = now;
+    hooks.onProgress?.(now - started);
+  };
 }
 
 /** How long a command that ended as if killed waits to see whether its container stopped. */

@@ -79,6 +79,8 @@ export async function readTree(
     onFile?: (blob: string, content: Buffer) => Promise<void>;
     cache?: Map<string, CachedHash>;
     paths?: string[];
+    /** Called for every entry read (progress, for long reads). */
+    onEntry?: () => void;
   } = {},
 ): Promise<Tree> {
   const paths = options.paths ?? (await walk(root));
@@ -90,6 +92,7 @@ export async function readTree(
     );
   }
   for (const path of paths) {
+    options.onEntry?.();
     const absolute = join(root, path);
     const stats = await lstat(absolute).catch(() => null);
     if (!stats) continue;

@@ -24,9 +24,9 @@ export class WorkspaceFolder {
   ) {}
 
   /** The folder's tree: what its .gitignore files ignore (build artefacts) is not part of it. */
-  async read(): Promise<Tree> {
+  async read(onEntry?: () => void): Promise<Tree> {
     const paths = await walk(this.path, await this.trackedPaths());
-    return readTree(this.path, { cache: this.hashCache, paths });
+    return readTree(this.path, { cache: this.hashCache, paths, onEntry });
   }
 
   /** Beside the folder, out of the container's reach: which snapshot the folder was built from. */
@@ -56,12 +56,15 @@ export class WorkspaceFolder {
   }
 
   /** The folder's tree, or null when the folder is not on this host. */
-  async readIfPresent(): Promise<Tree | null> {
-    return (await lstat(this.path).then(() => true, () => false)) ? this.read() : null;
+  async readIfPresent(onEntry?: () => void): Promise<Tree | null> {
+    return (await lstat(this.path).then(() => true, () => false)) ? this.read(onEntry) : null;
   }
 
-  /** Replaces the folder's content with the snapshot plus the mutations, in order. */
-  async rebuild(snapshotId: string, mutations: Mutation[]): Promise<Tree> {
+  /**
+   * Replaces the folder's content with the snapshot plus the mutations, in order. `onEntry` is
+   * called for every file written, owned and hashed (a large repository takes a while).
+   */
+  async rebuild(snapshotId: string, mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
     const snapshot = await this.store.getTree(snapshotId);
     await rm(this.path, { recursive: true, force: true });
     await mkdir(this.path, { recursive: true });
@@ -75,13 +78,17 @@ export class WorkspaceFolder {
       await mkdir(posix.dirname(absolute), { recursive: true });
       await writeFile(absolute, await this.store.getBlob(entry.blob), { flag: 'wx' });
       if (entry.executable) await chmod(absolute, 0o755);
+      onEntry();
     }
     for (const entry of snapshot.entries) {
       if (entry.kind === 'symlink') await symlink(entry.target, posix.join(this.path, entry.path));
     }
-    for (const mutation of mutations) await this.apply(mutation);
-    await this.giveToSandboxUser('');
-    return this.read();
+    for (const mutation of mutations) {
+      await this.apply(mutation);
+      onEntry();
+    }
+    await this.giveToSandboxUser('', onEntry);
+    return this.read(onEntry);
   }
 
   private async apply(mutation: Mutation): Promise<void> {
@@ -138,22 +145,23 @@ export class WorkspaceFolder {
     }
   }
 
-  /** Makes a path (and the folders leading to it) owned by the sandbox user. */
-  async giveToSandboxUser(relative: string): Promise<void> {
+  /** Makes a path (and the folders leading to it; everything for '') owned by the sandbox user. */
+  async giveToSandboxUser(relative: string, onEntry: () => void = () => undefined): Promise<void> {
     if (process.getuid?.() !== 0) return; // not root: the sandbox runs as our own user
     const parts = relative.split('/').filter(Boolean);
     const chain = [this.path, ...parts.map((_, index) => posix.join(this.path, ...parts.slice(0, index + 1)))];
     for (const path of chain) await lchown(path, this.user.uid, this.user.gid).catch(() => undefined);
-    if (relative === '') await chownRecursive(this.path, this.user);
+    if (relative === '') await chownRecursive(this.path, this.user, onEntry);
   }
 
 }
 
-async function chownRecursive(root: string, user: SandboxUser): Promise<void> {
+async function chownRecursive(root: string, user: SandboxUser, onEntry: () => void): Promise<void> {
   const visit = async (folder: string): Promise<void> => {
     for (const dirent of await readdir(folder, { withFileTypes: true })) {
       const path = posix.join(folder, dirent.name);
       await lchown(path, user.uid, user.gid);
+      onEntry();
       if (dirent.isDirectory()) await visit(path);
     }
   };
