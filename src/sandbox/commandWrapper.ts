@@ -105,6 +105,7 @@ sub become_subreaper {
   my $arch = '';
   if (open(my $fh, '<', '/proc/sys/kernel/arch')) { $arch = <$fh> // ''; close $fh }
   chomp $arch;
+  if ($arch eq '') { require Config; ($arch) = split /-/, $Config::Config{archname} }
   my %prctl = (x86_64 => 157, aarch64 => 167, riscv64 => 167);
   syscall($prctl{$arch}, 36, 1, 0, 0, 0) if $prctl{$arch};
 }

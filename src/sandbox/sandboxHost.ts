@@ -25,6 +25,7 @@ import {
 import { execInSandbox, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
+import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import type { ContentStore } from './store.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
 import { gitListedFiles, ignoredFolders, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
@@ -49,10 +50,6 @@ export const defaultTestFileGlobs = [
 ];
 
 export const snapshotLimits = { maxFiles: 20_000, maxTotalBytes: 200 * 1024 * 1024 };
-
-const maxSearchMatchesShown = 200;
-/** grep output read per search: more than is shown, as matches in ignored files are dropped. */
-const maxSearchLinesRead = 1000;
 
 interface JournalEntry {
   digestAfter: string;
@@ -331,11 +328,7 @@ export class SandboxHost {
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
   }
 
-  /**
-   * grep in the sandbox (a hostile pattern cannot stall the worker). Matches in files that are
-   * not part of the workspace's tree (ignored by .gitignore: build artefacts) are left out,
-   * unless the search names such a path itself.
-   */
+  /** grep in the sandbox (a hostile pattern cannot stall the worker); see searchResults.ts for what is shown. */
   private async searchCode(
     container: Docker.Container,
     workspace: string,
@@ -352,38 +345,7 @@ export class SandboxHost {
     const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
     const result = await this.exec(container, command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: 30 } }, hooks);
     if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-    const inTree = new Set(tree.entries.map((entry) => entry.path));
-    const namedOutsideTree = target !== '.' && !tree.entries.some((entry) => entry.path === target || entry.path.startsWith(`${target}/`));
-    const shown: string[] = [];
-    let matchesRead = 0;
-    let ignoredMatches = 0;
-    for (const line of result.output.split('\n')) {
-      if (!line.trim()) continue;
-      const nul = line.indexOf('\0');
-      if (nul === -1) {
-        shown.push(line); // grep's own messages
-        continue;
-      }
-      matchesRead++;
-      const path = line.slice(0, nul).replace(/^\.\//, '');
-      if (!namedOutsideTree && !inTree.has(path)) {
-        ignoredMatches++;
-        continue;
-      }
-      // A Windows file's lines end in \r: shown without it, as read_file shows them.
-      shown.push(`${path}:${line.slice(nul + 1).replace(/\r$/, '')}`);
-    }
-    const ignoredNote = ignoredMatches > 0 ? `[${ignoredMatches} matches in files ignored by .gitignore are not shown]` : '';
-    if (shown.length === 0) return [`No matches for /${input.pattern}/ in ${target}.`, ignoredNote].filter(Boolean).join('\n');
-    const capped = shown.slice(0, maxSearchMatchesShown);
-    const stopped = shown.length > maxSearchMatchesShown || matchesRead >= maxSearchLinesRead;
-    return [
-      capped.join('\n'),
-      stopped ? `[stopped at ${maxSearchMatchesShown} matches; narrow the search]` : '',
-      ignoredNote,
-    ]
-      .filter(Boolean)
-      .join('\n');
+    return formatSearchResults(result.output, tree, target, input.pattern);
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
@@ -404,7 +366,9 @@ export class SandboxHost {
     // command's: the command must run again in a prepared sandbox, not be reported. The engine
     // records the container's end a moment after the exec's, so a killed-looking end waits for it.
     const killedLooking = result.exitCode === null || result.exitCode === 137;
-    if (await hasStopped(container, killedLooking ? containerStopSettleMs : 0)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    if (await hasStopped(container, killedLooking ? containerStopSettleMs : 0)) {
+      throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    }
     return result;
   }
 
