@@ -49,7 +49,8 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
 export function createHostActivities(host: SandboxHost) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
-      return translateFailures(() => host.prepare(request));
+      // Heartbeats while it works: rebuilding a large repository takes longer than the heartbeat timeout.
+      return translateFailures(() => host.prepare(request, execHooks()));
     },
     /**
      * Builds (or reuses) the image with the repository's dependencies; the only step with network.

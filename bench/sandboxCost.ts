@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { sandboxLimitsSchema } from '../src/agent/input.js';
 import { connectDocker, createSandboxContainer, removeContainer } from '../src/sandbox/container.js';
-import { execInSandbox, killSandboxUserProcesses } from '../src/sandbox/exec.js';
+import { execInSandbox } from '../src/sandbox/exec.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { pytestCommand } from '../src/sandbox/testCommand.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
@@ -25,8 +25,6 @@ export interface SandboxCostResult {
   containerReadyMs: Figure;
   containerRemoveMs: Figure;
   commands: CommandCost[];
-  /** The process sweep (`kill -9 -1` as the sandbox user) that SandboxHost runs after every command. */
-  sweepAfterCommandMs: Figure;
   /** The host's Python interpreter, resolved past launcher shims (pyenv's add tens of ms per start). */
   hostPython: string;
   pytestVersions: { sandbox: string; host: string };
@@ -95,9 +93,7 @@ export async function measureSandboxCost(host: SandboxHost, repetitions: number)
         addedMs: figure(sandboxMs.map((ms, index) => ms - (hostMs[index] as number))),
       });
     }
-    const sweep: number[] = [];
-    await repeat(repetitions, () => timed(sweep, () => killSandboxUserProcesses(container, host.user)));
-    return { containerReadyMs: figure(ready), containerRemoveMs: figure(remove), commands, sweepAfterCommandMs: figure(sweep), hostPython, pytestVersions };
+    return { containerReadyMs: figure(ready), containerRemoveMs: figure(remove), commands, hostPython, pytestVersions };
   } finally {
     for (const container of containers) await removeContainer(docker, container.id);
     await rm(workspace, { recursive: true, force: true });
@@ -134,7 +130,6 @@ export function formatSandboxCost(result: SandboxCostResult): string[] {
       { label: 'container ready (create + start)', figure: result.containerReadyMs, format: ms },
       { label: 'container removed', figure: result.containerRemoveMs, format: ms },
       ...rows,
-      { label: 'process sweep SandboxHost runs after every command', figure: result.sweepAfterCommandMs, format: ms },
     ]),
     ...result.commands.map((cost) => `  ${cost.name}: \`${cost.command}\``),
     `  pytest in the sandbox: ${result.pytestVersions.sandbox}; on the host: ${result.pytestVersions.host} (${result.hostPython}).`,

@@ -1,11 +1,13 @@
 // Runs a command in the sandbox with a timeout that really stops it, and output that is
-// capped while it streams. The Docker API cannot kill an exec, so the timeout is enforced
-// twice: `timeout -k` inside the container, and a watchdog here that kills every process of
-// the sandbox user if the command outlives its deadline. The command is done when its stream
-// ends, or when the exec has exited and its output gone quiet (leftovers are then stopped).
+// capped while it streams. The command runs under a wrapper (commandWrapper.ts) that enforces
+// the timeout and, when the command ends, stops everything it started, in the same exec. The
+// Docker API cannot kill an exec, so a watchdog here stops the command's processes from a
+// second exec if it outlives its deadline, is cancelled, or has exited while something it
+// started still holds its output.
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
+import { newExecId, stopCommand, wrappedCommand } from './commandWrapper.js';
 import { workspaceMountPoint, type SandboxUser } from './container.js';
 
 export interface ExecOptions {
@@ -49,8 +51,9 @@ const commandEnv = [
 export async function execInSandbox(container: Docker.Container, command: string, options: ExecOptions): Promise<ExecResult> {
   const started = Date.now();
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  const execId = newExecId();
   const exec = await container.exec({
-    Cmd: ['timeout', '-k', `${killGraceSeconds}s`, `${timeoutSeconds}s`, 'sh', '-c', command],
+    Cmd: wrappedCommand(execId, command, timeoutSeconds, killGraceSeconds),
     AttachStdout: true,
     AttachStderr: true,
     User: `${options.user.uid}:${options.user.gid}`,
@@ -78,20 +81,23 @@ export async function execInSandbox(container: Docker.Container, command: string
     stream.on('close', resolve);
     stream.on('error', () => resolve());
   });
-  const stopStream = async (reason: StopReason) => {
-    stoppedBecause ??= reason;
+  // The first reason to stop wins; the command's processes are stopped once, and awaited below.
+  let stopping: Promise<void> | null = null;
+  const stopStream = (reason: StopReason) => {
+    if (stopping) return;
+    stoppedBecause = reason;
+    stopping = stopCommandProcesses(container, options.user, execId).catch(() => undefined);
     stream.destroy();
-    await killSandboxUserProcesses(container, options.user).catch(() => undefined);
   };
-  const watchdog = setTimeout(() => void stopStream('timeout'), options.timeoutMs + (killGraceSeconds + 3) * 1000);
-  // The stream stays open while anything the command started holds its output (a background
-  // server, a setsid child). So the exec itself is watched too: once it has exited and its
-  // output has gone quiet, what is left is stopped instead of waited for.
+  const watchdog = setTimeout(() => stopStream('timeout'), options.timeoutMs + (killGraceSeconds + 3) * 1000);
+  // The wrapper stops what the command left behind before it exits. Should anything still hold
+  // the output after that, the exec itself is watched too: once it has exited and its output
+  // has gone quiet, what is left is stopped instead of waited for.
   let exited = false;
   const tick = setInterval(() => {
     options.onProgress?.(Date.now() - started);
     if (exited) {
-      if (Date.now() - lastOutputAt >= quietAfterExitMs) void stopStream('exited');
+      if (Date.now() - lastOutputAt >= quietAfterExitMs) stopStream('exited');
       return;
     }
     exec.inspect().then(
@@ -101,7 +107,7 @@ export async function execInSandbox(container: Docker.Container, command: string
       () => undefined,
     );
   }, tickMs);
-  const onAbort = () => void stopStream('cancelled');
+  const onAbort = () => stopStream('cancelled');
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
   try {
@@ -111,11 +117,12 @@ export async function execInSandbox(container: Docker.Container, command: string
     clearInterval(tick);
     options.signal?.removeEventListener('abort', onAbort);
   }
+  await stopping;
   if (stoppedBecause === 'cancelled') throw options.signal?.reason ?? new Error('command cancelled');
 
   const exitCode = stoppedBecause === 'timeout' ? null : await waitForExitCode(exec);
   const durationMs = Date.now() - started;
-  // `timeout` exits 124 after TERM, 137 after the follow-up KILL; a command can exit with
+  // The wrapper exits 124 after TERM, 137 after the follow-up KILL (as `timeout` does); a command can exit with
   // either code by itself (137 is also the OOM killer's), so only a command that ran for the
   // whole timeout counts as timed out.
   const ranFullTime = durationMs >= options.timeoutMs;
@@ -140,13 +147,10 @@ async function waitForExitCode(exec: Docker.Exec): Promise<number | null> {
   return null;
 }
 
-/**
- * Kills every process of the sandbox user, including children that escaped with setsid.
- * `kill -9 -1` signals all processes the caller may signal, except itself and PID 1.
- */
-export async function killSandboxUserProcesses(container: Docker.Container, user: SandboxUser): Promise<void> {
+/** Stops every process of one command (by its exec id), leaving other commands alone. */
+export async function stopCommandProcesses(container: Docker.Container, user: SandboxUser, execId: string): Promise<void> {
   const exec = await container.exec({
-    Cmd: ['kill', '-9', '-1'],
+    Cmd: stopCommand(execId),
     User: `${user.uid}:${user.gid}`,
     AttachStdout: true,
     AttachStderr: true,

@@ -3,6 +3,7 @@
 import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';
+import { dominantLineEnding, findIgnoringLineEndings, hasCrlf, linesOf, withLineEndingsOf } from './lineEndings.js';
 import { PathRefusedError, resolveInsideWorkspace } from './paths.js';
 
 export class ToolInputError extends Error {}
@@ -11,7 +12,11 @@ const maxListedEntries = 500;
 const maxReadBytes = 2_000_000;
 const maxReadLines = 800;
 
-export async function listFiles(workspace: string, path: string | undefined): Promise<string> {
+/** Whether a path (relative to the workspace) is ignored by a .gitignore rule. */
+export type IgnoredCheck = (path: string, isFolder: boolean) => Promise<boolean>;
+
+/** Ignored entries are shown, marked, but ignored folders are not opened: they are build artefacts, not the code. */
+export async function listFiles(workspace: string, path: string | undefined, isIgnored?: IgnoredCheck): Promise<string> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path ?? '');
   const stats = await lstat(absolute).catch(() => null);
   if (!stats) throw new ToolInputError(`"${relative || '.'}" does not exist.`);
@@ -30,14 +35,19 @@ export async function listFiles(workspace: string, path: string | undefined): Pr
         continue;
       }
       const indent = '  '.repeat(depth);
+      const ignored = (await isIgnored?.(relative ? `${relative}/${child}` : child, dirent.isDirectory())) ?? false;
       if (dirent.isDirectory()) {
+        if (ignored) {
+          lines.push(`${indent}${dirent.name}/ (ignored by .gitignore; not listed)`);
+          continue;
+        }
         lines.push(`${indent}${dirent.name}/`);
         await visit(child, depth + 1);
       } else if (dirent.isSymbolicLink()) {
-        lines.push(`${indent}${dirent.name} (symlink)`);
+        lines.push(`${indent}${dirent.name} (symlink${ignored ? '; ignored by .gitignore' : ''})`);
       } else {
         const size = (await lstat(posix.join(absolute, child))).size;
-        lines.push(`${indent}${dirent.name} (${formatSize(size)})`);
+        lines.push(`${indent}${dirent.name} (${formatSize(size)}${ignored ? '; ignored by .gitignore' : ''})`);
       }
     }
   }
@@ -88,8 +98,8 @@ export async function readTextForTool(
   input: { path: string; start_line?: number; end_line?: number },
 ): Promise<string> {
   const { relative, text } = await readTextFile(workspace, input.path);
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  // Shown without `\r`, so that what the model copies into an edit matches (see lineEndings.ts).
+  const lines = linesOf(text);
   const start = input.start_line ?? 1;
   if (start > Math.max(lines.length, 1)) {
     throw new ToolInputError(`"${relative}" has ${lines.length} lines; start_line ${start} is past its end.`);
@@ -99,7 +109,8 @@ export async function readTextForTool(
   const end = Math.min(requestedEnd, start + maxReadLines - 1);
   const width = String(end).length;
   const numbered = lines.slice(start - 1, end).map((line, index) => `${String(start + index).padStart(width)}\t${line}`);
-  const header = `${relative} (lines ${start}-${end} of ${lines.length})`;
+  const endings = hasCrlf(text) ? '; Windows line endings, kept by edits' : '';
+  const header = `${relative} (lines ${start}-${end} of ${lines.length}${endings})`;
   const more = end < requestedEnd ? `\n[stopped after ${maxReadLines} lines; read from line ${end + 1} to see more]` : '';
   return `${header}\n${numbered.join('\n')}${more}`;
 }
@@ -109,22 +120,28 @@ export async function editFileForTool(
   input: { path: string; old_string: string; new_string: string },
 ): Promise<string> {
   const { relative, absolute, text } = await readTextFile(workspace, input.path);
-  const occurrences = findAll(text, input.old_string);
+  // The model writes `\n` where a Windows file has `\r\n`: in such a file, either matches (and
+  // a text that occurs once as-is but also elsewhere with other endings is ambiguous).
+  const occurrences = hasCrlf(text)
+    ? findIgnoringLineEndings(text, input.old_string)
+    : findAll(text, input.old_string).map((start) => ({ start, end: start + input.old_string.length }));
   if (occurrences.length === 0) {
     throw new ToolInputError(
       `old_string was not found in ${relative}. It must match exactly, including whitespace.${closestRegion(text, input.old_string)}`,
     );
   }
   if (occurrences.length > 1) {
-    const lines = occurrences.map((offset) => text.slice(0, offset).split('\n').length);
+    const lines = occurrences.map(({ start }) => text.slice(0, start).split('\n').length);
     throw new ToolInputError(
       `old_string occurs ${occurrences.length} times in ${relative} (at lines ${lines.join(', ')}). Include more surrounding lines so that it matches exactly once.`,
     );
   }
-  const offset = occurrences[0] as number;
-  const updated = text.slice(0, offset) + input.new_string + text.slice(offset + input.old_string.length);
+  const { start, end } = occurrences[0] as { start: number; end: number };
+  // A file with Windows line endings keeps them: the new text takes the endings of the text it replaces.
+  const replacement = hasCrlf(text) ? withLineEndingsOf(input.new_string, text.slice(start, end), text) : input.new_string;
+  const updated = text.slice(0, start) + replacement + text.slice(end);
   await writeFile(absolute, updated);
-  const line = text.slice(0, offset).split('\n').length;
+  const line = text.slice(0, start).split('\n').length;
   const removed = input.old_string.split('\n').length;
   const added = input.new_string.split('\n').length;
   return `Edited ${relative} at line ${line}: replaced ${removed} line(s) with ${added} line(s).`;
@@ -138,9 +155,17 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   if (stats?.isSymbolicLink()) throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
   if (stats && !stats.isFile()) throw notRegularFile(relative);
   await mkdir(posix.dirname(absolute), { recursive: true });
-  await writeFile(absolute, input.content);
+  await writeFile(absolute, await withExistingLineEndings(absolute, stats?.size ?? null, input.content));
   const lines = input.content.split('\n').length;
   return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines).`;
+}
+
+/** New content for a file that uses Windows line endings throughout gets them too (unless it has some itself). */
+async function withExistingLineEndings(absolute: string, size: number | null, content: string): Promise<string> {
+  if (size === null || size > maxReadBytes || hasCrlf(content) || !content.includes('\n')) return content;
+  const existing = await readFile(absolute);
+  if (isBinary(existing) || dominantLineEnding(existing.toString('utf8')) !== '\r\n') return content;
+  return content.replace(/\n/g, '\r\n');
 }
 
 /** A FIFO, socket or device would block or misbehave on the worker: never open one. */
@@ -159,7 +184,7 @@ function findAll(text: string, needle: string): number[] {
 
 /** Points the model at the lines that look most like what it tried to replace. */
 function closestRegion(text: string, wanted: string): string {
-  const fileLines = text.split('\n');
+  const fileLines = text.split('\n').map((line) => line.replace(/\r$/, ''));
   const wantedLines = wanted.split('\n').filter((line) => line.trim());
   const firstWanted = normalize(wantedLines[0] ?? '');
   if (!firstWanted) return '';

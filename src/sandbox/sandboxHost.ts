@@ -24,10 +24,11 @@ import {
 } from './container.js';
 import { EnvironmentBuilder } from './environmentImage.js';
 import { EnvironmentConfigError, manifestCandidates, planEnvironment, type EnvironmentPlan } from './environmentPlan.js';
-import { execInSandbox, killSandboxUserProcesses, type ExecResult } from './exec.js';
+import { execInSandbox, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { removeFolder } from './ownerAccess.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
+import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import type { ContentStore } from './store.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
 import { gitListedFiles, ignoredFolders, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
@@ -79,6 +80,8 @@ export class SandboxHost {
   private readonly folders = new Map<string, WorkspaceFolder>();
   /** Results of mutating calls already applied, so that a retried activity is a no-op. */
   private readonly journals = new Map<string, Map<string, JournalEntry>>();
+  /** The preparation under way for each sandbox (settled, never rejected): the next one waits for it. */
+  private readonly preparations = new Map<string, Promise<void>>();
 
   readonly environments: EnvironmentBuilder;
 
@@ -165,10 +168,38 @@ export class SandboxHost {
     return journal;
   }
 
-  /** Makes sure the workspace matches the log and a container runs on it; rebuilds what is missing. */
-  async prepare(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
+  /**
+   * Makes sure the workspace matches the log and a container runs on it; rebuilds what is
+   * missing. Reports progress while it works (a large repository takes tens of seconds), and
+   * runs one at a time per sandbox: a retried attempt that starts while an earlier one still
+   * runs waits for it, then finds the work done, instead of rebuilding the same folder with it.
+   */
+  async prepare(request: PrepareSandboxRequest, hooks: ExecHooks = {}): Promise<PrepareSandboxResult> {
+    const step = progressReporter(hooks);
+    return this.oneAtATime(request.sandboxId, step, () => this.prepareNow(request, step));
+  }
+
+  /** Runs `work` after the sandbox's earlier preparation has settled, reporting progress while it waits. */
+  private async oneAtATime<T>(sandboxId: string, step: () => void, work: () => Promise<T>): Promise<T> {
+    const previous = this.preparations.get(sandboxId);
+    const waited = previous ? whileWaiting(previous, step) : Promise.resolve();
+    const current = waited.then(work);
+    const settled = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.preparations.set(sandboxId, settled);
+    try {
+      return await current;
+    } finally {
+      if (this.preparations.get(sandboxId) === settled) this.preparations.delete(sandboxId);
+    }
+  }
+
+  private async prepareNow(request: PrepareSandboxRequest, onEntry: () => void): Promise<PrepareSandboxResult> {
     const folder = this.folder(request.sandboxId);
-    const current = await folder.readIfPresent();
+    onEntry();
+    const current = await folder.readIfPresent(onEntry);
     let rebuiltBecause: string | undefined;
     const rebuild = !current || current.digest !== request.log.digest;
     if (rebuild) {
@@ -177,7 +208,7 @@ export class SandboxHost {
           ? undefined
           : 'the workspace was not on this worker'
         : 'the workspace differed from the run’s mutation log';
-      const rebuilt = await folder.rebuild(request.log.snapshotId, request.log.mutations);
+      const rebuilt = await folder.rebuild(request.log.snapshotId, request.log.mutations, onEntry);
       if (rebuilt.digest !== request.log.digest) {
         throw new Error(
           `Replaying the mutation log gave workspace ${rebuilt.digest.slice(0, 12)}, expected ${request.log.digest.slice(0, 12)}`,
@@ -253,11 +284,11 @@ export class SandboxHost {
     try {
       switch (call.name) {
         case 'list_files':
-          return reply(await listFiles(workspace, (call.input as ToolInput<'list_files'>).path));
+          return reply(await listFiles(workspace, (call.input as ToolInput<'list_files'>).path, await folder.ignoredCheck()));
         case 'read_file':
           return reply(await readTextForTool(workspace, call.input as ToolInput<'read_file'>));
         case 'search_code':
-          return reply(await this.searchCode(container, workspace, call.input as ToolInput<'search_code'>, settings, hooks));
+          return reply(await this.searchCode(container, workspace, before, call.input as ToolInput<'search_code'>, settings, hooks));
         case 'edit_file':
         case 'write_file': {
           const input = call.input as ToolInput<'edit_file'> | ToolInput<'write_file'>;
@@ -334,9 +365,11 @@ export class SandboxHost {
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
   }
 
+  /** grep in the sandbox (a hostile pattern cannot stall the worker); see searchResults.ts for what is shown. */
   private async searchCode(
     container: Docker.Container,
     workspace: string,
+    tree: Tree,
     input: ToolInput<'search_code'>,
     settings: SandboxSettings,
     hooks: ExecHooks,
@@ -345,13 +378,11 @@ export class SandboxHost {
     const target = (await resolveInsideWorkspace(workspace, input.path ?? '')).relative || '.';
     const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
     const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-    const command = `grep -rnE --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n 200`;
+    // -Z ends each file name with a NUL, so names with colons are read back exactly.
+    const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
     const result = await this.exec(container, command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: 30 } }, hooks);
     if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-    const text = result.output.trim();
-    if (!text) return `No matches for /${input.pattern}/ in ${target}.`;
-    const lines = text.split('\n');
-    return lines.length >= 200 ? `${text}\n[stopped at 200 matches; narrow the search]` : text;
+    return formatSearchResults(result.output, tree, target, input.pattern);
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
@@ -367,13 +398,14 @@ export class SandboxHost {
     } catch (error) {
       if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
       throw error;
-    } finally {
-      // Nothing a command started outlives it (daemons, setsid children, fork bombs).
-      await killSandboxUserProcesses(container, this.user).catch(() => undefined);
     }
     // A container killed from outside ends the command too, with an exit code that is not the
-    // command's: the command must run again in a prepared sandbox, not be reported.
-    if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    // command's: the command must run again in a prepared sandbox, not be reported. The engine
+    // records the container's end a moment after the exec's, so a killed-looking end waits for it.
+    const killedLooking = result.exitCode === null || result.exitCode === 137;
+    if (await hasStopped(container, killedLooking ? containerStopSettleMs : 0)) {
+      throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+    }
     return result;
   }
 
@@ -406,11 +438,55 @@ export interface ExecHooks {
   signal?: AbortSignal;
 }
 
-async function hasStopped(container: Docker.Container): Promise<boolean> {
-  return container.inspect().then(
-    (info) => !info.State.Running,
-    () => true,
-  );
+/** Calls `step` every interval until `earlier` settles (a cancellation is noticed when the work starts). */
+async function whileWaiting(earlier: Promise<void>, step: () => void): Promise<void> {
+  const timer = setInterval(() => {
+    try {
+      step();
+    } catch {
+      // cancelled: the work's own first step throws
+    }
+  }, progressEveryMs);
+  try {
+    await earlier;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** How often long host work (a rebuild) reports progress. */
+const progressEveryMs = 1000;
+
+/**
+ * A callback for every step of long host work: reports progress at most once per interval,
+ * and stops the work (throws) once it is cancelled.
+ */
+function progressReporter(hooks: ExecHooks): () => void {
+  const started = Date.now();
+  let reportedAt = 0;
+  return () => {
+    hooks.signal?.throwIfAborted();
+    const now = Date.now();
+    if (now - reportedAt < progressEveryMs) return;
+    reportedAt = now;
+    hooks.onProgress?.(now - started);
+  };
+}
+
+/** How long a command that ended as if killed waits to see whether its container stopped. */
+const containerStopSettleMs = 1000;
+
+/** Whether the container is not running, looking again for up to `settleMs` while it still is. */
+async function hasStopped(container: Docker.Container, settleMs = 0): Promise<boolean> {
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const stopped = await container.inspect().then(
+      (info) => !info.State.Running,
+      () => true,
+    );
+    if (stopped || Date.now() >= deadline) return stopped;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 function isTestFile(relative: string, settings: SandboxSettings): boolean {

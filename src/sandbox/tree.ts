@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { GitignoreRules } from './gitignore.js';
 
 export type TreeEntry =
   | { path: string; kind: 'file'; blob: string; size: number; executable: boolean }
@@ -78,6 +79,8 @@ export async function readTree(
     onFile?: (blob: string, content: Buffer) => Promise<void>;
     cache?: Map<string, CachedHash>;
     paths?: string[];
+    /** Called for every entry read (progress, for long reads). */
+    onEntry?: () => void;
   } = {},
 ): Promise<Tree> {
   const paths = options.paths ?? (await walk(root));
@@ -89,6 +92,7 @@ export async function readTree(
     );
   }
   for (const path of paths) {
+    options.onEntry?.();
     const absolute = join(root, path);
     const stats = await lstat(absolute).catch(() => null);
     if (!stats) continue;
@@ -119,10 +123,16 @@ export async function readTree(
   return { digest: treeDigest(entries), entries };
 }
 
-/** Every file and symlink below `root`, relative, outside the ignored folders; never follows links. */
-export async function walk(root: string): Promise<string[]> {
+/**
+ * Every file and symlink below `root`, relative, never following links: outside the folders
+ * that are never part of a workspace, and outside what the .gitignore files ignore, except the
+ * `tracked` paths (as in git, a tracked file counts even where a rule would ignore it).
+ */
+export async function walk(root: string, tracked: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const rules = new GitignoreRules(root);
+  const trackedFolders = foldersOf(tracked);
   const found: string[] = [];
-  async function visit(relative: string): Promise<void> {
+  async function visit(relative: string, insideIgnored: boolean): Promise<void> {
     // A folder that cannot be read is an error (the repository would look empty); one that vanished is not.
     const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return [];
@@ -131,14 +141,25 @@ export async function walk(root: string): Promise<string[]> {
     for (const dirent of dirents) {
       const path = relative ? `${relative}/${dirent.name}` : dirent.name;
       if (dirent.isDirectory()) {
-        if (!ignoredFolders.has(dirent.name)) await visit(path);
+        if (ignoredFolders.has(dirent.name)) continue;
+        const ignored = insideIgnored || (await rules.ignores(path, true));
+        if (!ignored || trackedFolders.has(path)) await visit(path, ignored);
       } else if (dirent.isFile() || dirent.isSymbolicLink()) {
-        found.push(path);
+        if (tracked.has(path) || (!insideIgnored && !(await rules.ignores(path, false)))) found.push(path);
       }
     }
   }
-  await visit('');
+  await visit('', false);
   return found.sort();
+}
+
+/** Every folder that holds one of the paths, at any depth. */
+export function foldersOf(paths: ReadonlySet<string>): Set<string> {
+  const folders = new Set<string>();
+  for (const path of paths) {
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) folders.add(path.slice(0, slash));
+  }
+  return folders;
 }
 
 /** The files git would track (tracked plus untracked-not-ignored), or null if `root` is not a git checkout. */

@@ -8,12 +8,15 @@ import type { SandboxUser } from './container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
 import { resolveInsideWorkspace } from './paths.js';
 import type { ContentStore } from './store.js';
-import { diffTrees, readTree, type Tree } from './tree.js';
+import { GitignoreRules } from './gitignore.js';
+import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
 
 type HashCache = Map<string, { size: number; mtimeMs: number; ino: number; blob: string }>;
 
 export class WorkspaceFolder {
   private readonly hashCache: HashCache = new Map();
+  /** The snapshot's paths: they count even where a .gitignore rule would ignore them (as tracked files do in git). */
+  private tracked: Set<string> | null = null;
 
   constructor(
     readonly path: string,
@@ -21,20 +24,55 @@ export class WorkspaceFolder {
     private readonly user: SandboxUser,
   ) {}
 
-  async read(): Promise<Tree> {
-    return withOwnerAccess(this.path, () => readTree(this.path, { cache: this.hashCache }));
+  /** The folder's tree: what its .gitignore files ignore (build artefacts) is not part of it. */
+  async read(onEntry?: () => void): Promise<Tree> {
+    return withOwnerAccess(this.path, async () => {
+      const paths = await walk(this.path, await this.trackedPaths());
+      return readTree(this.path, { cache: this.hashCache, paths, onEntry });
+    });
+  }
+
+  /** Beside the folder, out of the container's reach: which snapshot the folder was built from. */
+  private get snapshotRecord(): string {
+    return posix.join(posix.dirname(this.path), 'snapshot.json');
+  }
+
+  /**
+   * A check, for this moment's .gitignore files, of whether a path is left out of the tree
+   * because a rule ignores it (the snapshot's own paths never are).
+   */
+  async ignoredCheck(): Promise<(path: string, isFolder: boolean) => Promise<boolean>> {
+    const tracked = await this.trackedPaths();
+    const trackedFolders = foldersOf(tracked);
+    const rules = new GitignoreRules(this.path);
+    return async (path, isFolder) => !(isFolder ? trackedFolders : tracked).has(path) && (await rules.ignores(path, isFolder));
+  }
+
+  private async trackedPaths(): Promise<Set<string>> {
+    if (!this.tracked) {
+      const record = await readFile(this.snapshotRecord, 'utf8').catch(() => null);
+      const snapshotId = record === null ? null : (JSON.parse(record) as { snapshotId: string }).snapshotId;
+      const snapshot = snapshotId ? await this.store.getTree(snapshotId).catch(() => null) : null;
+      this.tracked = new Set(snapshot?.entries.map((entry) => entry.path) ?? []);
+    }
+    return this.tracked;
   }
 
   /** The folder's tree, or null when the folder is not on this host. */
-  async readIfPresent(): Promise<Tree | null> {
-    return (await lstat(this.path).then(() => true, () => false)) ? this.read() : null;
+  async readIfPresent(onEntry?: () => void): Promise<Tree | null> {
+    return (await lstat(this.path).then(() => true, () => false)) ? this.read(onEntry) : null;
   }
 
-  /** Replaces the folder's content with the snapshot plus the mutations, in order. */
-  async rebuild(snapshotId: string, mutations: Mutation[]): Promise<Tree> {
+  /**
+   * Replaces the folder's content with the snapshot plus the mutations, in order. `onEntry` is
+   * called for every file written, owned and hashed (a large repository takes a while).
+   */
+  async rebuild(snapshotId: string, mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
     const snapshot = await this.store.getTree(snapshotId);
     await removeFolder(this.path);
     await mkdir(this.path, { recursive: true });
+    await writeFile(this.snapshotRecord, JSON.stringify({ snapshotId }));
+    this.tracked = new Set(snapshot.entries.map((entry) => entry.path));
     this.hashCache.clear();
     // Files first, symlinks last: no file is ever written through a symlink.
     for (const entry of snapshot.entries) {
@@ -43,13 +81,17 @@ export class WorkspaceFolder {
       await mkdir(posix.dirname(absolute), { recursive: true });
       await writeFile(absolute, await this.store.getBlob(entry.blob), { flag: 'wx' });
       if (entry.executable) await chmod(absolute, 0o755);
+      onEntry();
     }
     for (const entry of snapshot.entries) {
       if (entry.kind === 'symlink') await symlink(entry.target, posix.join(this.path, entry.path));
     }
-    for (const mutation of mutations) await this.apply(mutation);
-    await this.giveToSandboxUser('');
-    return this.read();
+    for (const mutation of mutations) {
+      await this.apply(mutation);
+      onEntry();
+    }
+    await this.giveToSandboxUser('', onEntry);
+    return this.read(onEntry);
   }
 
   private async apply(mutation: Mutation): Promise<void> {
@@ -106,22 +148,23 @@ export class WorkspaceFolder {
     }
   }
 
-  /** Makes a path (and the folders leading to it) owned by the sandbox user. */
-  async giveToSandboxUser(relative: string): Promise<void> {
+  /** Makes a path (and the folders leading to it; everything for '') owned by the sandbox user. */
+  async giveToSandboxUser(relative: string, onEntry: () => void = () => undefined): Promise<void> {
     if (process.getuid?.() !== 0) return; // not root: the sandbox runs as our own user
     const parts = relative.split('/').filter(Boolean);
     const chain = [this.path, ...parts.map((_, index) => posix.join(this.path, ...parts.slice(0, index + 1)))];
     for (const path of chain) await lchown(path, this.user.uid, this.user.gid).catch(() => undefined);
-    if (relative === '') await chownRecursive(this.path, this.user);
+    if (relative === '') await chownRecursive(this.path, this.user, onEntry);
   }
 
 }
 
-async function chownRecursive(root: string, user: SandboxUser): Promise<void> {
+async function chownRecursive(root: string, user: SandboxUser, onEntry: () => void): Promise<void> {
   const visit = async (folder: string): Promise<void> => {
     for (const dirent of await readdir(folder, { withFileTypes: true })) {
       const path = posix.join(folder, dirent.name);
       await lchown(path, user.uid, user.gid);
+      onEntry();
       if (dirent.isDirectory()) await visit(path);
     }
   };

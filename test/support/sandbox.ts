@@ -19,6 +19,8 @@ export interface TestSandboxOptions {
   symlinks?: Record<string, string>;
   limits?: Partial<SandboxLimits>;
   testCommand?: string;
+  /** Runs on the repository folder after its files are written, before the snapshot (e.g. `git init`). */
+  prepareRepository?: (repo: string) => Promise<void>;
 }
 
 export interface ToolCallOptions {
@@ -63,6 +65,7 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
     await writeFile(join(repo, path), content);
   }
   for (const [path, target] of Object.entries(options.symlinks ?? {})) await symlink(target, join(repo, path));
+  await options.prepareRepository?.(repo);
 
   const docker = connectDocker();
   const host = new SandboxHost({
