@@ -8,6 +8,17 @@ import { runPlainLoop } from './plainLoop.js';
 import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
+const timelineKeys: Array<keyof IterationTimeline> = [
+  'dispatchMs',
+  'workflowTaskWaitMs',
+  'workflowTaskMs',
+  'callModelWaitMs',
+  'callModelMs',
+  'runToolWaitMs',
+  'runToolMs',
+  'otherMs',
+];
+
 export const overheadIterations = 30;
 /** The model call time of the run the overhead is compared with. */
 export const modelCallMs = 2_000;
@@ -58,13 +69,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
     plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
     addedMsPerIteration: addedFigure,
-    workflowTimeline: {
-      dispatchMs: timelineFigure('dispatchMs'),
-      workflowTaskMs: timelineFigure('workflowTaskMs'),
-      callModelMs: timelineFigure('callModelMs'),
-      runToolMs: timelineFigure('runToolMs'),
-      otherMs: timelineFigure('otherMs'),
-    },
+    workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
   };
@@ -92,10 +97,13 @@ export function formatOverhead(result: OverheadResult): string[] {
     ]),
     '  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run\'s history):',
     ...figureTable([
-      { label: 'tasks waiting for a worker (scheduled → started)', figure: timeline.dispatchMs, format: ms },
-      { label: 'workflow tasks (started → completed)', figure: timeline.workflowTaskMs, format: ms },
-      { label: 'callModel activity (transcript query, model request)', figure: timeline.callModelMs, format: ms },
-      { label: 'runTool activity (list_files)', figure: timeline.runToolMs, format: ms },
+      { label: 'tasks waiting for a worker (scheduled → started), all', figure: timeline.dispatchMs, format: ms },
+      { label: 'workflow tasks: waiting (scheduled → started)', figure: timeline.workflowTaskWaitMs, format: ms },
+      { label: 'workflow tasks: running (started → completed)', figure: timeline.workflowTaskMs, format: ms },
+      { label: 'callModel activity: waiting (schedule-to-start)', figure: timeline.callModelWaitMs, format: ms },
+      { label: 'callModel activity: running (transcript, model request)', figure: timeline.callModelMs, format: ms },
+      { label: 'runTool activity: waiting (schedule-to-start)', figure: timeline.runToolWaitMs, format: ms },
+      { label: 'runTool activity: running (list_files)', figure: timeline.runToolMs, format: ms },
       { label: 'between tasks', figure: timeline.otherMs, format: ms },
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',

@@ -29,7 +29,7 @@ export interface TestServer {
 }
 
 /** `persistent`: keep the server's database in a file (in `home`), as the embedded server does. */
-export async function startTestServer(options: { uiPort?: number; persistent?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(options: { uiPort?: number; persistent?: boolean; extraArgs?: string[] } = {}): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
@@ -39,7 +39,8 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
       searchAttributes: Object.values(searchAttributes),
       ip: '127.0.0.1',
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
-      ...(options.uiPort ? { ui: true, uiPort: options.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
+      ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? [])],
     },
   }).catch(async (error: unknown) => {
     await rm(home, { recursive: true, force: true });
