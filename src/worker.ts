@@ -13,7 +13,7 @@ import {
   Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { createModelActivities } from '../activities/model.js';
+import { createModelActivities, type ModelActivityOptions } from '../activities/model.js';
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
 import { projectRoot, type Config } from './config.js';
 import { createModelClient } from './model/anthropic.js';
@@ -72,6 +72,8 @@ export interface WorkerOptions {
   describeAnswerer?: (model: string) => string;
   taskQueue?: string;
   log?: (line: string) => void;
+  /** Told how each model call got its conversation (cache or transcript query) and how long it took. */
+  onTranscript?: ModelActivityOptions['onTranscript'];
 }
 
 export interface RunningWorker {
@@ -128,6 +130,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         anthropic,
         defaultModel: config.anthropic.model,
         describeAnswerer: options.describeAnswerer,
+        onTranscript: options.onTranscript,
       }),
       ...createSharedActivities(host, hostTaskQueue, client),
     },

@@ -36,6 +36,7 @@ import {
   type Stop,
 } from '../src/agent/budgets.js';
 import { compactConversation } from '../src/agent/compaction.js';
+import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
 import {
   appendExchange,
   appendUserText,
@@ -126,6 +127,8 @@ class DebugRun {
   private iterationAtRunStart: number;
   private preparing: Promise<void> | null = null;
   private markedRunning = false;
+  /** What this workflow run's previous model call carried of the conversation. */
+  private sentConversation: SentConversation | null = null;
 
   constructor(
     private readonly input: DebugInput,
@@ -409,6 +412,9 @@ class DebugRun {
 
   private async callModel(): Promise<ModelCallResult> {
     const state = this.state;
+    // Only what changed since this run's previous model call goes into the activity's input.
+    const { delta, sent } = conversationDelta(this.sentConversation, state.conversation);
+    this.sentConversation = sent;
     const turn = await model.callModel.executeWithOptions(
       { summary: `iteration ${state.iteration} · model` },
       [
@@ -416,6 +422,7 @@ class DebugRun {
           iteration: state.iteration,
           conversationLength: state.conversation.length,
           conversationVersion: state.conversationVersion,
+          conversation: delta,
           model: this.input.model,
           maxOutputTokens: this.input.maxOutputTokens,
           allowCommands: this.input.allowCommands,

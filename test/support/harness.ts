@@ -14,7 +14,7 @@ import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { installQuietRuntime, startWorker, type RunningWorker } from '../../src/worker.js';
+import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../../src/worker.js';
 import { searchAttributes } from '../../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 
@@ -88,6 +88,7 @@ export async function startTestWorker(
     configOverrides?: Record<string, string>;
     timeoutMs?: number;
     apiKey?: string;
+    onTranscript?: WorkerOptions['onTranscript'];
   },
 ): Promise<TestWorker> {
   const fake = options.fake instanceof FakeAnthropicApi ? options.fake : new FakeAnthropicApi(options.fake);
@@ -100,6 +101,7 @@ export async function startTestWorker(
     anthropic: createModelClient({ apiKey: options.apiKey ?? 'test-key', baseURL: fake.url, timeoutMs: options.timeoutMs ?? 30_000 }),
     describeAnswerer: () => 'scripted responses (fake Anthropic API)',
     taskQueue,
+    onTranscript: options.onTranscript,
   });
   return {
     worker,
