@@ -52,10 +52,12 @@ export interface ModelActivityOptions {
   describeAnswerer?: (model: string) => string;
   /** Told how this worker got each call's conversation, and how long it took (the bench's breakdown). */
   onTranscript?: (source: 'cache' | 'query', ms: number) => void;
+  /** False: read every call's conversation through the transcript query (the bench measures what the cache saves). */
+  cacheConversations?: boolean;
 }
 
 export function createModelActivities(options: ModelActivityOptions) {
-  const cache = new ConversationCache();
+  const cache = new ConversationCache(options.cacheConversations === false ? 0 : undefined);
   /** The conversation of this call: rebuilt from the cache, or read from the workflow on a miss. */
   async function conversationOf(request: ModelCallRequest, workflowId: string, runId: string): Promise<Message[]> {
     const started = performance.now();

@@ -31,6 +31,8 @@ export interface OverheadResult {
   addedMsPerIteration: Figure;
   /** Where a workflow iteration's time goes, from the server's event times. */
   workflowTimeline: Record<keyof IterationTimeline, Figure>;
+  /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
+  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure };
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -41,9 +43,17 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   const input = { repo, budgets: { maxIterations: overheadIterations } };
 
   const throughWorkflow = async () => {
+    env.takeWorkerTimings();
     const { report, handle } = await env.runWorkflow(input);
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
-    return { ms, timeline: await iterationTimeline(handle) };
+    const { transcripts, toolRuns } = env.takeWorkerTimings();
+    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+    const worker = {
+      toolRunMs: sum(toolRuns) / report.iterations,
+      transcriptMs: sum(transcripts.map((transcript) => transcript.ms)) / report.iterations,
+      transcriptQueries: transcripts.filter((transcript) => transcript.source === 'query').length,
+    };
+    return { ms, timeline: await iterationTimeline(handle), worker };
   };
   let plainRuns = 0;
   const throughPlainLoop = async () => {
@@ -70,6 +80,11 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
     addedMsPerIteration: addedFigure,
     workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
+    worker: {
+      toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
+      transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
+      transcriptQueries: figure(pairs.map((pair) => pair.workflow.worker.transcriptQueries)),
+    },
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
   };
@@ -105,6 +120,12 @@ export function formatOverhead(result: OverheadResult): string[] {
       { label: 'runTool activity: waiting (schedule-to-start)', figure: timeline.runToolWaitMs, format: ms },
       { label: 'runTool activity: running (list_files)', figure: timeline.runToolMs, format: ms },
       { label: 'between tasks', figure: timeline.otherMs, format: ms },
+    ]),
+    '  Measured in the worker (per iteration):',
+    ...figureTable([
+      { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
+      { label: 'conversation for the model call (cache, or transcript query)', figure: result.worker.transcriptMs, format: ms },
+      { label: 'transcript queries per run (0: every call hit the cache)', figure: result.worker.transcriptQueries, format: (value) => number(value, 0) },
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
     `  class and the same SDK client. Share = added / (${modelCallMs} ms + workflow ms per iteration).`,

@@ -1,7 +1,7 @@
 // `npm run bench`: what durability costs and what it saves, measured side by side in one run on
 // the real Temporal dev server, real Docker and the real Anthropic SDK talking to the fake API.
 // Prints ratios first, then every figure as min/median/max, and saves the same as JSON.
-//   npm run bench                        all five sections, saved to bench/results/latest.json
+//   npm run bench                        all six sections, saved to bench/results/latest.json
 //   npm run bench -- overhead history    some sections only (not saved)
 //   BENCH_REPETITIONS=7 npm run bench    more repetitions (at least 5)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { availableParallelism, cpus, platform, release, totalmem } from 'node:os
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchEnvironment } from './environment.js';
+import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import { formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
 import { formatSandboxCost, measureSandboxCost, type SandboxCostResult } from './sandboxCost.js';
@@ -22,9 +23,10 @@ interface Results {
   history?: HistoryGrowthResult;
   tokens?: TokenEconomyResult;
   throughput?: ThroughputResult;
+  floor?: DispatchFloorResult;
 }
 type Section = keyof Results;
-const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput'];
+const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'floor'];
 
 const started = performance.now();
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5);
@@ -54,6 +56,7 @@ try {
     if (section === 'history') results.history = await measureHistoryGrowth(env, repetitions);
     if (section === 'tokens') results.tokens = await measureTokenEconomy(env, repetitions);
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
+    if (section === 'floor') results.floor = await measureDispatchFloor(env.server.client, env.server.address, repetitions);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
 } finally {
@@ -64,7 +67,8 @@ const totalSeconds = (performance.now() - started) / 1000;
 const lines = [
   `durable-debugger benchmarks · ${new Date().toISOString()}`,
   `machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}`,
-  `Temporal: the CLI dev server (SQLite file, as the embedded server), started by test/support/harness.ts; worker, fake API and`,
+  `Temporal: the CLI dev server (SQLite file, with the embedded server's settings: src/temporal/serverSettings.ts), started by`,
+  `test/support/harness.ts; worker, fake API and`,
   `plain loop in this one process · every figure over ${repetitions} repetitions (min / median / max)`,
   '',
   'Ratios first',
@@ -75,6 +79,7 @@ const lines = [
   ...(results.history ? [...formatHistoryGrowth(results.history), ''] : []),
   ...(results.tokens ? [...formatTokenEconomy(results.tokens), ''] : []),
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
+  ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   `total: ${number(totalSeconds)} s (${number(totalSeconds / 60)} min; the limit is 15 min; scripts/setup.sh before it is not counted)`,
 ];
 console.log(lines.join('\n'));
@@ -86,7 +91,7 @@ if (chosen.length === sections.length) {
   console.log(`saved to ${file}`);
 }
 
-function summary({ overhead, sandbox, history, tokens, throughput }: Results): string[] {
+function summary({ overhead, sandbox, history, tokens, throughput, floor }: Results): string[] {
   const lines: string[] = [];
   if (overhead) {
     lines.push(
@@ -124,6 +129,12 @@ function summary({ overhead, sandbox, history, tokens, throughput }: Results): s
     const last = throughput.points.at(-1);
     const scaling = first && last ? ` (${number(last.wholeRuns.median / first.wholeRuns.median)}× from ${first.concurrentRuns} to ${last.concurrentRuns} runs)` : '';
     lines.push(`5. Iterations per second over whole runs: ${rates} concurrent runs${scaling}.`);
+  }
+  if (floor) {
+    const waits = floor.variants
+      .map(({ name, figures }) => `${name}: ${number(figures.msPerIteration.median)} ms per iteration, ${number(figures.waitingMs.median)} ms of it waiting`)
+      .join('; ');
+    lines.push(`6. Dispatch floor, a trivial workflow with two no-op activities per iteration on the same server: ${waits}.`);
   }
   return lines;
 }

@@ -74,6 +74,10 @@ export interface WorkerOptions {
   log?: (line: string) => void;
   /** Told how each model call got its conversation (cache or transcript query) and how long it took. */
   onTranscript?: ModelActivityOptions['onTranscript'];
+  /** Told how long each tool call took in the sandbox host (the bench's breakdown). */
+  onToolRun?: (tool: string, ms: number) => void;
+  /** False: model calls read the transcript query every time (for measuring what the cache saves). */
+  cacheConversations?: boolean;
 }
 
 export interface RunningWorker {
@@ -131,6 +135,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         defaultModel: config.anthropic.model,
         describeAnswerer: options.describeAnswerer,
         onTranscript: options.onTranscript,
+        cacheConversations: options.cacheConversations,
       }),
       ...createSharedActivities(host, hostTaskQueue, client),
     },
@@ -139,7 +144,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
-    activities: createHostActivities(host),
+    activities: createHostActivities(host, options.onToolRun),
   });
 
   // Startup sweep: what earlier runs left behind on this host.

@@ -14,6 +14,7 @@ import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
+import { dynamicConfigFlags } from '../../src/temporal/serverSettings.js';
 import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../../src/worker.js';
 import { searchAttributes } from '../../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
@@ -28,7 +29,10 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** `persistent`: keep the server's database in a file (in `home`), as the embedded server does. */
+/**
+ * `persistent`: keep the server's database in a file (in `home`), as the embedded server does.
+ * `extraArgs`: dev server flags instead of the product's dynamic config (src/temporal/serverSettings.ts).
+ */
 export async function startTestServer(options: { uiPort?: number; persistent?: boolean; extraArgs?: string[] } = {}): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
@@ -40,7 +44,7 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
       ip: '127.0.0.1',
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
       ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
-      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? [])],
+      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? dynamicConfigFlags())],
     },
   }).catch(async (error: unknown) => {
     await rm(home, { recursive: true, force: true });
@@ -89,6 +93,8 @@ export async function startTestWorker(
     timeoutMs?: number;
     apiKey?: string;
     onTranscript?: WorkerOptions['onTranscript'];
+    onToolRun?: WorkerOptions['onToolRun'];
+    cacheConversations?: boolean;
   },
 ): Promise<TestWorker> {
   const fake = options.fake instanceof FakeAnthropicApi ? options.fake : new FakeAnthropicApi(options.fake);
@@ -102,6 +108,8 @@ export async function startTestWorker(
     describeAnswerer: () => 'scripted responses (fake Anthropic API)',
     taskQueue,
     onTranscript: options.onTranscript,
+    onToolRun: options.onToolRun,
+    cacheConversations: options.cacheConversations,
   });
   return {
     worker,
