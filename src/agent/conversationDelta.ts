@@ -5,7 +5,7 @@
 // `transcript` query, a round trip through the server) only when it kept nothing.
 // Messages can change after they were sent (a hint joins the last user message, a paused turn is
 // completed, compaction shortens old observations), so the delta starts at the first message whose
-// content differs from what was sent, compared through a mark of each message's JSON.
+// content differs from what was sent, compared through each message's JSON.
 import type { Message } from './conversation.js';
 
 /** The conversation of one model call: what changed since the call `basedOn` (0: the whole conversation). */
@@ -26,19 +26,13 @@ export interface SentConversation {
   marks: string[];
 }
 
-/** A short fingerprint of a message: its JSON length and a 53-bit hash of its JSON. */
+/**
+ * What is compared of a message: its JSON. Native serialisation and string comparison cost far
+ * less than hashing in JavaScript (a 200 KB conversation: under 1 ms against about 5 ms); the
+ * price is a second copy of the conversation, as text, in the workflow's memory (not in its state).
+ */
 export function messageMark(message: Message): string {
-  const json = JSON.stringify(message);
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let index = 0; index < json.length; index++) {
-    const code = json.charCodeAt(index);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return `${json.length}:${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}`;
+  return JSON.stringify(message);
 }
 
 /** The delta of the next model call, and what to remember of it for the call after. */
