@@ -2,16 +2,17 @@
 // dev server is started with it, and the compose deployment loads the same values.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { ensureTemporalServer } from '../../src/temporal/embeddedServer.js';
-import { serverDynamicConfig } from '../../src/temporal/serverSettings.js';
+import { serverDynamicConfig, sqlitePragmas } from '../../src/temporal/serverSettings.js';
 import { freePort } from '../support/harness.js';
 
-test('the embedded dev server starts with the dynamic config of src/temporal/serverSettings.ts', async () => {
+test('the embedded dev server starts with the dynamic config and SQLite settings of src/temporal/serverSettings.ts', async () => {
   const home = await mkdtemp(join(tmpdir(), 'server-settings-'));
   const config = loadConfig({
     ...process.env,
@@ -28,6 +29,12 @@ test('the embedded dev server starts with the dynamic config of src/temporal/ser
       const at = commandLine.indexOf(`${key}=${value}`);
       assert.ok(at > 0 && commandLine[at - 1] === '--dynamic-config-value', `${key}=${value} in ${commandLine.join(' ')}`);
     }
+    for (const [key, value] of Object.entries(sqlitePragmas)) {
+      const at = commandLine.indexOf(`${key}=${value}`);
+      assert.ok(at > 0 && commandLine[at - 1] === '--sqlite-pragma', `${key}=${value} in ${commandLine.join(' ')}`);
+    }
+    // Write-ahead logging is on: SQLite keeps its log beside the database file.
+    assert.ok(existsSync(join(home, 'temporal.db-wal')), 'temporal.db-wal exists');
   } finally {
     if (server.pid) process.kill(server.pid);
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -14,7 +14,7 @@ import { loadConfig, projectRoot, type Config } from '../../src/config.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { dynamicConfigFlags } from '../../src/temporal/serverSettings.js';
+import { devServerFlags } from '../../src/temporal/serverSettings.js';
 import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../../src/worker.js';
 import { searchAttributes } from '../../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
@@ -44,7 +44,7 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
       ip: '127.0.0.1',
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
       ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
-      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? dynamicConfigFlags())],
+      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) }))],
     },
   }).catch(async (error: unknown) => {
     await rm(home, { recursive: true, force: true });
