@@ -22,8 +22,8 @@ export interface ModelCallRequest {
   /** How many messages of the transcript this call sends, and the transcript version they belong to. */
   conversationLength: number;
   conversationVersion: number;
-  /** The messages changed since the run's previous model call. */
-  conversation: ConversationDelta;
+  /** The messages changed since the run's previous model call; absent in calls scheduled by workflow code from before it (runs in flight across an upgrade). */
+  conversation?: ConversationDelta;
   model?: string;
   maxOutputTokens: number;
   allowCommands: boolean;
@@ -61,7 +61,7 @@ export function createModelActivities(options: ModelActivityOptions) {
   /** The conversation of this call: rebuilt from the cache, or read from the workflow on a miss. */
   async function conversationOf(request: ModelCallRequest, workflowId: string, runId: string): Promise<Message[]> {
     const started = performance.now();
-    const cached = cache.rebuild(runId, request.conversation);
+    const cached = request.conversation ? cache.rebuild(runId, request.conversation) : null;
     if (cached) {
       options.onTranscript?.('cache', performance.now() - started);
       return cached;
@@ -88,7 +88,7 @@ export function createModelActivities(options: ModelActivityOptions) {
       if (!execution) throw ApplicationFailure.nonRetryable('callModel must run inside a workflow', 'NotInWorkflow');
       const { workflowId, runId } = execution;
       const messages = await conversationOf(request, workflowId, runId);
-      cache.remember(runId, request.conversation.sequence, messages);
+      if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
       try {
