@@ -1,7 +1,7 @@
 // What the agent's workflow does per iteration besides its two activities, costed one by one on
 // the trivial workflow of the dispatch floor (bench/floor/trivialWithExtras.ts): a search-attribute
 // upsert, the current details, activity summaries; alternating, on a server with the product's
-// settings. (Measured for issue 14: the upsert added about 13 ms per iteration, the others 2–3 ms.)
+// settings. (Measured for issue 14 on a loaded 2-core machine: each added 4–13 ms per iteration.)
 //   node --import tsx bench/workflowExtras.ts [repetitions]
 import { join } from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
