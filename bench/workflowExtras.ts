@@ -1,7 +1,7 @@
 // What the agent's workflow does per iteration besides its two activities, costed one by one on
 // the trivial workflow of the dispatch floor (bench/floor/trivialWithExtras.ts): a search-attribute
 // upsert, the current details, activity summaries; alternating, on a server with the product's
-// settings. (Measured for issue 14 on a loaded 2-core machine: each added 4–13 ms per iteration.)
+// settings. (Measured for issue 14 on a 2-core machine: the upsert added 3–13 ms per iteration, more when the machine was busy; the others nothing measurable.)
 //   node --import tsx bench/workflowExtras.ts [repetitions]
 import { join } from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';

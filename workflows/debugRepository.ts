@@ -454,7 +454,7 @@ class DebugRun {
 
   /**
    * The run's iterations and cost as search attributes, at most every few seconds of workflow
-   * time (each upsert is a visibility write on the server: 4–13 ms per iteration on the dev
+   * time (each upsert is a visibility write on the server: 3–13 ms per iteration on the dev
    * server, bench/workflowExtras.ts) and always at the end (finish). Runs begun before this was throttled upsert
    * on every call, as they did (the patch keeps their histories valid).
    */
