@@ -38,6 +38,8 @@ export type FloorFigures = Record<keyof FloorSample, Figure>;
 export interface DispatchFloorResult {
   iterations: number;
   variants: Array<{ name: string; figures: FloorFigures }>;
+  /** Why a variant is missing (the Python SDK could not be installed), if one is. */
+  note?: string;
 }
 
 /** A worker that runs one trivial workflow of `iterations` iterations and names its workflow id. */
@@ -189,13 +191,20 @@ export async function measureFloor(client: Client, runners: FloorRunner[], repet
 
 /** The section of `npm run bench`: our SDK, another SDK and the bare gRPC loop on the bench's server. */
 export async function measureDispatchFloor(client: Client, address: string, repetitions: number): Promise<DispatchFloorResult> {
-  const python = await pythonFloorRunners(address, client.options.namespace);
+  let python: Awaited<ReturnType<typeof pythonFloorRunners>> | null = null;
+  let note: string | undefined;
+  try {
+    python = await pythonFloorRunners(address, client.options.namespace);
+  } catch (error) {
+    note = `Python's SDK and the bare gRPC loop were not measured: ${(error as Error).message}`;
+  }
   const typescript = await typescriptFloorRunner(client, address, 'TypeScript SDK (@temporalio/worker 1.24.0, default options)');
   try {
-    return await measureFloor(client, [typescript, python.sdk, python.raw], repetitions);
+    const result = await measureFloor(client, [typescript, ...(python ? [python.sdk, python.raw] : [])], repetitions);
+    return note ? { ...result, note } : result;
   } finally {
     await typescript.close();
-    await python.sdk.close();
+    await python?.sdk.close();
   }
 }
 
@@ -213,5 +222,6 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
         { label: 'one workflow task running (median)', figure: figures.workflowTaskMs, format: ms },
       ]).map((line) => `  ${line}`),
     ]),
+    ...(result.note ? [`  ${result.note}`] : []),
   ];
 }
