@@ -93,6 +93,7 @@ async def raw_loop(client: Client, namespace: str, iterations: int) -> str:
             ),
         )
         activity_poll = poll_activity()
+        await asyncio.sleep(0.001)  # the poll goes out before the task it waits for exists
         await service.respond_workflow_task_completed(
             RespondWorkflowTaskCompletedRequest(namespace=namespace, task_token=task.task_token, commands=[command], identity=identity)
         )
@@ -100,6 +101,7 @@ async def raw_loop(client: Client, namespace: str, iterations: int) -> str:
         while not activity_task.task_token:
             activity_task = await poll_activity()
         workflow_poll = poll_workflow()
+        await asyncio.sleep(0.001)  # the poll goes out before the task it waits for exists
         await service.respond_activity_task_completed(
             RespondActivityTaskCompletedRequest(namespace=namespace, task_token=activity_task.task_token, identity=identity)
         )
