@@ -1,15 +1,19 @@
-// The model call as a Temporal activity: it reads the conversation through the workflow's
-// `transcript` query (so the conversation is not copied into history on every call), calls
-// Claude, heartbeats while it waits, and classifies failures for Temporal's retries.
+// The model call as a Temporal activity: its input carries only the messages that changed since
+// the run's previous model call (so each message enters history once); it rebuilds the whole
+// conversation from what this process kept of that call, or, when it kept nothing (another
+// worker, a restart), reads it through the workflow's `transcript` query. It calls Claude,
+// heartbeats while it waits, and classifies failures for Temporal's retries.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type Anthropic from '@anthropic-ai/sdk';
-import type { AssistantBlock, StopReason } from '../src/agent/conversation.js';
+import type { AssistantBlock, Message, StopReason } from '../src/agent/conversation.js';
+import type { ConversationDelta } from '../src/agent/conversationDelta.js';
 import type { TokenUsage } from '../src/agent/budgets.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { sanitizeReply } from '../src/agent/reply.js';
 import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
+import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
 import { estimateCostUsd } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
@@ -19,6 +23,8 @@ export interface ModelCallRequest {
   /** How many messages of the transcript this call sends, and the transcript version they belong to. */
   conversationLength: number;
   conversationVersion: number;
+  /** The messages changed since the run's previous model call; absent in calls scheduled by workflow code from before it (runs in flight across an upgrade). */
+  conversation?: ConversationDelta;
   model?: string;
   maxOutputTokens: number;
   allowCommands: boolean;
@@ -45,9 +51,30 @@ export interface ModelActivityOptions {
   defaultModel: string;
   /** Who answers, in words: the Claude model id, or the scripted responses' source. */
   describeAnswerer?: (model: string) => string;
+  /** Told how this worker got each call's conversation, and how long it took (the bench's breakdown). */
+  onTranscript?: (source: 'cache' | 'query', ms: number) => void;
+  /** False: read every call's conversation through the transcript query (the bench measures what the cache saves). */
+  cacheConversations?: boolean;
 }
 
 export function createModelActivities(options: ModelActivityOptions) {
+  const cache = new ConversationCache(options.cacheConversations === false ? 0 : undefined);
+  /** The conversation of this call: rebuilt from the cache, or read from the workflow on a miss. */
+  async function conversationOf(request: ModelCallRequest, workflowId: string, runId: string): Promise<Message[]> {
+    const started = performance.now();
+    const cached = request.conversation ? cache.rebuild(runId, request.conversation) : null;
+    if (cached) {
+      options.onTranscript?.('cache', performance.now() - started);
+      return cached;
+    }
+    const transcript = await options.temporal.workflow.getHandle(workflowId, runId).query(transcriptQuery);
+    if (transcript.version !== request.conversationVersion || transcript.messages.length < request.conversationLength) {
+      throw ApplicationFailure.retryable('The conversation changed while the model call was scheduled', 'StaleTranscript');
+    }
+    options.onTranscript?.('query', performance.now() - started);
+    return transcript.messages.slice(0, request.conversationLength);
+  }
+
   return {
     async callModel(request: ModelCallRequest): Promise<ModelCallResult> {
       const anthropic = options.anthropic;
@@ -55,11 +82,8 @@ export function createModelActivities(options: ModelActivityOptions) {
       const execution = context.info.workflowExecution;
       if (!execution) throw ApplicationFailure.nonRetryable('callModel must run inside a workflow', 'NotInWorkflow');
       const { workflowId, runId } = execution;
-      const transcript = await options.temporal.workflow.getHandle(workflowId, runId).query(transcriptQuery);
-      if (transcript.version !== request.conversationVersion || transcript.messages.length < request.conversationLength) {
-        throw ApplicationFailure.retryable('The conversation changed while the model call was scheduled', 'StaleTranscript');
-      }
-      const messages = transcript.messages.slice(0, request.conversationLength);
+      const messages = await conversationOf(request, workflowId, runId);
+      if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
       try {

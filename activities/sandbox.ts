@@ -45,8 +45,8 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Activities that must run on the worker that holds the sandbox. */
-export function createHostActivities(host: SandboxHost) {
+/** Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each tool took in the host. */
+export function createHostActivities(host: SandboxHost, onToolRun?: (tool: string, ms: number) => void) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
       // Heartbeats while it works: rebuilding a large repository takes longer than the heartbeat timeout.
@@ -87,7 +87,10 @@ export function createHostActivities(host: SandboxHost) {
       }
     },
     async runTool(request: ToolRequest): Promise<ToolOutcome> {
-      return translateFailures(() => host.runTool(request, execHooks()));
+      const started = performance.now();
+      const outcome = await translateFailures(() => host.runTool(request, execHooks()));
+      onToolRun?.(request.call.name, performance.now() - started);
+      return outcome;
     },
     async runTestSuite(request: {
       sandboxId: string;

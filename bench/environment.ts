@@ -32,7 +32,14 @@ export interface BenchEnvironment {
   runWorkflow(input: DebugInputJson, workflowId?: string): Promise<{ report: DebugReport; handle: WorkflowHandle }>;
   /** The requests the fake API recorded since the last call (and forgets them). */
   takeRequests(): RecordedRequest[];
+  /** What the worker measured since the last call (and forgets it): how each model call got its conversation, and each tool's time in the host. */
+  takeWorkerTimings(): WorkerTimings;
   close(): Promise<void>;
+}
+
+export interface WorkerTimings {
+  transcripts: Array<{ source: 'cache' | 'query'; ms: number }>;
+  toolRuns: number[];
 }
 
 /** The same scripted step, `count` times: a run that loops until its iteration budget ends. */
@@ -42,14 +49,23 @@ export function repeatedStep(step: ScriptStep, count: number): Script {
 
 export const listFilesStep: ScriptStep = { thought: 'Listing the files again.', tool_calls: [{ name: 'list_files', input: {} }] };
 
-export async function openBenchEnvironment(): Promise<BenchEnvironment> {
+/** `serverArgs`: dev server flags; `cacheConversations`: false to query every transcript (bench/variants.ts compares them). */
+export async function openBenchEnvironment(
+  options: { serverArgs?: string[]; persistent?: false; cacheConversations?: boolean } = {},
+): Promise<BenchEnvironment> {
   // A database file, as the embedded server of `npm run demo` keeps one (the tests' server keeps it in memory).
-  const server = await startTestServer({ persistent: true });
+  const server = await startTestServer({ persistent: options.persistent ?? true, extraArgs: options.serverArgs });
   const folder = await mkdtemp(join(tmpdir(), 'durable-debugger-bench-'));
   // The fake API looks a script up by repository name when a request arrives, so
   // repositories can be added while it runs.
   const scripts: Record<string, Script> = {};
-  const worker = await startTestWorker(server, { fake: { scripts } });
+  let timings: WorkerTimings = { transcripts: [], toolRuns: [] };
+  const worker = await startTestWorker(server, {
+    fake: { scripts },
+    onTranscript: (source, ms) => timings.transcripts.push({ source, ms }),
+    onToolRun: (_tool, ms) => timings.toolRuns.push(ms),
+    cacheConversations: options.cacheConversations,
+  });
   const fake = worker.fake;
   const anthropic = createModelClient({ apiKey: 'bench', baseURL: fake.url, timeoutMs: 30_000 });
   // Same class and options as the worker's host, but another scope label: the worker's
@@ -77,6 +93,11 @@ export async function openBenchEnvironment(): Promise<BenchEnvironment> {
     },
     takeRequests() {
       return fake.requests.splice(0);
+    },
+    takeWorkerTimings() {
+      const taken = timings;
+      timings = { transcripts: [], toolRuns: [] };
+      return taken;
     },
     async close() {
       await worker.stop();

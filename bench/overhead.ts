@@ -8,6 +8,17 @@ import { runPlainLoop } from './plainLoop.js';
 import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
+const timelineKeys: Array<keyof IterationTimeline> = [
+  'dispatchMs',
+  'workflowTaskWaitMs',
+  'workflowTaskMs',
+  'callModelWaitMs',
+  'callModelMs',
+  'runToolWaitMs',
+  'runToolMs',
+  'otherMs',
+];
+
 export const overheadIterations = 30;
 /** The model call time of the run the overhead is compared with. */
 export const modelCallMs = 2_000;
@@ -20,6 +31,8 @@ export interface OverheadResult {
   addedMsPerIteration: Figure;
   /** Where a workflow iteration's time goes, from the server's event times. */
   workflowTimeline: Record<keyof IterationTimeline, Figure>;
+  /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
+  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure };
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -30,9 +43,17 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   const input = { repo, budgets: { maxIterations: overheadIterations } };
 
   const throughWorkflow = async () => {
+    env.takeWorkerTimings();
     const { report, handle } = await env.runWorkflow(input);
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
-    return { ms, timeline: await iterationTimeline(handle) };
+    const { transcripts, toolRuns } = env.takeWorkerTimings();
+    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+    const worker = {
+      toolRunMs: sum(toolRuns) / report.iterations,
+      transcriptMs: sum(transcripts.map((transcript) => transcript.ms)) / report.iterations,
+      transcriptQueries: transcripts.filter((transcript) => transcript.source === 'query').length,
+    };
+    return { ms, timeline: await iterationTimeline(handle), worker };
   };
   let plainRuns = 0;
   const throughPlainLoop = async () => {
@@ -58,12 +79,11 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
     plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
     addedMsPerIteration: addedFigure,
-    workflowTimeline: {
-      dispatchMs: timelineFigure('dispatchMs'),
-      workflowTaskMs: timelineFigure('workflowTaskMs'),
-      callModelMs: timelineFigure('callModelMs'),
-      runToolMs: timelineFigure('runToolMs'),
-      otherMs: timelineFigure('otherMs'),
+    workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
+    worker: {
+      toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
+      transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
+      transcriptQueries: figure(pairs.map((pair) => pair.workflow.worker.transcriptQueries)),
     },
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
@@ -92,11 +112,20 @@ export function formatOverhead(result: OverheadResult): string[] {
     ]),
     '  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run\'s history):',
     ...figureTable([
-      { label: 'tasks waiting for a worker (scheduled → started)', figure: timeline.dispatchMs, format: ms },
-      { label: 'workflow tasks (started → completed)', figure: timeline.workflowTaskMs, format: ms },
-      { label: 'callModel activity (transcript query, model request)', figure: timeline.callModelMs, format: ms },
-      { label: 'runTool activity (list_files)', figure: timeline.runToolMs, format: ms },
+      { label: 'tasks waiting for a worker (scheduled → started), all', figure: timeline.dispatchMs, format: ms },
+      { label: 'workflow tasks: waiting (scheduled → started)', figure: timeline.workflowTaskWaitMs, format: ms },
+      { label: 'workflow tasks: running (started → completed)', figure: timeline.workflowTaskMs, format: ms },
+      { label: 'callModel activity: waiting (schedule-to-start)', figure: timeline.callModelWaitMs, format: ms },
+      { label: 'callModel activity: running (transcript, model request)', figure: timeline.callModelMs, format: ms },
+      { label: 'runTool activity: waiting (schedule-to-start)', figure: timeline.runToolWaitMs, format: ms },
+      { label: 'runTool activity: running (list_files)', figure: timeline.runToolMs, format: ms },
       { label: 'between tasks', figure: timeline.otherMs, format: ms },
+    ]),
+    '  Measured in the worker (per iteration):',
+    ...figureTable([
+      { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
+      { label: 'conversation for the model call (cache, or transcript query)', figure: result.worker.transcriptMs, format: ms },
+      { label: 'transcript queries per run (0: every call hit the cache)', figure: result.worker.transcriptQueries, format: (value) => number(value, 0) },
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
     `  class and the same SDK client. Share = added / (${modelCallMs} ms + workflow ms per iteration).`,

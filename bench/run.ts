@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchEnvironment } from './environment.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
+import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import { formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
 import { formatSandboxCost, measureSandboxCost, type SandboxCostResult } from './sandboxCost.js';
@@ -24,9 +25,10 @@ interface Results {
   tokens?: TokenEconomyResult;
   throughput?: ThroughputResult;
   environment?: EnvironmentBuildResult;
+  floor?: DispatchFloorResult;
 }
 type Section = keyof Results;
-const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'environment'];
+const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'floor', 'environment'];
 
 const started = performance.now();
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5);
@@ -57,6 +59,7 @@ try {
     if (section === 'tokens') results.tokens = await measureTokenEconomy(env, repetitions);
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
+    if (section === 'floor') results.floor = await measureDispatchFloor(env.server.client, env.server.address, repetitions);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
 } finally {
@@ -67,7 +70,8 @@ const totalSeconds = (performance.now() - started) / 1000;
 const lines = [
   `durable-debugger benchmarks · ${new Date().toISOString()}`,
   `machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}`,
-  `Temporal: the CLI dev server (SQLite file, as the embedded server), started by test/support/harness.ts; worker, fake API and`,
+  `Temporal: the CLI dev server (SQLite file, with the embedded server's settings: src/temporal/serverSettings.ts), started by`,
+  `test/support/harness.ts; worker, fake API and`,
   `plain loop in this one process · every figure over ${repetitions} repetitions (min / median / max)`,
   '',
   'Ratios first',
@@ -79,6 +83,7 @@ const lines = [
   ...(results.tokens ? [...formatTokenEconomy(results.tokens), ''] : []),
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
+  ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   `total: ${number(totalSeconds)} s (${number(totalSeconds / 60)} min; the limit is 15 min; scripts/setup.sh before it is not counted)`,
 ];
 console.log(lines.join('\n'));
@@ -90,7 +95,7 @@ if (chosen.length === sections.length) {
   console.log(`saved to ${file}`);
 }
 
-function summary({ overhead, sandbox, history, tokens, throughput, environment }: Results): string[] {
+function summary({ overhead, sandbox, history, tokens, throughput, environment, floor }: Results): string[] {
   const lines: string[] = [];
   if (overhead) {
     lines.push(
@@ -129,11 +134,17 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment }
     const scaling = first && last ? ` (${number(last.wholeRuns.median / first.wholeRuns.median)}× from ${first.concurrentRuns} to ${last.concurrentRuns} runs)` : '';
     lines.push(`5. Iterations per second over whole runs: ${rates} concurrent runs${scaling}.`);
   }
+  if (floor) {
+    const waits = floor.variants
+      .map(({ name, figures }) => `${name}: ${number(figures.msPerIteration.median)} ms per iteration, ${number(figures.waitingMs.median)} ms of it waiting`)
+      .join('; ');
+    lines.push(`6. Dispatch floor, a trivial workflow with two no-op activities per iteration on the same server: ${waits}.`);
+  }
   if (environment) {
     const kinds = environment.fixtures
       .map((cost) => `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`)
       .join('; ');
-    lines.push(`6. Environment step: ${kinds}.`);
+    lines.push(`7. Environment step: ${kinds}.`);
   }
   return lines;
 }

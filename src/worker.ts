@@ -17,7 +17,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createAttemptActivities } from '../activities/attempts.js';
-import { createModelActivities } from '../activities/model.js';
+import { createModelActivities, type ModelActivityOptions } from '../activities/model.js';
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
 import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from './agent/modelEndpoint.js';
 import { projectRoot, type Config } from './config.js';
@@ -85,6 +85,12 @@ export interface WorkerOptions {
   describeAnswerer?: (model: string) => string;
   taskQueue?: string;
   log?: (line: string) => void;
+  /** Told how each model call got its conversation (cache or transcript query) and how long it took. */
+  onTranscript?: ModelActivityOptions['onTranscript'];
+  /** Told how long each tool call took in the sandbox host (the bench's breakdown). */
+  onToolRun?: (tool: string, ms: number) => void;
+  /** False: model calls read the transcript query every time (for measuring what the cache saves). */
+  cacheConversations?: boolean;
 }
 
 export interface RunningWorker {
@@ -147,7 +153,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
-    activities: createHostActivities(host),
+    activities: createHostActivities(host, options.onToolRun),
   });
   const modelQueues: string[] = [];
   let servesDefaultEndpoint = false;
@@ -185,6 +191,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           anthropic: anthropic as Anthropic,
           defaultModel: config.anthropic.model,
           describeAnswerer: options.describeAnswerer,
+          onTranscript: options.onTranscript,
+          cacheConversations: options.cacheConversations,
         }),
       }),
     ),

@@ -39,6 +39,7 @@ import {
 } from '../src/agent/budgets.js';
 import { compactConversation, fitConversationToBudget } from '../src/agent/compaction.js';
 import { appendReply, planReply, sortToolCalls } from '../src/agent/reply.js';
+import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
 import {
   appendExchange,
   appendUserText,
@@ -155,6 +156,9 @@ function validateInput(raw: unknown): DebugInput {
   }
 }
 
+/** Iterations and cost reach the search attributes at most this often (and at the end). */
+const progressPublishIntervalMs = 5_000;
+
 class DebugRun {
   private readonly state: RunState;
   private iterationAtRunStart: number;
@@ -163,6 +167,10 @@ class DebugRun {
   private readonly approval: ApprovalGate;
   /** Set while the model call waits for a worker of the run's endpoint. */
   private waitingFor: string | null = null;
+  /** What this workflow run's previous model call carried of the conversation. */
+  private sentConversation: SentConversation | null = null;
+  /** Workflow time of the last upsert of iterations and cost (publishProgress). */
+  private progressPublishedAt = -Infinity;
 
   constructor(
     private readonly input: DebugInput,
@@ -459,12 +467,16 @@ class DebugRun {
 
   private async callModel(): Promise<ModelCallResult> {
     const state = this.state;
+    // Only what changed since this run's previous model call goes into the activity's input.
+    const { delta, sent } = conversationDelta(this.sentConversation, state.conversation);
+    this.sentConversation = sent;
     const turn = await this.whenModelWorkerServes(() =>
       modelActivities(this.input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [
         {
           iteration: state.iteration,
           conversationLength: state.conversation.length,
           conversationVersion: state.conversationVersion,
+          conversation: delta,
           model: this.input.model,
           maxOutputTokens: this.input.maxOutputTokens,
           allowCommands: this.input.allowCommands,
@@ -480,10 +492,7 @@ class DebugRun {
     state.lastRequestCharacters = conversationBytes(state.conversation);
     state.model = turn.model;
     state.answeredBy = turn.answeredBy;
-    upsertSearchAttributes([
-      { key: searchAttributes.iterations, value: state.iteration },
-      ...(state.costUsd === null ? [] : [{ key: searchAttributes.costUsd, value: state.costUsd }]),
-    ]);
+    this.publishProgress();
     const calls = toolCallsOf(turn.content).length;
     setCurrentDetails(
       `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
@@ -514,6 +523,27 @@ class DebugRun {
     if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
     const budgets = { ...state.budgets, maxTokens: undefined, maxCostUsd: undefined };
     return budgetStop(budgets, { iterations: state.iteration - 1, tokens: state.tokens, costUsd: state.costUsd, elapsedMs: Date.now() - state.startedAt, nextRequestTokens: 0 });
+  }
+
+  /**
+   * The run's iterations and cost as search attributes, at most every few seconds of workflow
+   * time (each upsert is a visibility write on the server: 3–13 ms per iteration on the dev
+   * server, bench/workflowExtras.ts) and always at the end (finish). Runs begun before this was throttled upsert
+   * on every call, as they did (the patch keeps their histories valid).
+   */
+  private publishProgress(): void {
+    const now = Date.now();
+    if (patched('throttle-progress-search-attributes') && now - this.progressPublishedAt < progressPublishIntervalMs) return;
+    this.progressPublishedAt = now;
+    upsertSearchAttributes(this.progressAttributes());
+  }
+
+  private progressAttributes() {
+    const state = this.state;
+    return [
+      { key: searchAttributes.iterations, value: state.iteration },
+      ...(state.costUsd === null ? [] : [{ key: searchAttributes.costUsd, value: state.costUsd }]),
+    ];
   }
 
   /**
@@ -726,7 +756,7 @@ class DebugRun {
         });
     }
     this.setPhase('done');
-    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    upsertSearchAttributes([{ key: searchAttributes.status, value: status }, ...this.progressAttributes()]);
     return {
       workflowId: workflowInfo().workflowId,
       repository: this.input.repo,

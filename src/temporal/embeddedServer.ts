@@ -7,6 +7,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { searchAttributeRegistrations } from './searchAttributes.js';
+import { devServerFlags } from './serverSettings.js';
 
 export interface TemporalServer {
   address: string;
@@ -56,6 +57,7 @@ export async function ensureTemporalServer(config: Config, log: (line: string) =
     '--ui-disable-news-fetch',
     '--log-level',
     'warn',
+    ...devServerFlags({ databaseFile: true }),
     ...searchAttributeRegistrations.flatMap(({ name, cliType }) => ['--search-attribute', `${name}=${cliType}`]),
   ];
   log(`Starting the Temporal dev server (${cli}); its log is ${logFile}`);

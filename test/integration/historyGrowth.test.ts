@@ -1,6 +1,6 @@
-// History growth must stay linear in iterations: the model activity reads the conversation
-// through a query instead of receiving it as input, so each iteration adds only its own
-// response and observations to the history. Prints the figures it checks.
+// History growth must stay linear in iterations: the model activity's input carries only the
+// messages added since the previous model call (the worker keeps the rest), so each iteration adds
+// only its own response and observations to the history. Prints the figures it checks.
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

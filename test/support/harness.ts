@@ -15,7 +15,8 @@ import { createModelClient } from '../../src/model/anthropic.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
-import { installQuietRuntime, startWorker, type RunningWorker } from '../../src/worker.js';
+import { devServerFlags } from '../../src/temporal/serverSettings.js';
+import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../../src/worker.js';
 import { searchAttributes } from '../../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 
@@ -29,8 +30,11 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** `persistent`: keep the server's database in a file (in `home`), as the embedded server does. */
-export async function startTestServer(options: { uiPort?: number; persistent?: boolean } = {}): Promise<TestServer> {
+/**
+ * `persistent`: keep the server's database in a file (in `home`), as the embedded server does.
+ * `extraArgs`: dev server flags instead of the product's dynamic config (src/temporal/serverSettings.ts).
+ */
+export async function startTestServer(options: { uiPort?: number; persistent?: boolean; extraArgs?: string[] } = {}): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
@@ -40,7 +44,8 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
       searchAttributes: Object.values(searchAttributes),
       ip: '127.0.0.1',
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
-      ...(options.uiPort ? { ui: true, uiPort: options.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
+      ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) }))],
     },
   }).catch(async (error: unknown) => {
     await rm(home, { recursive: true, force: true });
@@ -88,6 +93,9 @@ export async function startTestWorker(
     configOverrides?: Record<string, string>;
     timeoutMs?: number;
     apiKey?: string;
+    onTranscript?: WorkerOptions['onTranscript'];
+    onToolRun?: WorkerOptions['onToolRun'];
+    cacheConversations?: boolean;
   },
 ): Promise<TestWorker> {
   const fake = options.fake instanceof FakeAnthropicApi ? options.fake : new FakeAnthropicApi(options.fake);
@@ -102,6 +110,9 @@ export async function startTestWorker(
     modelEndpoint: modelEndpointId({ apiKey, baseURL: fake.url }) as string,
     describeAnswerer: () => 'scripted responses (fake Anthropic API)',
     taskQueue,
+    onTranscript: options.onTranscript,
+    onToolRun: options.onToolRun,
+    cacheConversations: options.cacheConversations,
   });
   return {
     worker,

@@ -1,0 +1,227 @@
+// 6. The dispatch floor: how long the same Temporal server takes per iteration of a trivial
+// workflow (two no-op activities per iteration: two workflow tasks and two activity tasks, the
+// shape of one agent iteration), run by three workers side by side, alternating:
+//   - the TypeScript SDK (the one our worker uses, @temporalio/worker) in this process,
+//   - Python's temporalio SDK (another SDK on the same server),
+//   - a bare loop of gRPC calls with no SDK worker at all, a poll always waiting before its task
+//     exists: what the server itself needs to hand a task to a waiting poller.
+// If the bare loop sees a few ms per task, the rest of the agent's dispatch time is the worker's.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { loadConfig } from '../src/config.js';
+import { figure, figureTable, number, repeat, type Figure } from './stats.js';
+import { taskTimings } from './workflowTimeline.js';
+
+export const floorIterations = 30;
+const here = dirname(fileURLToPath(import.meta.url));
+/** The Python SDK version the floor is measured with (installed by the bench into the installation's tools). */
+export const pythonSdk = 'temporalio==1.35.0';
+
+export interface FloorSample {
+  /** Per iteration: first activity scheduled → last activity scheduled, over the iterations between. */
+  msPerIteration: number;
+  /** Per iteration: every task's scheduled → started. */
+  waitingMs: number;
+  /** Median scheduled → started of one workflow task, and of one activity task. */
+  workflowTaskWaitMs: number;
+  activityTaskWaitMs: number;
+  /** Median started → completed of one workflow task. */
+  workflowTaskMs: number;
+}
+
+export type FloorFigures = Record<keyof FloorSample, Figure>;
+export interface DispatchFloorResult {
+  iterations: number;
+  variants: Array<{ name: string; figures: FloorFigures }>;
+  /** Why a variant is missing (the Python SDK could not be installed), if one is. */
+  note?: string;
+}
+
+/** A worker that runs one trivial workflow of `iterations` iterations and names its workflow id. */
+export interface FloorRunner {
+  name: string;
+  run(iterations: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function floorSample(events: Parameters<typeof taskTimings>[0]): FloorSample {
+  const tasks = taskTimings(events);
+  const activities = tasks.filter((task) => task.kind === 'noop');
+  const first = activities[0];
+  const last = activities[activities.length - 1];
+  if (!first || !last || activities.length < 4) throw new Error(`a trivial run with ${activities.length} activities`);
+  const iterations = (activities.length - 1) / 2;
+  const inWindow = tasks.filter((task) => task.scheduledAt >= first.scheduledAt && task.scheduledAt < last.scheduledAt);
+  const median = (values: number[]) => figure(values).median;
+  const workflowTasks = inWindow.filter((task) => task.kind === 'workflow task');
+  return {
+    msPerIteration: (last.scheduledAt - first.scheduledAt) / iterations,
+    waitingMs: inWindow.reduce((sum, task) => sum + task.startedAt - task.scheduledAt, 0) / iterations,
+    workflowTaskWaitMs: median(workflowTasks.map((task) => task.startedAt - task.scheduledAt)),
+    activityTaskWaitMs: median(inWindow.filter((task) => task.kind === 'noop').map((task) => task.startedAt - task.scheduledAt)),
+    workflowTaskMs: median(workflowTasks.map((task) => task.closedAt - task.startedAt)),
+  };
+}
+
+/** The trivial workflow on a TypeScript SDK worker in this process, with the given worker options. */
+export async function typescriptFloorRunner(
+  client: Client,
+  address: string,
+  name: string,
+  options: Partial<WorkerOptions> = {},
+): Promise<FloorRunner> {
+  const connection = await NativeConnection.connect({ address });
+  const taskQueue = `floor-typescript-${process.pid}-${name.replace(/\W+/g, '-')}`;
+  const worker = await Worker.create({
+    connection,
+    namespace: client.options.namespace,
+    taskQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(here, 'floor', 'trivialWorkflow.ts'), logger: silentLogger }),
+    activities: { async noop() {} },
+    ...options,
+  });
+  const running = worker.run();
+  let runs = 0;
+  return {
+    name,
+    async run(iterations) {
+      runs += 1;
+      const workflowId = `${taskQueue}-${runs}`;
+      await client.workflow.execute('trivialLoop', { taskQueue, workflowId, args: [iterations] });
+      return workflowId;
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+/** A Python interpreter with the Python SDK, in a virtual environment under the installation's tools. */
+export function pythonWithSdk(): string {
+  const venv = join(loadConfig().toolsRoot, 'bench-python');
+  const python = join(venv, 'bin', 'python');
+  const has = () => existsSync(python) && spawnSync(python, ['-c', 'import temporalio'], { stdio: 'ignore' }).status === 0;
+  if (has()) return python;
+  const steps: string[][] = [
+    ['python3', '-m', 'venv', venv],
+    [python, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', pythonSdk],
+  ];
+  for (const [command, ...args] of steps) {
+    const result = spawnSync(command as string, args, { encoding: 'utf8' });
+    if (result.status !== 0) {
+      throw new Error(`Installing the Python SDK for the dispatch floor failed (${[command, ...args].join(' ')}): ${result.stderr.trim()}`);
+    }
+  }
+  return python;
+}
+
+/** The Python process (bench/floor/trivial_loop.py): `mode` 'sdk' runs its SDK worker, 'raw' the bare gRPC loop. */
+export async function pythonFloorRunners(address: string, namespace: string): Promise<{ sdk: FloorRunner; raw: FloorRunner }> {
+  const child: ChildProcessWithoutNullStreams = spawn(pythonWithSdk(), [join(here, 'floor', 'trivial_loop.py'), address, namespace]);
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`the Python floor worker exited: ${stderr.trim()}`);
+    return line.value;
+  };
+  if ((await nextLine()) !== 'ready') throw new Error(`the Python floor worker did not start: ${stderr.trim()}`);
+  let queue = Promise.resolve('');
+  const ask = (mode: string, iterations: number) => {
+    queue = queue.then(() => {
+      child.stdin.write(`${mode} ${iterations}\n`);
+      return nextLine();
+    });
+    return queue;
+  };
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    child.stdin.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+  };
+  return {
+    sdk: { name: `Python SDK (${pythonSdk})`, run: (iterations) => ask('sdk', iterations), close },
+    raw: { name: 'bare gRPC loop (no SDK worker)', run: (iterations) => ask('raw', iterations), close },
+  };
+}
+
+/** Runs every runner `repetitions` times, alternating, after one untimed warm-up run each. */
+export async function measureFloor(client: Client, runners: FloorRunner[], repetitions: number, iterations = floorIterations): Promise<DispatchFloorResult> {
+  const sampleOf = async (runner: FloorRunner) => {
+    const workflowId = await runner.run(iterations);
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    return floorSample(history.events ?? []);
+  };
+  for (const runner of runners) await sampleOf(runner);
+  const rounds = await repeat(repetitions, async () => {
+    const samples: FloorSample[] = [];
+    for (const runner of runners) samples.push(await sampleOf(runner));
+    return samples;
+  });
+  return {
+    iterations,
+    variants: runners.map((runner, index) => {
+      const samples = rounds.map((round) => round[index] as FloorSample);
+      const of = (key: keyof FloorSample) => figure(samples.map((sample) => sample[key]));
+      return {
+        name: runner.name,
+        figures: {
+          msPerIteration: of('msPerIteration'),
+          waitingMs: of('waitingMs'),
+          workflowTaskWaitMs: of('workflowTaskWaitMs'),
+          activityTaskWaitMs: of('activityTaskWaitMs'),
+          workflowTaskMs: of('workflowTaskMs'),
+        },
+      };
+    }),
+  };
+}
+
+/** The section of `npm run bench`: our SDK, another SDK and the bare gRPC loop on the bench's server. */
+export async function measureDispatchFloor(client: Client, address: string, repetitions: number): Promise<DispatchFloorResult> {
+  let python: Awaited<ReturnType<typeof pythonFloorRunners>> | null = null;
+  let note: string | undefined;
+  try {
+    python = await pythonFloorRunners(address, client.options.namespace);
+  } catch (error) {
+    note = `Python's SDK and the bare gRPC loop were not measured: ${(error as Error).message}`;
+  }
+  const typescript = await typescriptFloorRunner(client, address, 'TypeScript SDK (@temporalio/worker 1.24.0, default options)');
+  try {
+    const result = await measureFloor(client, [typescript, ...(python ? [python.sdk, python.raw] : [])], repetitions);
+    return note ? { ...result, note } : result;
+  } finally {
+    await typescript.close();
+    await python?.sdk.close();
+  }
+}
+
+export function formatDispatchFloor(result: DispatchFloorResult): string[] {
+  const ms = (value: number) => `${number(value)} ms`;
+  return [
+    `6. Dispatch floor (a trivial workflow, ${result.iterations} iterations of two no-op activities, on the bench's server; per iteration unless said)`,
+    ...result.variants.flatMap(({ name, figures }) => [
+      `  ${name}`,
+      ...figureTable([
+        { label: 'iteration (4 tasks)', figure: figures.msPerIteration, format: ms },
+        { label: 'tasks waiting for a worker, per iteration', figure: figures.waitingMs, format: ms },
+        { label: 'one workflow task waiting (median)', figure: figures.workflowTaskWaitMs, format: ms },
+        { label: 'one activity task waiting (median)', figure: figures.activityTaskWaitMs, format: ms },
+        { label: 'one workflow task running (median)', figure: figures.workflowTaskMs, format: ms },
+      ]).map((line) => `  ${line}`),
+    ]),
+    ...(result.note ? [`  ${result.note}`] : []),
+  ];
+}
