@@ -104,6 +104,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     hostId: config.hostId,
     image: config.sandboxImage,
     scope,
+    repoRoots: config.repoRoots,
   });
   const clientConnection = await Connection.connect({ address: options.address });
   await ensureSearchAttributes(clientConnection, config.namespace);
