@@ -17,7 +17,7 @@ import { createModelActivities } from '../activities/model.js';
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
 import { projectRoot, type Config } from './config.js';
 import { createModelClient } from './model/anthropic.js';
-import { reapOrphans } from './reaper.js';
+import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { ContentStore } from './sandbox/store.js';
@@ -140,12 +140,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     activities: createHostActivities(host),
   });
 
-  // Startup sweep: what earlier runs left behind on this host.
-  void reapOrphans({ docker, client, scope, workspaceRoot: config.workspaceRoot })
-    .then((reaped) => reaped.forEach((item) => log(`reaped ${item.kind} ${item.id} (${item.reason})`)))
-    .catch((error: unknown) => log(`startup sweep failed: ${String(error)}`));
+  // What earlier runs left behind on this host, at startup and then every few minutes.
+  const sweep = sweepPeriodically({ docker, client, scope, workspaceRoot: config.workspaceRoot, everyMs: config.reapEverySeconds * 1000, log });
 
-  const done = Promise.all([sharedWorker.run(), hostWorker.run()]).then(async () => {
+  const done = Promise.all([sharedWorker.run(), hostWorker.run()]).finally(() => sweep.stop()).then(async () => {
     await connection.close();
     await clientConnection.close();
   });
