@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import type { DebugInputJson } from '../agent/input.js';
 import type { DebugReport } from '../agent/report.js';
-import { startDebugRun, webUiLink } from '../client.js';
+import { startDebugRun, startResumedRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
 import { reapOrphans } from '../reaper.js';
 import { connectDocker } from '../sandbox/container.js';
@@ -259,7 +259,7 @@ program
           return;
         }
         const { input: original, state: earlier } = await handle.query(checkpointQuery);
-        const next = await startDebugRun(session.client, {
+        const next = await startResumedRun(session.client, {
           input: {
             ...original,
             resumeFrom: workflowId,
@@ -267,7 +267,9 @@ program
             budgets: { ...original.budgets, maxIterations: earlier.iteration + options.moreIterations },
           },
           taskQueue: session.config.taskQueue,
-          workflowId: options.id ?? `${workflowId.replace(/-resumed-\d+$/, '')}-resumed-${earlier.workflowRuns + 1}`,
+          resumeFrom: workflowId,
+          firstNumber: earlier.workflowRuns + 1,
+          workflowId: options.id,
         });
         log(`Continuing ${workflowId} in a new run, ${next.workflowId}, with ${options.moreIterations} more iterations.`);
         process.exitCode = exitCodeFor(await follow(session, next.workflowId, Boolean(options.json)));

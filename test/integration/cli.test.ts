@@ -99,6 +99,31 @@ test('`resume` of a budget-exhausted run continues it to a fix, with one coheren
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
 });
 
+test('`resume` takes a workflow id no run has used: `-resumed-N` held by a closed and by a running run moves on; a taken --id is refused', async () => {
+  const id = 'cli-resume-free-id';
+  const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-iterations', '3']).done;
+  assert.equal(first.code, 1, first.output);
+  // The ids a resume would take are held already: a closed run and a running one (no worker serves its queue).
+  const start = (workflowId: string) =>
+    server.client.workflow.start('debugRepository', { taskQueue: `nobody-${process.pid}`, workflowId, args: [{ repo: '/nowhere' }] });
+  const closed = await start(`${id}-resumed-2`);
+  await closed.terminate('made by the test');
+  const running = await start(`${id}-resumed-3`);
+  try {
+    const resumed = await cli(['resume', id, '--more-iterations', '5']).done;
+    assert.equal(resumed.code, 0, resumed.output);
+    assert.match(resumed.output, /Continuing cli-resume-free-id in a new run, cli-resume-free-id-resumed-4/);
+    assert.match(resumed.output, /Status: fixed/);
+    // The closed run still answers for its id: it was not replaced by the resumed one.
+    assert.equal((await server.client.workflow.getHandle(`${id}-resumed-2`).describe()).runId, closed.firstExecutionRunId);
+  } finally {
+    await running.terminate('test over');
+  }
+  const taken = await cli(['resume', id, '--id', `${id}-resumed-2`]).done;
+  assert.equal(taken.code, 2, taken.output);
+  assert.match(taken.output, /The workflow id "cli-resume-free-id-resumed-2" is already used by another run; choose another --id/);
+});
+
 test('errors say what is wrong, with a non-zero exit code', async () => {
   const missing = await cli(['run', 'no/such/repo']).done;
   assert.equal(missing.code, 2);
