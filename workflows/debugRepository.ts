@@ -27,6 +27,7 @@ import { TimeoutType } from '@temporalio/common';
 import type { ModelActivities, ModelCallResult } from '../activities/model.js';
 import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
 import {
+  addCallCost,
   addUsage,
   budgetStop,
   emptyUsage,
@@ -331,6 +332,7 @@ class DebugRun {
       iteration: earlier.iteration,
       tokens: earlier.tokens,
       costUsd: earlier.costUsd,
+      costNote: earlier.costNote ?? null,
       modelCalls: earlier.modelCalls,
       lastRequestTokens: earlier.lastRequestTokens,
       lastRequestCharacters: earlier.lastRequestCharacters,
@@ -426,7 +428,9 @@ class DebugRun {
     );
     state.modelCalls += 1;
     state.tokens = addUsage(state.tokens, turn.usage);
-    state.costUsd = state.costUsd === null || turn.costUsd === null ? null : state.costUsd + turn.costUsd;
+    const cost = addCallCost({ costUsd: state.costUsd, costNote: state.costNote ?? null }, turn, state.budgets.maxCostUsd !== undefined);
+    state.costUsd = cost.costUsd;
+    state.costNote = cost.costNote;
     state.lastRequestTokens = requestInputTokens(turn.usage);
     state.lastRequestCharacters = conversationBytes(state.conversation);
     state.model = turn.model;
@@ -660,6 +664,7 @@ class DebugRun {
       iterations: state.iteration,
       tokens: state.tokens,
       costUsd: state.costUsd,
+      costNote: state.costNote ?? null,
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
       workflowRuns: state.workflowRuns,
@@ -704,6 +709,7 @@ class DebugRun {
       lastThought: state.lastThought,
       tokens: state.tokens,
       costUsd: state.costUsd,
+      costNote: state.costNote ?? null,
       budgets: state.budgets,
       elapsedMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls.length,

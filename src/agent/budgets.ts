@@ -86,3 +86,28 @@ export function budgetStop(budgets: Budgets, usage: UsageSoFar): Stop | null {
   }
   return null;
 }
+
+export interface RunCost {
+  /** Null when the model's price is unknown and no cost budget asked for a conservative count. */
+  costUsd: number | null;
+  /** Set when the cost was counted at a conservative price: which one, and why. */
+  costNote: string | null;
+}
+
+/**
+ * The run's cost after one more model call. A call at an unlisted price leaves the cost unknown,
+ * unless the run has a cost budget: then it counts at the conservative price, and the note says
+ * so, so that a cost budget is never silently off. (Calls recorded before prices were reported
+ * this way carry no budget cost and keep the old rule.)
+ */
+export function addCallCost(
+  run: RunCost,
+  call: { costUsd: number | null; budgetCostUsd?: number; priceNote?: string | null },
+  hasCostBudget: boolean,
+): RunCost {
+  if (call.costUsd !== null) return { costUsd: run.costUsd === null ? null : run.costUsd + call.costUsd, costNote: run.costNote };
+  if (hasCostBudget && call.budgetCostUsd !== undefined) {
+    return { costUsd: (run.costUsd ?? 0) + call.budgetCostUsd, costNote: call.priceNote ?? run.costNote };
+  }
+  return { costUsd: null, costNote: run.costNote };
+}

@@ -31,6 +31,8 @@ export interface DebugReport {
   tokens: TokenUsage;
   /** Estimated cost in USD; null when the model's price is unknown. */
   costUsd: number | null;
+  /** Set when the cost was counted at a conservative price because the model has no listed price. */
+  costNote: string | null;
   durationMs: number;
   toolCalls: ToolCallRecord[];
   /** How many workflow runs (continue-as-new) the debugging took. */

@@ -32,6 +32,8 @@ export interface RunState {
   budgets: Budgets;
   tokens: TokenUsage;
   costUsd: number | null;
+  /** Set when the cost is counted at a conservative price (the model has no listed price). */
+  costNote?: string | null;
   modelCalls: number;
   /** Input tokens of the latest request, for estimating the next one. */
   lastRequestTokens: number;
@@ -59,6 +61,7 @@ export interface RunStatusView {
   lastThought: string;
   tokens: TokenUsage;
   costUsd: number | null;
+  costNote: string | null;
   budgets: Budgets;
   elapsedMs: number;
   toolCalls: number;

@@ -7,6 +7,7 @@ import type { DebugInputJson } from '../agent/input.js';
 import type { DebugReport } from '../agent/report.js';
 import { startDebugRun, startResumedRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
+import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { reapOrphans } from '../reaper.js';
 import { connectDocker } from '../sandbox/container.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
@@ -82,6 +83,14 @@ function inputFrom(repo: string, options: RunOptions): DebugInputJson {
   };
 }
 
+/** A cost budget counts a model without a listed price at a conservative price: say so before the run starts. */
+function noteConservativePrice(input: DebugInputJson, session: Session): void {
+  const model = input.model ?? session.config.anthropic.model;
+  if (input.budgets?.maxCostUsd !== undefined && !hasListedPrice(model)) {
+    log(`Note: ${conservativePriceNote(model)}, unless the API answers as a model with a listed price.`);
+  }
+}
+
 async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   const handle = session.client.workflow.getHandle(workflowId);
   const report = await followRun(handle, { json });
@@ -115,6 +124,7 @@ runOptions(program.command('run').description('start a run and follow it to the 
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
       const input = inputFrom(repo, options);
+      noteConservativePrice(input, session);
       const worker = await workerForThisCommand(session);
       try {
         const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
@@ -129,7 +139,9 @@ runOptions(program.command('run').description('start a run and follow it to the 
 runOptions(program.command('start').description('start a run, print its workflow id and return').argument('<repo>', 'repository with failing tests')).action(
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
-      const handle = await startDebugRun(session.client, { input: inputFrom(repo, options), taskQueue: session.config.taskQueue, workflowId: options.id });
+      const input = inputFrom(repo, options);
+      noteConservativePrice(input, session);
+      const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
       console.log(handle.workflowId);
       if (!(await hasWorker(session, session.config.taskQueue))) {
         log('No worker serves the task queue yet: the run starts when one does (`durable-debugger worker` or `dev`).');
@@ -164,6 +176,7 @@ program
       const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
       console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
       console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
+      if (status.costNote) console.log(`${pc.dim(status.costNote)}`);
       if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
     }),
   );

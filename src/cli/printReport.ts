@@ -25,6 +25,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
+  if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.patch) {
     lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : ''), report.patch.trimEnd());
