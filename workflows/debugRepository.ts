@@ -36,6 +36,7 @@ import {
   totalTokens,
   type Stop,
 } from '../src/agent/budgets.js';
+import { applyRaise, budgetUsage, completeRaise, describeRaise, raiseProblem } from '../src/agent/budgetRaise.js';
 import { compactConversation } from '../src/agent/compaction.js';
 import {
   appendExchange,
@@ -172,27 +173,22 @@ class DebugRun {
     setHandler(stopSignal, (reason?: string) => {
       this.state.stopRequested = typeof reason === 'string' && reason.trim() ? reason.trim() : 'stop requested by the user';
     });
-    setHandler(
-      raiseBudgetUpdate,
-      (raise: BudgetRaise) => {
-        const budgets = this.state.budgets;
-        if (raise.moreIterations) budgets.maxIterations += raise.moreIterations;
-        if (raise.moreTokens && budgets.maxTokens !== undefined) budgets.maxTokens += raise.moreTokens;
-        if (raise.moreCostUsd && budgets.maxCostUsd !== undefined) budgets.maxCostUsd += raise.moreCostUsd;
-        if (raise.moreMinutes && budgets.maxMinutes !== undefined) budgets.maxMinutes += raise.moreMinutes;
-        this.state.pendingHints.push(prompts.budgetRaised(describeRaise(raise)));
-        return this.statusView();
+    setHandler(raiseBudgetUpdate, (raise: BudgetRaise) => this.raiseBudgets(raise), {
+      validator: (raise: BudgetRaise) => {
+        const problem = raiseProblem(raise, this.state.phase === 'paused');
+        if (problem) throw new Error(problem);
       },
-      {
-        validator: (raise: BudgetRaise) => {
-          const values = [raise?.moreIterations, raise?.moreTokens, raise?.moreCostUsd, raise?.moreMinutes];
-          if (values.every((value) => value === undefined)) throw new Error('Name at least one budget to raise.');
-          if (values.some((value) => value !== undefined && !(typeof value === 'number' && value > 0))) {
-            throw new Error('Budget raises must be positive numbers.');
-          }
-        },
-      },
-    );
+    });
+  }
+
+  /** A raise covers whatever budget is spent, so a paused run goes on (the same rule as `resume`). */
+  private raiseBudgets(asked: BudgetRaise): RunStatusView {
+    const usage = budgetUsage(this.state, Date.now() - this.state.startedAt);
+    const raise = completeRaise(asked, this.state.budgets, usage, this.input.budgets);
+    const { budgets, applied } = applyRaise(this.state.budgets, usage, raise);
+    this.state.budgets = budgets;
+    this.state.pendingHints.push(prompts.budgetRaised(describeRaise(applied)));
+    return this.statusView();
   }
 
   async execute(): Promise<DebugReport> {
@@ -320,9 +316,11 @@ class DebugRun {
    * workspace log, baseline and usage carry over; its sandbox is rebuilt here from the log.
    */
   private async adoptEarlierRun(workflowId: string): Promise<void> {
-    const { state: earlier } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+    const { state: earlier, elapsedMs } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
     const state = this.state;
     Object.assign(state, {
+      // The time budget goes on counting from where the earlier run stopped (as tokens and cost do).
+      startedAt: Date.now() - (elapsedMs ?? 0),
       snapshot: earlier.snapshot,
       workspace: earlier.workspace,
       baseline: earlier.baseline,
@@ -721,15 +719,6 @@ class DebugRun {
       stopRequested: state.stopRequested,
     };
   }
-}
-
-function describeRaise(raise: BudgetRaise): string {
-  const parts: string[] = [];
-  if (raise.moreIterations) parts.push(`${raise.moreIterations} more iterations`);
-  if (raise.moreTokens) parts.push(`${raise.moreTokens} more tokens`);
-  if (raise.moreCostUsd) parts.push(`$${raise.moreCostUsd} more`);
-  if (raise.moreMinutes) parts.push(`${raise.moreMinutes} more minutes`);
-  return parts.join(', ');
 }
 
 function isFailureOfType(error: unknown, type: string): boolean {

@@ -19,7 +19,7 @@ export interface SandboxPlacement {
 
 export interface RunState {
   phase: Phase;
-  /** Workflow time (ms since epoch) when the first run of this debugging session started. */
+  /** Workflow time (ms since epoch) when the first run of this debugging session started (moved on by the time between a run and its resume). */
   startedAt: number;
   snapshot?: RepositorySnapshot;
   workspace?: WorkspaceLog;

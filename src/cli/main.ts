@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
-import type { DebugInputJson } from '../agent/input.js';
+import { applyRaise, budgetUsage, completeRaise, describeBudgetChange, type BudgetRaise } from '../agent/budgetRaise.js';
+import type { Budgets, DebugInputJson } from '../agent/input.js';
 import type { DebugReport } from '../agent/report.js';
 import { startDebugRun, startResumedRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
@@ -250,15 +251,37 @@ program
     }),
   );
 
+interface ResumeOptions {
+  moreIterations?: number;
+  moreTokens?: number;
+  moreCost?: number;
+  moreMinutes?: number;
+  id?: string;
+  json?: boolean;
+}
+
 program
   .command('resume')
-  .description('continue a run: raise the budget of a paused run, or continue a finished one in a new, linked run')
+  .description(
+    'continue a run: raise the budget of a paused run, or continue an ended one in a new, linked run.\n' +
+      'Whatever budget stopped it is raised: by the amount given, else by 10 iterations or by the amount of tokens,\n' +
+      'dollars or minutes the run started with. Budgets the run never had stay unset.',
+  )
   .argument('<workflow-id>')
-  .option('--more-iterations <n>', 'iterations to add', positiveInteger, 10)
+  .option('--more-iterations <n>', 'iterations to add', positiveInteger)
+  .option('--more-tokens <n>', 'tokens to add to the token budget', positiveInteger)
+  .option('--more-cost <usd>', 'USD to add to the cost budget', positiveNumber)
+  .option('--more-minutes <n>', 'minutes to add to the time budget', positiveNumber)
   .option('--id <workflow-id>', 'workflow id of the new run')
   .option('--json', 'print JSON lines')
-  .action(async (workflowId: string, options: { moreIterations: number; id?: string; json?: boolean }) =>
+  .action(async (workflowId: string, options: ResumeOptions) =>
     withSession(async (session) => {
+      const asked: BudgetRaise = {
+        ...(options.moreIterations ? { moreIterations: options.moreIterations } : {}),
+        ...(options.moreTokens ? { moreTokens: options.moreTokens } : {}),
+        ...(options.moreCost ? { moreCostUsd: options.moreCost } : {}),
+        ...(options.moreMinutes ? { moreMinutes: options.moreMinutes } : {}),
+      };
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
       const worker = await workerForThisCommand(session);
@@ -266,31 +289,41 @@ program
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
           if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);
-          await handle.executeUpdate(raiseBudgetUpdate, { args: [{ moreIterations: options.moreIterations }] });
-          log(`Raised the budget of ${workflowId} by ${options.moreIterations} iterations.`);
+          const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [asked] });
+          noteUnsetBudgets(asked, status.budgets);
+          log(`Raised the budget of ${workflowId}: ${describeBudgetChange(status.budgets, raised.budgets)}.`);
           process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));
           return;
         }
         const { input: original, state: earlier } = await handle.query(checkpointQuery);
+        // The new run goes on counting time from where this one stopped (see adoptEarlierRun).
+        const usage = budgetUsage(earlier, (description.closeTime?.getTime() ?? Date.now()) - earlier.startedAt);
+        const { budgets } = applyRaise(earlier.budgets, usage, completeRaise(asked, earlier.budgets, usage, original.budgets));
+        noteUnsetBudgets(asked, earlier.budgets);
         const next = await startResumedRun(session.client, {
-          input: {
-            ...original,
-            resumeFrom: workflowId,
-            continueAsNewEvery: original.continueAsNewEvery,
-            budgets: { ...original.budgets, maxIterations: earlier.iteration + options.moreIterations },
-          },
+          input: { ...original, resumeFrom: workflowId, continueAsNewEvery: original.continueAsNewEvery, budgets },
           taskQueue: session.config.taskQueue,
           resumeFrom: workflowId,
           firstNumber: earlier.workflowRuns + 1,
           workflowId: options.id,
         });
-        log(`Continuing ${workflowId} in a new run, ${next.workflowId}, with ${options.moreIterations} more iterations.`);
+        log(`Continuing ${workflowId} in a new run, ${next.workflowId}: ${describeBudgetChange(earlier.budgets, budgets)}.`);
         process.exitCode = exitCodeFor(await follow(session, next.workflowId, Boolean(options.json)));
       } finally {
         await worker.shutdown();
       }
     }),
   );
+
+/** Budgets that were never set stay unset: say so when a raise names one. */
+function noteUnsetBudgets(asked: BudgetRaise, budgets: Budgets): void {
+  const unset = [
+    asked.moreTokens && budgets.maxTokens === undefined ? '--more-tokens (the run has no token budget)' : null,
+    asked.moreCostUsd && budgets.maxCostUsd === undefined ? '--more-cost (the run has no cost budget)' : null,
+    asked.moreMinutes && budgets.maxMinutes === undefined ? '--more-minutes (the run has no time budget)' : null,
+  ].filter(Boolean);
+  if (unset.length) log(`Ignored ${unset.join(', ')}: budgets that were not set stay unset.`);
+}
 
 program
   .command('reap')

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
+import type { DebugReport } from '../../src/agent/report.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;
@@ -96,6 +97,34 @@ test('`resume` of a budget-exhausted run continues it to a fix, with one coheren
   assert.deepEqual(results, uses, 'every tool call has its result, once');
   assert.equal(uses.length, 5, 'five tool calls before the final finish');
   assert.match(JSON.stringify(messages), /This run continues the earlier run cli-budget-then-resume/);
+  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('`resume` of a run stopped by its token budget raises that budget (by its first amount, or by --more-tokens), so the run goes on', async () => {
+  const id = 'cli-tokens-then-resume';
+  const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-tokens', '3000', '--json']).done;
+  assert.equal(first.code, 1, first.output);
+  const reportOf = (output: string) =>
+    (output.split('\n').filter((line) => line.startsWith('{"type":"report"')).map((line) => JSON.parse(line) as { report: DebugReport }).pop() as { report: DebugReport }).report;
+  const stopped = reportOf(first.output);
+  assert.equal(stopped.stopCondition, 'max_tokens');
+
+  // No flags: the token budget that stopped it grows by its first amount; the run makes progress before it stops again.
+  const again = await cli(['resume', id, '--json']).done;
+  const second = reportOf(again.output);
+  assert.ok(second.iterations > stopped.iterations, `the resumed run stopped at once (${second.iterations} iterations)`);
+  assert.match(again.output, new RegExp(`Continuing ${id} in a new run, ${id}-resumed-2: tokens 3000 → \\d+\\.`));
+  const raised = Number(/tokens 3000 → (\d+)/.exec(again.output)?.[1]);
+  assert.ok(raised >= 6_000, `raised to ${raised}`);
+  assert.equal(second.stopCondition, 'max_tokens', 'one more first amount is not enough to finish here');
+  // Time counts on across the resume, as tokens, cost and iterations do.
+  assert.ok(second.durationMs >= stopped.durationMs, `${second.durationMs} ms after ${stopped.durationMs} ms`);
+
+  // --more-tokens names the amount; the iteration budget is left as it was.
+  const last = await cli(['resume', `${id}-resumed-2`, '--more-tokens', '200000']).done;
+  assert.equal(last.code, 0, last.output);
+  assert.match(last.output, new RegExp(`Continuing ${id}-resumed-2 in a new run, ${id}-resumed-3: tokens ${raised} → \\d+\\.`));
+  assert.match(last.output, /Status: fixed/);
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
 });
 
