@@ -55,7 +55,7 @@ function runOptions(command: Command): Command {
     .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
     .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
     .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
-    .option('--max-cost <usd>', 'cost budget in USD', positiveNumber)
+    .option('--max-cost <usd>', 'cost budget in USD (a model without a listed price counts at the highest listed price)', positiveNumber)
     .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
     .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
     .option('--allow-test-edits', 'let the agent change test files')
@@ -263,8 +263,8 @@ interface ResumeOptions {
 program
   .command('resume')
   .description(
-    'continue a run: raise the budget of a paused run, or continue an ended one in a new, linked run.\n' +
-      'Whatever budget stopped it is raised: by the amount given, else by 10 iterations or by the amount of tokens,\n' +
+    'continue a run: raise the budget of a paused run, or continue an ended one in a new, linked run. ' +
+      'Whatever budget stopped it is raised: by the amount given, else by 10 iterations or by the amount of tokens, ' +
       'dollars or minutes the run started with. Budgets the run never had stay unset.',
   )
   .argument('<workflow-id>')
