@@ -153,6 +153,17 @@ test('`resume` takes a workflow id no run has used: `-resumed-N` held by a close
   assert.match(taken.output, /The workflow id "cli-resume-free-id-resumed-2" is already used by another run; choose another --id/);
 });
 
+test('`start --max-cost` with a model that has no listed price says which price the budget counts', async () => {
+  const id = 'cli-unpriced-model';
+  const started = await cli(['start', 'fixtures/01_off_by_one', '--id', id, '--model', 'claude-unreleased-9', '--max-cost', '0.5']).done;
+  await server.client.workflow.getHandle(id).terminate('only the note was wanted');
+  assert.equal(started.code, 0, started.output);
+  assert.match(started.output, /Note: claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
+  const priced = await cli(['start', 'fixtures/01_off_by_one', '--id', `${id}-priced`, '--model', 'claude-sonnet-4-6', '--max-cost', '0.5']).done;
+  await server.client.workflow.getHandle(`${id}-priced`).terminate('only the note was wanted');
+  assert.doesNotMatch(priced.output, /no listed price/);
+});
+
 test('errors say what is wrong, with a non-zero exit code', async () => {
   const missing = await cli(['run', 'no/such/repo']).done;
   assert.equal(missing.code, 2);
