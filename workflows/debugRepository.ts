@@ -187,7 +187,7 @@ class DebugRun {
     const raise = completeRaise(asked, this.state.budgets, usage, this.input.budgets);
     const { budgets, applied } = applyRaise(this.state.budgets, usage, raise);
     this.state.budgets = budgets;
-    this.state.pendingHints.push(prompts.budgetRaised(describeRaise(applied)));
+    if (Object.keys(applied).length > 0) this.state.pendingHints.push(prompts.budgetRaised(describeRaise(applied)));
     return this.statusView();
   }
 

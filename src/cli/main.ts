@@ -289,7 +289,10 @@ program
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
           if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);
-          const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [asked] });
+          const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [asked] }).catch((error: Error) => {
+            // The validator's refusal is the cause; "Workflow Update failed" alone says nothing.
+            throw new UsageError(`${workflowId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+          });
           noteUnsetBudgets(asked, status.budgets);
           log(`Raised the budget of ${workflowId}: ${describeBudgetChange(status.budgets, raised.budgets)}.`);
           process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));

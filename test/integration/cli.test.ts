@@ -8,6 +8,7 @@ import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import type { DebugReport } from '../../src/agent/report.js';
+import { statusQuery } from '../../src/temporal/definitions.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;
@@ -126,6 +127,31 @@ test('`resume` of a run stopped by its token budget raises that budget (by its f
   assert.match(last.output, new RegExp(`Continuing ${id}-resumed-2 in a new run, ${id}-resumed-3: tokens ${raised} → \\d+\\.`));
   assert.match(last.output, /Status: fixed/);
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('`resume --more-tokens` of a run paused on its token budget raises the tokens, and the run goes on to a fix', async () => {
+  const id = 'cli-paused-on-tokens';
+  const worker = cli(['worker']);
+  try {
+    const handle = await server.client.workflow.start('debugRepository', {
+      taskQueue: 'durable-debugger',
+      workflowId: id,
+      args: [{ repo: join(projectRoot, 'fixtures', '01_off_by_one'), budgets: { maxTokens: 3000 }, pauseOnBudgetMinutes: 10 }],
+    });
+    const deadline = Date.now() + 120_000;
+    while ((await handle.query(statusQuery)).phase !== 'paused') {
+      assert.ok(Date.now() < deadline, 'the run did not pause');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const resumed = await cli(['resume', id, '--more-tokens', '100000', '--more-minutes', '5']).done;
+    assert.equal(resumed.code, 0, resumed.output);
+    assert.match(resumed.output, /Ignored --more-minutes \(the run has no time budget\): budgets that were not set stay unset\./);
+    assert.match(resumed.output, new RegExp(`Raised the budget of ${id}: tokens 3000 → \\d+\\.`));
+    assert.match(resumed.output, /Status: fixed/);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.done;
+  }
 });
 
 test('`resume` takes a workflow id no run has used: `-resumed-N` held by a closed and by a running run moves on; a taken --id is refused', async () => {
