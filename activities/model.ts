@@ -15,7 +15,7 @@ import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
-import { estimateCostUsd } from '../src/model/pricing.js';
+import { costOfCall } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
 
 export interface ModelCallRequest {
@@ -36,7 +36,11 @@ export interface ModelCallResult {
   content: AssistantBlock[];
   stopReason: StopReason;
   usage: TokenUsage;
+  /** At the model's listed price; null when it has none. */
   costUsd: number | null;
+  /** What a cost budget counts: the listed price, else a stated conservative one (priceNote). */
+  budgetCostUsd: number;
+  priceNote: string | null;
   model: string;
   answeredBy: string;
   requestId: string | null;
@@ -113,7 +117,7 @@ export function createModelActivities(options: ModelActivityOptions) {
           content,
           stopReason: response.stopReason,
           usage: response.usage,
-          costUsd: estimateCostUsd(model, response.usage),
+          ...costOfCall(model, response.model, response.usage),
           model,
           answeredBy: options.describeAnswerer?.(model) ?? `Claude (${response.model})`,
           requestId: response.requestId,

@@ -108,10 +108,16 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
 /** Activities any worker can run. */
 export function createSharedActivities(host: SandboxHost, hostTaskQueue: string, temporal: Client) {
   return {
-    /** The state of an earlier run, read through its `checkpoint` query (it replays if closed). */
-    async loadCheckpoint(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState }> {
+    /**
+     * The state of an earlier run, read through its `checkpoint` query (it replays if closed),
+     * and how long it ran, so that a run continuing it keeps counting its time budget.
+     */
+    async loadCheckpoint(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState; elapsedMs: number }> {
       try {
-        return await temporal.workflow.getHandle(request.workflowId).query(checkpointQuery);
+        const handle = temporal.workflow.getHandle(request.workflowId);
+        const checkpoint = await handle.query(checkpointQuery);
+        const closedAt = (await handle.describe()).closeTime?.getTime() ?? Date.now();
+        return { ...checkpoint, elapsedMs: Math.max(0, closedAt - checkpoint.state.startedAt) };
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) {
           throw ApplicationFailure.nonRetryable(`resumeFrom: no run with workflow id "${request.workflowId}"`, 'InvalidInput');

@@ -1,5 +1,11 @@
 // Connecting to Temporal and starting runs: shared by our CLI, the demo, tests and benchmarks.
-import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { basename, resolve } from 'node:path';
 import type { DebugInputJson } from './agent/input.js';
 import type { DebugReport } from './agent/report.js';
@@ -19,17 +25,47 @@ export function newWorkflowId(repo: string): string {
 
 export async function startDebugRun(
   client: Client,
-  options: { input: DebugInputJson; taskQueue: string; workflowId?: string },
+  options: { input: DebugInputJson; taskQueue: string; workflowId?: string; idMustBeNew?: boolean },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const input = { ...options.input, repo: resolve(options.input.repo) };
   const workflowId = options.workflowId ?? newWorkflowId(input.repo);
   return client.workflow.start(workflowType, {
     taskQueue: options.taskQueue,
     workflowId,
+    // Otherwise Temporal lets a new run take the id of a closed one, which then hides behind it.
+    ...(options.idMustBeNew ? { workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE } : {}),
     args: [input],
     staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}`,
     staticDetails: [`Repository: ${input.repo}`, `Goal: ${input.goal ?? 'make the failing tests pass'}`].join('\n'),
   });
+}
+
+/**
+ * Starts the run that continues `resumeFrom`, under `workflowId` if given, else under the first
+ * `<id>-resumed-N` (N from `firstNumber`) that no run has used, closed runs included: the
+ * server's id-conflict answer moves on to the next number, so two resumes never collide.
+ */
+export async function startResumedRun(
+  client: Client,
+  options: { input: DebugInputJson; taskQueue: string; resumeFrom: string; firstNumber: number; workflowId?: string },
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  const start = (workflowId: string) => startDebugRun(client, { input: options.input, taskQueue: options.taskQueue, workflowId, idMustBeNew: true });
+  if (options.workflowId) {
+    return start(options.workflowId).catch((error: unknown) => {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new Error(`The workflow id "${options.workflowId}" is already used by another run; choose another --id, or leave it out.`);
+      }
+      throw error;
+    });
+  }
+  const base = options.resumeFrom.replace(/-resumed-\d+$/, '');
+  for (let number = options.firstNumber; ; number++) {
+    try {
+      return await start(`${base}-resumed-${number}`);
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError) || number >= options.firstNumber + 1000) throw error;
+    }
+  }
 }
 
 export function webUiLink(uiUrl: string | null, config: Config, workflowId: string): string | null {

@@ -1,7 +1,7 @@
 // Settings from the environment, validated once, with defaults that work on a fresh machine.
 import { createHash } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
@@ -26,6 +26,8 @@ const environmentSchema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9._-]+$/, 'use letters, digits, dots, dashes and underscores')
     .optional(),
+  DURABLE_DEBUGGER_REPO_ROOTS: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
@@ -49,6 +51,10 @@ export interface Config {
   /** Where the environment step keeps pip's wheel and the node/npm packages (fetched once per machine). */
   toolchainDir: string;
   hostId: string;
+  /** Folders that runs' repositories must lie under; null: any folder the worker can read. */
+  repoRoots: string[] | null;
+  /** How often every worker removes the sandboxes of closed runs. */
+  reapEverySeconds: number;
   anthropic: { apiKey: string | undefined; baseURL: string | undefined; model: string; timeoutMs: number };
 }
 
@@ -81,6 +87,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     toolchainDir: resolve(env.DURABLE_DEBUGGER_TOOLCHAIN ?? join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain')),
     // Stable across restarts of the same worker, distinct for workers with different workspace roots.
     hostId: env.DURABLE_DEBUGGER_HOST_ID ?? `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
+    repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
+    reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
     anthropic: {
       apiKey: env.ANTHROPIC_API_KEY,
       baseURL: env.ANTHROPIC_BASE_URL,
@@ -88,4 +96,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       timeoutMs: env.ANTHROPIC_TIMEOUT_MS,
     },
   };
+}
+
+/** DURABLE_DEBUGGER_REPO_ROOTS: absolute folders separated by the path delimiter (":"). */
+function repoRootsFrom(value: string | undefined): string[] | null {
+  if (value === undefined) return null;
+  const roots = value.split(delimiter).filter(Boolean);
+  const relative = roots.filter((root) => !isAbsolute(root));
+  if (relative.length > 0 || roots.length === 0) {
+    throw new ConfigError(`Invalid environment: DURABLE_DEBUGGER_REPO_ROOTS must list absolute folders separated by "${delimiter}" (got "${value}")`);
+  }
+  return roots.map((root) => resolve(root));
 }

@@ -76,3 +76,29 @@ async function closedReason(client: Client, workflowId: string): Promise<string 
     throw error;
   }
 }
+
+export interface PeriodicSweep {
+  stop(): void;
+}
+
+/**
+ * Sweeps now and then every `everyMs`, so the sandboxes of runs that could not clean up after
+ * themselves (a terminated workflow) go away without a restart or `reap`. Sweeps never overlap.
+ */
+export function sweepPeriodically(
+  options: ReaperOptions & { everyMs: number; log: (line: string) => void },
+): PeriodicSweep {
+  let sweeping: Promise<void> | null = null;
+  const sweep = () => {
+    sweeping ??= reapOrphans(options)
+      .then((reaped) => reaped.forEach((item) => options.log(`reaped ${item.kind} ${item.id} (${item.reason})`)))
+      .catch((error: unknown) => options.log(`sandbox sweep failed: ${String(error)}`))
+      .finally(() => {
+        sweeping = null;
+      });
+  };
+  sweep();
+  const timer = setInterval(sweep, options.everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

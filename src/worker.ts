@@ -23,7 +23,7 @@ import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from '
 import { projectRoot, type Config } from './config.js';
 import { createModelClient } from './model/anthropic.js';
 import { modelEndpointId } from './model/endpoint.js';
-import { reapOrphans } from './reaper.js';
+import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { ContentStore } from './sandbox/store.js';
@@ -128,6 +128,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     scope,
     environmentRoot: join(config.home, 'environment-builds'),
     toolchainDir: config.toolchainDir,
+    repoRoots: config.repoRoots,
   });
   const clientConnection = await Connection.connect({ address: options.address });
   await ensureSearchAttributes(clientConnection, config.namespace);
@@ -198,13 +199,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ),
   );
 
-  // Startup sweep: what earlier runs left behind on this host.
-  void reapOrphans({ docker, client, scope, workspaceRoot: config.workspaceRoot })
-    .then((reaped) => reaped.forEach((item) => log(`reaped ${item.kind} ${item.id} (${item.reason})`)))
-    .catch((error: unknown) => log(`startup sweep failed: ${String(error)}`));
+  // What earlier runs left behind on this host, at startup and then every few minutes.
+  const sweep = sweepPeriodically({ docker, client, scope, workspaceRoot: config.workspaceRoot, everyMs: config.reapEverySeconds * 1000, log });
 
   const workers = [sharedWorker, hostWorker, ...modelWorkers];
-  const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
+  const done = Promise.all(workers.map((worker) => worker.run())).finally(() => sweep.stop()).then(async () => {
     await connection.close();
     await clientConnection.close();
   });

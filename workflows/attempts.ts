@@ -182,6 +182,7 @@ function statusView(
     modelEndpoint: input.modelEndpoint ?? defaultModelEndpoint,
     // Each attempt's own status says whether its model call waits for a worker.
     waitingFor: null,
+    costNote: null,
     attempts: progress.map((entry) => ({ ...entry })),
   };
 }

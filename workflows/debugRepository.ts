@@ -29,6 +29,7 @@ import { TimeoutType } from '@temporalio/common';
 import type { ModelActivities, ModelCallResult } from '../activities/model.js';
 import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
 import {
+  addCallCost,
   addUsage,
   budgetStop,
   emptyUsage,
@@ -37,6 +38,7 @@ import {
   totalTokens,
   type Stop,
 } from '../src/agent/budgets.js';
+import { applyRaise, budgetUsage, completeRaise, describeRaise, raiseProblem } from '../src/agent/budgetRaise.js';
 import { compactConversation, fitConversationToBudget } from '../src/agent/compaction.js';
 import { appendReply, planReply, sortToolCalls } from '../src/agent/reply.js';
 import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
@@ -223,27 +225,22 @@ class DebugRun {
     setHandler(stopSignal, (reason?: string) => {
       this.state.stopRequested = typeof reason === 'string' && reason.trim() ? reason.trim() : 'stop requested by the user';
     });
-    setHandler(
-      raiseBudgetUpdate,
-      (raise: BudgetRaise) => {
-        const budgets = this.state.budgets;
-        if (raise.moreIterations) budgets.maxIterations += raise.moreIterations;
-        if (raise.moreTokens && budgets.maxTokens !== undefined) budgets.maxTokens += raise.moreTokens;
-        if (raise.moreCostUsd && budgets.maxCostUsd !== undefined) budgets.maxCostUsd += raise.moreCostUsd;
-        if (raise.moreMinutes && budgets.maxMinutes !== undefined) budgets.maxMinutes += raise.moreMinutes;
-        this.state.pendingHints.push(prompts.budgetRaised(describeRaise(raise)));
-        return this.statusView();
+    setHandler(raiseBudgetUpdate, (raise: BudgetRaise) => this.raiseBudgets(raise), {
+      validator: (raise: BudgetRaise) => {
+        const problem = raiseProblem(raise, this.state.phase === 'paused');
+        if (problem) throw new Error(problem);
       },
-      {
-        validator: (raise: BudgetRaise) => {
-          const values = [raise?.moreIterations, raise?.moreTokens, raise?.moreCostUsd, raise?.moreMinutes];
-          if (values.every((value) => value === undefined)) throw new Error('Name at least one budget to raise.');
-          if (values.some((value) => value !== undefined && !(typeof value === 'number' && value > 0))) {
-            throw new Error('Budget raises must be positive numbers.');
-          }
-        },
-      },
-    );
+    });
+  }
+
+  /** A raise covers whatever budget is spent, so a paused run goes on (the same rule as `resume`). */
+  private raiseBudgets(asked: BudgetRaise): RunStatusView {
+    const usage = budgetUsage(this.state, Date.now() - this.state.startedAt);
+    const raise = completeRaise(asked, this.state.budgets, usage, this.input.budgets);
+    const { budgets, applied } = applyRaise(this.state.budgets, usage, raise);
+    this.state.budgets = budgets;
+    if (Object.keys(applied).length > 0) this.state.pendingHints.push(prompts.budgetRaised(describeRaise(applied)));
+    return this.statusView();
   }
 
   async execute(): Promise<DebugReport> {
@@ -358,9 +355,11 @@ class DebugRun {
    * workspace log, baseline and usage carry over; its sandbox is rebuilt here from the log.
    */
   private async adoptEarlierRun(workflowId: string): Promise<void> {
-    const { state: earlier } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+    const { state: earlier, elapsedMs } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
     const state = this.state;
     Object.assign(state, {
+      // The time budget goes on counting from where the earlier run stopped (as tokens and cost do).
+      startedAt: Date.now() - (elapsedMs ?? 0),
       snapshot: earlier.snapshot,
       workspace: earlier.workspace,
       baseline: earlier.baseline,
@@ -370,6 +369,7 @@ class DebugRun {
       iteration: earlier.iteration,
       tokens: earlier.tokens,
       costUsd: earlier.costUsd,
+      costNote: earlier.costNote ?? null,
       modelCalls: earlier.modelCalls,
       lastRequestTokens: earlier.lastRequestTokens,
       lastRequestCharacters: earlier.lastRequestCharacters,
@@ -487,7 +487,9 @@ class DebugRun {
     );
     state.modelCalls += 1;
     state.tokens = addUsage(state.tokens, turn.usage);
-    state.costUsd = state.costUsd === null || turn.costUsd === null ? null : state.costUsd + turn.costUsd;
+    const cost = addCallCost({ costUsd: state.costUsd, costNote: state.costNote ?? null }, turn, state.budgets.maxCostUsd !== undefined);
+    state.costUsd = cost.costUsd;
+    state.costNote = cost.costNote;
     state.lastRequestTokens = requestInputTokens(turn.usage);
     state.lastRequestCharacters = conversationBytes(state.conversation);
     state.model = turn.model;
@@ -775,6 +777,7 @@ class DebugRun {
       iterations: state.iteration,
       tokens: state.tokens,
       costUsd: state.costUsd,
+      costNote: state.costNote ?? null,
       durationMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls,
       earlierToolCalls: state.earlierToolCalls ?? 0,
@@ -822,6 +825,7 @@ class DebugRun {
       lastThought: state.lastThought,
       tokens: state.tokens,
       costUsd: state.costUsd,
+      costNote: state.costNote ?? null,
       budgets: state.budgets,
       elapsedMs: Date.now() - state.startedAt,
       toolCalls: state.toolCalls.length + (state.earlierToolCalls ?? 0),
@@ -847,15 +851,6 @@ class StoppedWhileWaiting extends Error {
 
 function isScheduleToStartTimeout(error: unknown): boolean {
   return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
-}
-
-function describeRaise(raise: BudgetRaise): string {
-  const parts: string[] = [];
-  if (raise.moreIterations) parts.push(`${raise.moreIterations} more iterations`);
-  if (raise.moreTokens) parts.push(`${raise.moreTokens} more tokens`);
-  if (raise.moreCostUsd) parts.push(`$${raise.moreCostUsd} more`);
-  if (raise.moreMinutes) parts.push(`${raise.moreMinutes} more minutes`);
-  return parts.join(', ');
 }
 
 function isFailureOfType(error: unknown, type: string): boolean {

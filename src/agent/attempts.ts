@@ -181,6 +181,7 @@ export function attemptsReport(options: {
     compactions: [...reports.values()].reduce((sum, report) => sum + report.compactions, 0),
     resumedFrom: null,
     problems: kept?.problems ?? [],
+    costNote: [...reports.values()].find((report) => report.costNote)?.costNote ?? null,
     attempts,
     chosenAttempt: chosen,
   };

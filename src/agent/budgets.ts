@@ -67,26 +67,57 @@ export function estimateTokens(characters: number): number {
 }
 
 export function budgetStop(budgets: Budgets, usage: UsageSoFar): Stop | null {
+  return exhaustedBudgets(budgets, usage)[0] ?? null;
+}
+
+/** Every budget that is spent (a run stops on the first; a resume must raise them all). */
+export function exhaustedBudgets(budgets: Budgets, usage: UsageSoFar): Stop[] {
+  const stops: Stop[] = [];
   if (usage.iterations >= budgets.maxIterations) {
-    return { condition: 'max_iterations', detail: `reached the limit of ${budgets.maxIterations} iterations` };
+    stops.push({ condition: 'max_iterations', detail: `reached the limit of ${budgets.maxIterations} iterations` });
   }
   if (budgets.maxTokens !== undefined) {
     const projected = totalTokens(usage.tokens) + usage.nextRequestTokens;
     if (projected > budgets.maxTokens) {
-      return {
+      stops.push({
         condition: 'max_tokens',
         detail: `the next request would bring the run to about ${projected} tokens, over its budget of ${budgets.maxTokens}`,
-      };
+      });
     }
   }
   if (budgets.maxCostUsd !== undefined && usage.costUsd !== null && usage.costUsd >= budgets.maxCostUsd) {
-    return {
+    stops.push({
       condition: 'max_cost',
       detail: `spent $${usage.costUsd.toFixed(4)} of its $${budgets.maxCostUsd} budget`,
-    };
+    });
   }
   if (budgets.maxMinutes !== undefined && usage.elapsedMs >= budgets.maxMinutes * 60_000) {
-    return { condition: 'max_duration', detail: `ran for more than ${budgets.maxMinutes} minutes` };
+    stops.push({ condition: 'max_duration', detail: `ran for more than ${budgets.maxMinutes} minutes` });
   }
-  return null;
+  return stops;
+}
+
+export interface RunCost {
+  /** Null when the model's price is unknown and no cost budget asked for a conservative count. */
+  costUsd: number | null;
+  /** Set when the cost was counted at a conservative price: which one, and why. */
+  costNote: string | null;
+}
+
+/**
+ * The run's cost after one more model call. A call at an unlisted price leaves the cost unknown,
+ * unless the run has a cost budget: then it counts at the conservative price, and the note says
+ * so, so that a cost budget is never silently off. (Calls recorded before prices were reported
+ * this way carry no budget cost and keep the old rule.)
+ */
+export function addCallCost(
+  run: RunCost,
+  call: { costUsd: number | null; budgetCostUsd?: number; priceNote?: string | null },
+  hasCostBudget: boolean,
+): RunCost {
+  if (call.costUsd !== null) return { costUsd: run.costUsd === null ? null : run.costUsd + call.costUsd, costNote: run.costNote };
+  if (hasCostBudget && call.budgetCostUsd !== undefined) {
+    return { costUsd: (run.costUsd ?? 0) + call.budgetCostUsd, costNote: call.priceNote ?? run.costNote };
+  }
+  return { costUsd: null, costNote: run.costNote };
 }

@@ -37,6 +37,8 @@ export interface DebugReport {
   tokens: TokenUsage;
   /** Estimated cost in USD; null when the model's price is unknown. */
   costUsd: number | null;
+  /** Set when the cost was counted at a conservative price because the model has no listed price. */
+  costNote: string | null;
   durationMs: number;
   /** The run's tool calls; on a very long run only the newest (see earlierToolCalls). */
   toolCalls: ToolCallRecord[];

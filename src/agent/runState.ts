@@ -30,7 +30,7 @@ export interface SandboxPlacement {
 
 export interface RunState {
   phase: Phase;
-  /** Workflow time (ms since epoch) when the first run of this debugging session started. */
+  /** Workflow time (ms since epoch) when the first run of this debugging session started (moved on by the time between a run and its resume). */
   startedAt: number;
   snapshot?: RepositorySnapshot;
   workspace?: WorkspaceLog;
@@ -46,6 +46,8 @@ export interface RunState {
   budgets: Budgets;
   tokens: TokenUsage;
   costUsd: number | null;
+  /** Set when the cost is counted at a conservative price (the model has no listed price). */
+  costNote?: string | null;
   modelCalls: number;
   /** Input tokens of the latest request, for estimating the next one. */
   lastRequestTokens: number;
@@ -76,6 +78,7 @@ export interface RunStatusView {
   lastThought: string;
   tokens: TokenUsage;
   costUsd: number | null;
+  costNote: string | null;
   budgets: Budgets;
   elapsedMs: number;
   toolCalls: number;

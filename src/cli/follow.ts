@@ -133,7 +133,7 @@ function renderMessage(message: Message, index: number, print: (line: string) =>
 
 function formatTokens(status: RunStatusView): string {
   const tokens = status.tokens.inputTokens + status.tokens.outputTokens + status.tokens.cacheReadTokens + status.tokens.cacheWriteTokens;
-  const cost = status.costUsd === null ? 'cost unknown' : `$${status.costUsd.toFixed(4)}`;
+  const cost = status.costUsd === null ? 'cost unknown' : `$${status.costUsd.toFixed(4)}${status.costNote ? ' (at a conservative price)' : ''}`;
   return `${tokens} tokens · ${cost}`;
 }
 

@@ -3,10 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
-import type { DebugInputJson } from '../agent/input.js';
+import { applyRaise, budgetUsage, completeRaise, describeBudgetChange, type BudgetRaise } from '../agent/budgetRaise.js';
+import type { Budgets, DebugInputJson } from '../agent/input.js';
 import type { DebugReport } from '../agent/report.js';
-import { startDebugRun, webUiLink } from '../client.js';
+import { startDebugRun, startResumedRun, webUiLink } from '../client.js';
 import { loadConfig } from '../config.js';
+import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { reapOrphans } from '../reaper.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../sandbox/environmentImages.js';
 import { connectDocker } from '../sandbox/container.js';
@@ -74,7 +76,7 @@ function runOptions(command: Command): Command {
     .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
     .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
     .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
-    .option('--max-cost <usd>', 'cost budget in USD', positiveNumber)
+    .option('--max-cost <usd>', 'cost budget in USD (a model without a listed price counts at the highest listed price)', positiveNumber)
     .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
     .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
     .option('--allow-test-edits', 'let the agent change test files')
@@ -126,6 +128,14 @@ function inputFrom(repo: string, options: RunOptions): DebugInputJson {
       ? { environment: { ...(options.envImage ? { image: options.envImage } : {}), ...(options.setup?.length ? { setup: options.setup } : {}) } }
       : {}),
   };
+}
+
+/** A cost budget counts a model without a listed price at a conservative price: say so before the run starts. */
+function noteConservativePrice(input: DebugInputJson, session: Session): void {
+  const model = input.model ?? session.config.anthropic.model;
+  if (input.budgets?.maxCostUsd !== undefined && !hasListedPrice(model)) {
+    log(`Note: ${conservativePriceNote(model)}, unless the API answers as a model with a listed price.`);
+  }
 }
 
 async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
@@ -189,6 +199,7 @@ runOptions(program.command('run').description('start a run and follow it to the 
     withSession(async (session) => {
       const input = { ...inputFrom(repo, options), ...endpointOfSession(session) };
       await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
+      noteConservativePrice(input, session);
       const worker = await workerForThisCommand(session);
       try {
         const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
@@ -206,6 +217,7 @@ runOptions(program.command('start').description('start a run, print its workflow
   async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
       const input = { ...inputFrom(repo, options), ...endpointOfSession(session) };
+      noteConservativePrice(input, session);
       const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
       console.log(handle.workflowId);
       if (!(await hasWorker(session, session.config.taskQueue))) {
@@ -249,6 +261,7 @@ program
       console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
       if (waiting) console.log(pc.yellow(waiting));
       console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
+      if (status.costNote) console.log(`${pc.dim(status.costNote)}`);
       if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
       if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
     }),
@@ -363,15 +376,37 @@ program
     }),
   );
 
+interface ResumeOptions {
+  moreIterations?: number;
+  moreTokens?: number;
+  moreCost?: number;
+  moreMinutes?: number;
+  id?: string;
+  json?: boolean;
+}
+
 program
   .command('resume')
-  .description('continue a run: raise the budget of a paused run, or continue a finished one in a new, linked run')
+  .description(
+    'continue a run: raise the budget of a paused run, or continue an ended one in a new, linked run. ' +
+      'Whatever budget stopped it is raised: by the amount given, else by 10 iterations or by the amount of tokens, ' +
+      'dollars or minutes the run started with. Budgets the run never had stay unset.',
+  )
   .argument('<workflow-id>')
-  .option('--more-iterations <n>', 'iterations to add', positiveInteger, 10)
+  .option('--more-iterations <n>', 'iterations to add', positiveInteger)
+  .option('--more-tokens <n>', 'tokens to add to the token budget', positiveInteger)
+  .option('--more-cost <usd>', 'USD to add to the cost budget', positiveNumber)
+  .option('--more-minutes <n>', 'minutes to add to the time budget', positiveNumber)
   .option('--id <workflow-id>', 'workflow id of the new run')
   .option('--json', 'print JSON lines')
-  .action(async (workflowId: string, options: { moreIterations: number; id?: string; json?: boolean }) =>
+  .action(async (workflowId: string, options: ResumeOptions) =>
     withSession(async (session) => {
+      const asked: BudgetRaise = {
+        ...(options.moreIterations ? { moreIterations: options.moreIterations } : {}),
+        ...(options.moreTokens ? { moreTokens: options.moreTokens } : {}),
+        ...(options.moreCost ? { moreCostUsd: options.moreCost } : {}),
+        ...(options.moreMinutes ? { moreMinutes: options.moreMinutes } : {}),
+      };
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
       const worker = await workerForThisCommand(session);
@@ -384,31 +419,51 @@ program
         if (description.status.name === 'RUNNING') {
           const status = await handle.query(statusQuery);
           if (status.phase !== 'paused') throw new UsageError(`${workflowId} is still running (phase ${status.phase}); nothing to resume.`);
-          await handle.executeUpdate(raiseBudgetUpdate, { args: [{ moreIterations: options.moreIterations }] });
-          log(`Raised the budget of ${workflowId} by ${options.moreIterations} iterations.`);
+          const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [asked] }).catch((error: Error) => {
+            // The validator's refusal is the cause; "Workflow Update failed" alone says nothing.
+            throw new UsageError(`${workflowId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+          });
+          noteUnsetBudgets(asked, status.budgets);
+          log(`Raised the budget of ${workflowId}: ${describeBudgetChange(status.budgets, raised.budgets)}.`);
           process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));
           return;
         }
         const { input: original, state: earlier } = await handle.query(checkpointQuery);
-        const next = await startDebugRun(session.client, {
+        // The new run goes on counting time from where this one stopped (see adoptEarlierRun).
+        const usage = budgetUsage(earlier, (description.closeTime?.getTime() ?? Date.now()) - earlier.startedAt);
+        const { budgets } = applyRaise(earlier.budgets, usage, completeRaise(asked, earlier.budgets, usage, original.budgets));
+        noteUnsetBudgets(asked, earlier.budgets);
+        const next = await startResumedRun(session.client, {
           input: {
             ...original,
             resumeFrom: workflowId,
             continueAsNewEvery: original.continueAsNewEvery,
-            budgets: { ...original.budgets, maxIterations: earlier.iteration + options.moreIterations },
+            budgets,
             // The new run is answered with the settings of whoever resumes it.
             modelEndpoint: endpointOfSession(session).modelEndpoint,
           },
           taskQueue: session.config.taskQueue,
-          workflowId: options.id ?? `${workflowId.replace(/-resumed-\d+$/, '')}-resumed-${earlier.workflowRuns + 1}`,
+          resumeFrom: workflowId,
+          firstNumber: earlier.workflowRuns + 1,
+          workflowId: options.id,
         });
-        log(`Continuing ${workflowId} in a new run, ${next.workflowId}, with ${options.moreIterations} more iterations.`);
+        log(`Continuing ${workflowId} in a new run, ${next.workflowId}: ${describeBudgetChange(earlier.budgets, budgets)}.`);
         process.exitCode = exitCodeFor(await follow(session, next.workflowId, Boolean(options.json)));
       } finally {
         await worker.shutdown();
       }
     }),
   );
+
+/** Budgets that were never set stay unset: say so when a raise names one. */
+function noteUnsetBudgets(asked: BudgetRaise, budgets: Budgets): void {
+  const unset = [
+    asked.moreTokens && budgets.maxTokens === undefined ? '--more-tokens (the run has no token budget)' : null,
+    asked.moreCostUsd && budgets.maxCostUsd === undefined ? '--more-cost (the run has no cost budget)' : null,
+    asked.moreMinutes && budgets.maxMinutes === undefined ? '--more-minutes (the run has no time budget)' : null,
+  ].filter(Boolean);
+  if (unset.length) log(`Ignored ${unset.join(', ')}: budgets that were not set stay unset.`);
+}
 
 program
   .command('reap')

@@ -29,6 +29,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
   if (report.environment !== undefined) lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
+  if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.attempts) {
     lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`);

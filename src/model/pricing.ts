@@ -39,11 +39,54 @@ const prices: Record<string, Price> = {
 /** Cost in USD, or null when the model's price is not known. */
 export function estimateCostUsd(model: string, usage: TokenUsage): number | null {
   const price = prices[model];
-  if (!price) return null;
+  return price ? costAt(price, usage) : null;
+}
+
+function costAt(price: Price, usage: TokenUsage): number {
   const cost =
     usage.inputTokens * price.input +
     usage.outputTokens * price.output +
     usage.cacheWriteTokens * price.cacheWrite +
     usage.cacheReadTokens * price.cacheRead;
   return cost / 1_000_000;
+}
+
+export function hasListedPrice(model: string): boolean {
+  return model in prices;
+}
+
+/** The highest listed price of each kind of token: what a cost budget counts an unlisted model at. */
+export const conservativePrice: Price = {
+  input: Math.max(...Object.values(prices).map((price) => price.input)),
+  output: Math.max(...Object.values(prices).map((price) => price.output)),
+  cacheWrite: Math.max(...Object.values(prices).map((price) => price.cacheWrite)),
+  cacheRead: Math.max(...Object.values(prices).map((price) => price.cacheRead)),
+};
+
+export function conservativePriceNote(model: string): string {
+  const p = conservativePrice;
+  return (
+    `${model} has no listed price, so the cost budget counts it at the highest listed price ` +
+    `($${p.input} input, $${p.output} output, $${p.cacheWrite} cache write, $${p.cacheRead} cache read per million tokens)`
+  );
+}
+
+export interface CallCost {
+  /** At the model's listed price; null when it has none. */
+  costUsd: number | null;
+  /** What a cost budget counts: the listed price, else the conservative one. */
+  budgetCostUsd: number;
+  /** Set when the model has no listed price: which price the budget counts it at. */
+  priceNote: string | null;
+}
+
+/**
+ * The cost of one call. The model that answered is priced first (the requested id may be an
+ * alias), then the requested one; with neither listed, the cost is unknown, but a cost budget
+ * still counts the call, at the conservative price, and says so.
+ */
+export function costOfCall(requestedModel: string, answeringModel: string | undefined, usage: TokenUsage): CallCost {
+  const listed = (answeringModel ? estimateCostUsd(answeringModel, usage) : null) ?? estimateCostUsd(requestedModel, usage);
+  if (listed !== null) return { costUsd: listed, budgetCostUsd: listed, priceNote: null };
+  return { costUsd: null, budgetCostUsd: costAt(conservativePrice, usage), priceNote: conservativePriceNote(answeringModel || requestedModel) };
 }

@@ -30,6 +30,7 @@ import { removeFolder } from './ownerAccess.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import type { ContentStore } from './store.js';
+import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
 import { detectTestCommand, testCommandFor } from './testCommand.js';
 import { gitListedFiles, ignoredFolders, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
@@ -73,6 +74,8 @@ export interface SandboxHostOptions {
   environmentRoot?: string;
   /** Where the environment toolchains are kept (default: ~/.cache/durable-debugger/toolchain). */
   toolchainDir?: string;
+  /** Folders that repositories must lie under (DURABLE_DEBUGGER_REPO_ROOTS); absent: any folder. */
+  repoRoots?: readonly string[] | null;
 }
 
 export class SandboxHost {
@@ -99,7 +102,9 @@ export class SandboxHost {
 
   /** Reads a repository into the content store. */
   async snapshotRepository(repo: string, testCommand: string | undefined): Promise<RepositorySnapshot> {
-    const root = resolve(repo);
+    const root = await confineToRepoRoots(repo, this.options.repoRoots ?? null).catch((error: unknown) => {
+      throw error instanceof RepoOutsideRootsError ? new RepositoryInputError(error.message) : error;
+    });
     const stats = await lstat(root).catch((error: NodeJS.ErrnoException) => error);
     if (stats instanceof Error) {
       if (stats.code === 'ENOENT') throw new RepositoryInputError(`repo: "${repo}" does not exist`);
@@ -134,7 +139,7 @@ export class SandboxHost {
     const totalBytes = tree.entries.reduce((sum, entry) => sum + (entry.kind === 'file' ? entry.size : 0), 0);
     return {
       snapshotId: tree.digest,
-      repositoryName: basename(root),
+      repositoryName: basename(resolve(repo)),
       fileCount: files.length,
       totalBytes,
       testCommand: command,

@@ -1,6 +1,7 @@
 // The run's queries, signals and updates, shared by the workflow, the activities and clients.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { BudgetRaise } from '../agent/budgetRaise.js';
 import type { Message } from '../agent/conversation.js';
 import type { DebugInput } from '../agent/input.js';
 import type { RunState, RunStatusView } from '../agent/runState.js';
@@ -13,12 +14,7 @@ export interface TranscriptView {
   version: number;
 }
 
-export interface BudgetRaise {
-  moreIterations?: number;
-  moreTokens?: number;
-  moreCostUsd?: number;
-  moreMinutes?: number;
-}
+export type { BudgetRaise };
 
 export const statusQuery = defineQuery<RunStatusView>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
@@ -26,6 +22,7 @@ export const transcriptQuery = defineQuery<TranscriptView>('transcript');
 export const checkpointQuery = defineQuery<{ input: DebugInput; state: RunState }>('checkpoint');
 export const hintSignal = defineSignal<[string]>('hint');
 export const stopSignal = defineSignal<[string?]>('stop');
+/** Raises the budgets of a run; on a paused run it also raises whatever paused it (`{}` raises just that). */
 export const raiseBudgetUpdate = defineUpdate<RunStatusView, [BudgetRaise]>('raiseBudget');
 
 /** A person's answer to a fix awaiting approval (`approve`, or `reject` with feedback for the model). */

@@ -7,6 +7,8 @@ import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { statusQuery } from '../../src/temporal/definitions.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;
@@ -97,6 +99,95 @@ test('`resume` of a budget-exhausted run continues it to a fix, with one coheren
   assert.equal(uses.length, 5, 'five tool calls before the final finish');
   assert.match(JSON.stringify(messages), /This run continues the earlier run cli-budget-then-resume/);
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('`resume` of a run stopped by its token budget raises that budget (by its first amount, or by --more-tokens), so the run goes on', async () => {
+  const id = 'cli-tokens-then-resume';
+  const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-tokens', '3000', '--json']).done;
+  assert.equal(first.code, 1, first.output);
+  const reportOf = (output: string) =>
+    (output.split('\n').filter((line) => line.startsWith('{"type":"report"')).map((line) => JSON.parse(line) as { report: DebugReport }).pop() as { report: DebugReport }).report;
+  const stopped = reportOf(first.output);
+  assert.equal(stopped.stopCondition, 'max_tokens');
+
+  // No flags: the token budget that stopped it grows by its first amount; the run makes progress before it stops again.
+  const again = await cli(['resume', id, '--json']).done;
+  const second = reportOf(again.output);
+  assert.ok(second.iterations > stopped.iterations, `the resumed run stopped at once (${second.iterations} iterations)`);
+  assert.match(again.output, new RegExp(`Continuing ${id} in a new run, ${id}-resumed-2: tokens 3000 → \\d+\\.`));
+  const raised = Number(/tokens 3000 → (\d+)/.exec(again.output)?.[1]);
+  assert.ok(raised >= 6_000, `raised to ${raised}`);
+  assert.equal(second.stopCondition, 'max_tokens', 'one more first amount is not enough to finish here');
+  // Time counts on across the resume, as tokens, cost and iterations do.
+  assert.ok(second.durationMs >= stopped.durationMs, `${second.durationMs} ms after ${stopped.durationMs} ms`);
+
+  // --more-tokens names the amount; the iteration budget is left as it was.
+  const last = await cli(['resume', `${id}-resumed-2`, '--more-tokens', '200000']).done;
+  assert.equal(last.code, 0, last.output);
+  assert.match(last.output, new RegExp(`Continuing ${id}-resumed-2 in a new run, ${id}-resumed-3: tokens ${raised} → \\d+\\.`));
+  assert.match(last.output, /Status: fixed/);
+  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+});
+
+test('`resume --more-tokens` of a run paused on its token budget raises the tokens, and the run goes on to a fix', async () => {
+  const id = 'cli-paused-on-tokens';
+  const worker = cli(['worker']);
+  try {
+    const handle = await server.client.workflow.start('debugRepository', {
+      taskQueue: 'durable-debugger',
+      workflowId: id,
+      args: [{ repo: join(projectRoot, 'fixtures', '01_off_by_one'), budgets: { maxTokens: 3000 }, pauseOnBudgetMinutes: 10 }],
+    });
+    const deadline = Date.now() + 120_000;
+    while ((await handle.query(statusQuery)).phase !== 'paused') {
+      assert.ok(Date.now() < deadline, 'the run did not pause');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const resumed = await cli(['resume', id, '--more-tokens', '100000', '--more-minutes', '5']).done;
+    assert.equal(resumed.code, 0, resumed.output);
+    assert.match(resumed.output, /Ignored --more-minutes \(the run has no time budget\): budgets that were not set stay unset\./);
+    assert.match(resumed.output, new RegExp(`Raised the budget of ${id}: tokens 3000 → \\d+\\.`));
+    assert.match(resumed.output, /Status: fixed/);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.done;
+  }
+});
+
+test('`resume` takes a workflow id no run has used: `-resumed-N` held by a closed and by a running run moves on; a taken --id is refused', async () => {
+  const id = 'cli-resume-free-id';
+  const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-iterations', '3']).done;
+  assert.equal(first.code, 1, first.output);
+  // The ids a resume would take are held already: a closed run and a running one (no worker serves its queue).
+  const start = (workflowId: string) =>
+    server.client.workflow.start('debugRepository', { taskQueue: `nobody-${process.pid}`, workflowId, args: [{ repo: '/nowhere' }] });
+  const closed = await start(`${id}-resumed-2`);
+  await closed.terminate('made by the test');
+  const running = await start(`${id}-resumed-3`);
+  try {
+    const resumed = await cli(['resume', id, '--more-iterations', '5']).done;
+    assert.equal(resumed.code, 0, resumed.output);
+    assert.match(resumed.output, /Continuing cli-resume-free-id in a new run, cli-resume-free-id-resumed-4/);
+    assert.match(resumed.output, /Status: fixed/);
+    // The closed run still answers for its id: it was not replaced by the resumed one.
+    assert.equal((await server.client.workflow.getHandle(`${id}-resumed-2`).describe()).runId, closed.firstExecutionRunId);
+  } finally {
+    await running.terminate('test over');
+  }
+  const taken = await cli(['resume', id, '--id', `${id}-resumed-2`]).done;
+  assert.equal(taken.code, 2, taken.output);
+  assert.match(taken.output, /The workflow id "cli-resume-free-id-resumed-2" is already used by another run; choose another --id/);
+});
+
+test('`start --max-cost` with a model that has no listed price says which price the budget counts', async () => {
+  const id = 'cli-unpriced-model';
+  const started = await cli(['start', 'fixtures/01_off_by_one', '--id', id, '--model', 'claude-unreleased-9', '--max-cost', '0.5']).done;
+  await server.client.workflow.getHandle(id).terminate('only the note was wanted');
+  assert.equal(started.code, 0, started.output);
+  assert.match(started.output, /Note: claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
+  const priced = await cli(['start', 'fixtures/01_off_by_one', '--id', `${id}-priced`, '--model', 'claude-sonnet-4-6', '--max-cost', '0.5']).done;
+  await server.client.workflow.getHandle(`${id}-priced`).terminate('only the note was wanted');
+  assert.doesNotMatch(priced.output, /no listed price/);
 });
 
 test('errors say what is wrong, with a non-zero exit code', async () => {

@@ -21,6 +21,8 @@ test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and w
   assert.match(config, /replicas: 2/);
   // The data folder keeps its path inside the workers: sandboxes bind-mount workspace folders by host path.
   assert.match(config, /\/var\/lib\/durable-debugger:\/var\/lib\/durable-debugger/);
+  // Workers debug only repositories under REPOS_DIR.
+  assert.match(config, /DURABLE_DEBUGGER_REPO_ROOTS: \/srv\/repos/);
   const dockerfile = readFileSync(join(projectRoot, 'Dockerfile'), 'utf8');
   assert.match(dockerfile, /CMD \["worker"\]/);
 });

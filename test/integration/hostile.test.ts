@@ -3,7 +3,7 @@
 // observation; test/HOSTILE_INPUTS.md lists them all with the test that covers each.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, cp, mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
 
 let server: TestServer;
 let scratch: string;
@@ -106,6 +106,30 @@ test('workflow input: a file, an unreadable folder, an oversized repository or a
     const host = new SandboxHost({ docker: connectDocker(), store, workspaceRoot: '/tmp', hostId: 'nobody', image: 'none', scope: 'none' });
     try { await host.snapshotRepository(${JSON.stringify(locked)}, undefined); console.log('read'); } catch (error) { console.log(error.message); }`);
   assert.match(result, /repo: ".*locked_repo" cannot be read \(EACCES\)/);
+});
+
+test('workflow input: with DURABLE_DEBUGGER_REPO_ROOTS, a repo outside the roots (directly, by "..", or by a symlink) is refused; one inside runs', async () => {
+  const allowed = join(scratch, 'allowed-root');
+  await mkdir(allowed, { recursive: true });
+  const inside = await repoWith('allowed-root/inside_repo');
+  const outside = await repoWith('outside_repo');
+  await symlink(outside, join(allowed, 'link_to_outside'));
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { inside_repo: { responses: [runTests] } } },
+    configOverrides: { DURABLE_DEBUGGER_REPO_ROOTS: `/nonexistent-root:${allowed}` },
+  });
+  try {
+    const refused = new RegExp(`is outside the allowed repository roots \\(/nonexistent-root, ${allowed}\\); put the repository under one of them`);
+    for (const repo of [outside, join(allowed, '..', 'outside_repo'), join(allowed, 'link_to_outside'), '/etc', '/no/such/folder']) {
+      const message = await failureOf({ repo }, worker.taskQueue);
+      assert.match(message, refused, repo);
+      assert.ok(message.startsWith(`repo: "${repo}"`), message);
+    }
+    const { report } = await runToReport(server, worker.taskQueue, { repo: inside, budgets: { maxIterations: 1 } });
+    assert.equal(report.stopCondition, 'max_iterations', 'the repository inside a root was snapshotted and debugged');
+  } finally {
+    await worker.stop();
+  }
 });
 
 test('model output: a 10 MB edit, an edit of a binary file, and a finish without a root cause are refused', async () => {

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { DebugInputJson } from '../../src/agent/input.js';
+import type { Budgets, DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { maxTextOnlyRepliesInARow } from '../../src/agent/reply.js';
 import { startDebugRun } from '../../src/client.js';
-import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery } from '../../src/temporal/definitions.js';
+import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery, type BudgetRaise } from '../../src/temporal/definitions.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
@@ -156,6 +156,75 @@ test('a paused run continues when its budget is raised', async () => {
   });
   assert.equal(report.status, 'fixed');
   assert.equal(report.iterations, 5);
+});
+
+/** Raises the budget each time the run pauses (the raises in order, then `then`), until the run ends. */
+async function raiseEachPause(handle: WorkflowHandle, raises: BudgetRaise[], then: BudgetRaise): Promise<Array<{ before: Budgets; after: Budgets }>> {
+  const seen: Array<{ before: Budgets; after: Budgets }> = [];
+  while ((await handle.describe()).status.name === 'RUNNING') {
+    const status = await handle.query(statusQuery);
+    if (status.phase === 'paused') {
+      assert.ok(seen.length < 10, 'the run paused again and again: the raise did not cover what paused it');
+      const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [raises[seen.length] ?? then] });
+      seen.push({ before: status.budgets, after: raised.budgets });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return seen;
+}
+
+test('a run paused on its token budget: a raise of iterations also raises the tokens (by their first amount), and `{}` raises just them', async () => {
+  let raises: Array<{ before: Budgets; after: Budgets }> = [];
+  const { report } = await scenario(fixingScript, {
+    input: { budgets: { maxTokens: 3000 }, pauseOnBudgetMinutes: 5 },
+    during: async (handle) => {
+      raises = await raiseEachPause(handle, [{ moreIterations: 1 }], {});
+    },
+  });
+  assert.equal(report.status, 'fixed');
+  const [first, ...rest] = raises;
+  assert.ok(first, 'the run paused');
+  assert.equal(first.after.maxIterations, first.before.maxIterations + 1);
+  assert.ok((first.after.maxTokens ?? 0) >= (first.before.maxTokens ?? 0) + 3000, `tokens ${first.before.maxTokens} → ${first.after.maxTokens}`);
+  for (const raise of rest) {
+    assert.equal(raise.after.maxIterations, raise.before.maxIterations, '{} leaves the iteration budget alone');
+    assert.ok((raise.after.maxTokens ?? 0) >= (raise.before.maxTokens ?? 0) + 3000);
+  }
+});
+
+test('a run paused on its time budget: `{}` raises the minutes by their first amount; unset budgets stay unset', async () => {
+  let raises: Array<{ before: Budgets; after: Budgets }> = [];
+  const { report } = await scenario(fixingScript, {
+    input: { budgets: { maxMinutes: 0.05 }, pauseOnBudgetMinutes: 5 },
+    fake: { latencyMs: 500 },
+    during: async (handle) => {
+      raises = await raiseEachPause(handle, [{ moreTokens: 1000, moreCostUsd: 1 }], {});
+    },
+  });
+  assert.equal(report.status, 'fixed');
+  assert.ok(raises.length >= 1, 'the run paused');
+  for (const raise of raises) {
+    assert.ok((raise.after.maxMinutes ?? 0) >= (raise.before.maxMinutes ?? 0) + 0.05, `minutes ${raise.before.maxMinutes} → ${raise.after.maxMinutes}`);
+    assert.equal(raise.after.maxTokens, undefined);
+    assert.equal(raise.after.maxCostUsd, undefined);
+  }
+});
+
+test('raiseBudget refuses `{}` on a run that is not paused, unknown budgets, and non-positive amounts', async () => {
+  await scenario(Array(30).fill(readCode), {
+    fake: { latencyMs: 300 },
+    during: async (handle, running) => {
+      await waitFor(async () => running.fake.requests.length >= 1);
+      const refusal = async (raise: BudgetRaise) => {
+        const error = await handle.executeUpdate(raiseBudgetUpdate, { args: [raise] }).then(() => null, (failure: Error) => failure);
+        return String((error?.cause as Error | undefined)?.message ?? 'accepted');
+      };
+      assert.match(await refusal({}), /an empty raise is only for a paused run/);
+      assert.match(await refusal({ moreApples: 3 } as BudgetRaise), /Unknown budget\(s\) "moreApples"/);
+      assert.match(await refusal({ moreIterations: -2 }), /must be positive numbers/);
+      await handle.signal(stopSignal, 'enough');
+    },
+  });
 });
 
 test('the guardrail refuses edits of test files, and repeated attempts stop the run', async () => {

@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { estimateCostUsd } from '../../src/model/pricing.js';
+import { costOfCall, estimateCostUsd } from '../../src/model/pricing.js';
+import { formatReport } from '../../src/cli/printReport.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
@@ -129,6 +130,29 @@ test('an unknown model has an unknown cost, not zero', async () => {
   const { report } = await run({ input: { model: 'claude-unreleased-9' } });
   assert.equal(report.status, 'fixed');
   assert.equal(report.costUsd, null);
+});
+
+test('a cost budget on a model with no listed price counts it at the highest listed price, says so, and stops the run', async () => {
+  const read: ScriptStep = { thought: 'Looking again.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
+  const { report, worker } = await run({ script: { responses: Array(25).fill(read) }, input: { model: 'claude-unreleased-9', budgets: { maxCostUsd: 0.05 } } });
+  assert.equal(report.stopCondition, 'max_cost');
+  const conservative = worker.fake.requests
+    .filter((request) => request.usage)
+    .reduce(
+      (total, request) =>
+        total +
+        costOfCall('claude-unreleased-9', 'claude-unreleased-9', {
+          inputTokens: request.usage!.input_tokens,
+          outputTokens: request.usage!.output_tokens,
+          cacheReadTokens: request.usage!.cache_read_input_tokens,
+          cacheWriteTokens: request.usage!.cache_creation_input_tokens,
+        }).budgetCostUsd,
+      0,
+    );
+  assert.ok(Math.abs((report.costUsd ?? NaN) - conservative) < 1e-9, `${report.costUsd} vs ${conservative}`);
+  assert.ok((report.costUsd ?? 0) >= 0.05);
+  assert.match(report.costNote ?? '', /claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
+  assert.match(formatReport(report), /Cost: claude-unreleased-9 has no listed price/);
 });
 
 test('a 20-iteration run is at least 90% cacheable from its third request on', async () => {

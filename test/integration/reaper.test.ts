@@ -146,3 +146,22 @@ test('a worker sweeps what earlier runs left behind when it starts', async () =>
   }
   assert.equal(await containersOf(server), 0);
 });
+
+test('every worker sweeps periodically: a run terminated while the worker runs loses its sandbox without `reap` or a restart', async () => {
+  const worker = await startTestWorker(server, { fake: { scripts: { responses: [] } }, configOverrides: { DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '2' } });
+  const running = await runningWorkflow('terminated-later');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // the startup sweep is over
+    const sandbox = await sandboxFor(running);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    assert.equal(await exists(sandbox), true, 'a running workflow keeps its sandbox across sweeps');
+    await server.client.workflow.getHandle(running).terminate('terminated from outside');
+    const deadline = Date.now() + 30_000;
+    while ((await exists(sandbox)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal(await exists(sandbox), false, 'the periodic sweep did not remove the terminated run’s sandbox');
+  } finally {
+    await worker.stop();
+    await server.client.workflow.getHandle(running).terminate('test over').catch(() => undefined);
+  }
+  assert.equal(await containersOf(server), 0);
+});

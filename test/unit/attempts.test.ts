@@ -56,6 +56,7 @@ function report(attempt: number, overrides: Partial<DebugReport> = {}): DebugRep
     compactions: attempt === 2 ? 1 : 0,
     resumedFrom: null,
     problems: [],
+    costNote: null,
     ...overrides,
   };
 }
