@@ -25,6 +25,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   let lastStatusKey = '';
   let shownApproval = 0;
   const shownAttempts = new Map<number, string>();
+  const attemptLabels = new Map<number, string>();
   let environmentShown = false;
   let lastWaitingFor: string | null = null;
   const clearTransient = () => {
@@ -71,6 +72,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       for (const attempt of status.attempts ?? []) {
         if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
         shownAttempts.set(attempt.attempt, attempt.status);
+        attemptLabels.set(attempt.attempt, attempt.label);
         print(`${pc.blue('›')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
       }
     }
@@ -99,7 +101,14 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
   }
   clearTransient();
-  return (await handle.result()) as DebugReport;
+  const report = (await handle.result()) as DebugReport;
+  // Attempts that ended in the last moments before the parent closed are shown from its report.
+  for (const attempt of options.json ? [] : (report.attempts ?? [])) {
+    if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
+    const label = attemptLabels.get(attempt.attempt) ?? `attempt ${attempt.attempt} of ${report.attempts?.length}`;
+    print(`${pc.blue('›')} ${label}: ${attempt.status} (${attempt.workflowId})`);
+  }
+  return report;
 }
 
 async function isClosed(handle: WorkflowHandle): Promise<boolean> {
