@@ -8,7 +8,7 @@ import type { DebugInputJson } from '../src/agent/input.js';
 import { startDebugRun } from '../src/client.js';
 import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
-import { hintSignal } from '../src/temporal/definitions.js';
+import { approveUpdate, hintSignal, statusQuery } from '../src/temporal/definitions.js';
 import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
 import { startTestServer, startTestWorker } from '../test/support/harness.js';
 import type { ScriptStep } from '../src/demo/script.js';
@@ -24,11 +24,22 @@ const parallel: ScriptStep = {
     { name: 'unknown_tool', input: {} },
   ],
 };
-const scenarios: Array<{ name: string; responses: ScriptStep[]; input?: Partial<DebugInputJson>; hint?: boolean }> = [
+const scenarios: Array<{
+  name: string;
+  responses: ScriptStep[];
+  input?: Partial<DebugInputJson>;
+  hint?: boolean;
+  /** Answer the approval gate with `approve` once the run waits for it. */
+  approve?: boolean;
+  /** Also record this child workflow's history (parallel attempts). */
+  child?: string;
+}> = [
   { name: 'fixed-off-by-one', responses: steps },
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
   { name: 'continue-as-new', responses: steps, input: { continueAsNewEvery: 3 } },
   { name: 'budget-exhausted', responses: steps, input: { budgets: { maxIterations: 2 } } },
+  { name: 'approved', responses: steps, input: { approve: true }, approve: true },
+  { name: 'two-attempts', responses: steps, input: { attempts: 2 }, child: 'attempt-1' },
 ];
 try {
   for (const scenario of scenarios) {
@@ -39,17 +50,24 @@ try {
       workflowId: `history-${scenario.name}`,
     });
     if (scenario.hint) await handle.signal(hintSignal, 'Check the loop bounds.');
+    if (scenario.approve) {
+      while ((await handle.query(statusQuery)).phase !== 'awaiting_approval') await new Promise((resolve) => setTimeout(resolve, 200));
+      await handle.executeUpdate(approveUpdate);
+    }
     await handle.result();
-    // The first run's history (for continue-as-new, the run that handed over).
-    // Exported by the Temporal CLI, the same JSON a user gets from `temporal workflow show --output json`.
-    const json = execFileSync(temporalCliPath(loadConfig()), [
-      'workflow', 'show', '--address', server.address,
-      '--workflow-id', handle.workflowId, '--run-id', handle.firstExecutionRunId, '--output', 'json',
-    ], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    await writeFile(join(projectRoot, 'test', 'histories', `${scenario.name}.json`), json);
+    await record(scenario.name, handle.workflowId, handle.firstExecutionRunId);
+    if (scenario.child) await record(`${scenario.name}-${scenario.child}`, `${handle.workflowId}-${scenario.child}`);
     await worker.stop();
-    console.log(`recorded ${scenario.name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
   }
 } finally {
   await server.stop();
+}
+
+/** The first run's history (for continue-as-new, the run that handed over), exported by the Temporal CLI: the JSON a user gets from `temporal workflow show --output json`. */
+async function record(name: string, workflowId: string, runId?: string): Promise<void> {
+  const json = execFileSync(temporalCliPath(loadConfig()), [
+    'workflow', 'show', '--address', server.address, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json',
+  ], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  await writeFile(join(projectRoot, 'test', 'histories', `${name}.json`), json);
+  console.log(`recorded ${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
 }

@@ -91,6 +91,8 @@ ensure_test_tools() {
   local missing=()
   command -v chromium >/dev/null || [ -n "${CHROMIUM_PATH:-}" ] || missing+=(chromium)
   command -v docker-compose >/dev/null || missing+=(docker-compose)
+  # Tests check a fixed copy's tests on the host too (python3 -m pytest), with the system's python3.
+  python3 -m pytest --version >/dev/null 2>&1 || missing+=(python3-pytest)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

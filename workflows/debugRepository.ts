@@ -14,7 +14,6 @@ import {
   CancellationScope,
   isCancellation,
   ContinueAsNew,
-  patched,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -535,7 +534,7 @@ class DebugRun {
    */
   private publishProgress(): void {
     const now = Date.now();
-    if (patched('throttle-progress-search-attributes') && now - this.progressPublishedAt < progressPublishIntervalMs) return;
+    if (now - this.progressPublishedAt < progressPublishIntervalMs) return;
     this.progressPublishedAt = now;
     upsertSearchAttributes(this.progressAttributes());
   }
@@ -661,8 +660,7 @@ class DebugRun {
   /** Places the sandbox on whichever worker answers, and prepares it there. */
   private async moveSandbox(): Promise<void> {
     await this.claimSandboxHost();
-    // Runs started before the environment step existed replay without it.
-    if (patched('environment-step')) await this.prepareEnvironment();
+    await this.prepareEnvironment();
     await this.prepareSandbox();
   }
 

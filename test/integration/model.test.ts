@@ -7,6 +7,7 @@ import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { costOfCall, estimateCostUsd } from '../../src/model/pricing.js';
+import { stripVTControlCharacters } from 'node:util';
 import { formatReport } from '../../src/cli/printReport.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
@@ -152,7 +153,8 @@ test('a cost budget on a model with no listed price counts it at the highest lis
   assert.ok(Math.abs((report.costUsd ?? NaN) - conservative) < 1e-9, `${report.costUsd} vs ${conservative}`);
   assert.ok((report.costUsd ?? 0) >= 0.05);
   assert.match(report.costNote ?? '', /claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
-  assert.match(formatReport(report), /Cost: claude-unreleased-9 has no listed price/);
+  // Colours are on under CI=true (picocolors), so compare the text a person reads.
+  assert.match(stripVTControlCharacters(formatReport(report)), /Cost: claude-unreleased-9 has no listed price/);
 });
 
 test('a 20-iteration run is at least 90% cacheable from its third request on', async () => {

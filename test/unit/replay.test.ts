@@ -17,7 +17,8 @@ async function storedHistories() {
   const files = (await readdir(historiesFolder)).filter((file) => file.endsWith('.json')).sort();
   return Promise.all(
     files.map(async (file) => ({
-      workflowId: file.replace(/\.json$/, ''),
+      // The id it was recorded with (scripts/record-histories.ts): a parent's commands name its children by it.
+      workflowId: `history-${file.replace(/\.json$/, '')}`,
       history: historyFromJSON(JSON.parse(await readFile(join(historiesFolder, file), 'utf8'))),
     })),
   );
@@ -40,14 +41,15 @@ test('stored histories replay against the current workflow code', async () => {
 
 test('the replay check catches a workflow change that breaks determinism', async () => {
   installQuietRuntime();
-  // A copy of the workflow with one extra timer before any work: old histories cannot match it.
+  // A copy of the workflow with one extra timer before any work (parents of attempts included):
+  // old histories cannot match it.
   const mutant = await mkdtemp(join(projectRoot, 'workflows-mutant-'));
   try {
     await cp(join(projectRoot, 'workflows'), mutant, { recursive: true });
     const file = join(mutant, 'debugRepository.ts');
     const source = await readFile(file, 'utf8');
     const changed = source
-      .replace('  async execute(): Promise<DebugReport> {\n', "  async execute(): Promise<DebugReport> {\n    await sleep('1 second');\n")
+      .replace('  const input = validateInput(rawInput);\n', "  await sleep('1 second');\n  const input = validateInput(rawInput);\n")
       .replace('  condition,\n', '  condition,\n  sleep,\n');
     assert.notEqual(changed, source);
     await writeFile(file, changed);
