@@ -22,6 +22,12 @@ export interface EnvironmentChoice {
   testCommand?: string;
 }
 
+/** What durable-debugger.json may name beyond the run input's choice. */
+export interface RepositoryConfig extends EnvironmentChoice {
+  /** Commands that make what the tests load (e.g. `npm run build`), run before every test run; [] for none. */
+  build?: string[];
+}
+
 export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image';
 
 export interface EnvironmentPlan {
@@ -39,6 +45,8 @@ export interface EnvironmentPlan {
   /** Toolchains to bring into the build container. */
   toolchains: Array<'pip' | 'node'>;
   testCommand?: string;
+  /** Commands run before every test run in the sandbox (the tests load their output): see withBuildSteps. */
+  build: string[];
   /** PATH and other variables the sandbox container needs to use what was installed. */
   containerEnv: string[];
 }
@@ -66,7 +74,7 @@ export function manifestCandidates(files: string[]): string[] {
 export class EnvironmentConfigError extends Error {}
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
-export function parseRepositoryConfig(text: string | undefined): EnvironmentChoice {
+export function parseRepositoryConfig(text: string | undefined): RepositoryConfig {
   if (text === undefined) return {};
   let value: unknown;
   try {
@@ -76,9 +84,9 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'testCommand', '$schema'].includes(key));
-  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, testCommand)`);
-  const choice: EnvironmentChoice = {};
+  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'build', 'testCommand', '$schema'].includes(key));
+  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand)`);
+  const choice: RepositoryConfig = {};
   if (record.image !== undefined) {
     if (typeof record.image !== 'string' || !record.image.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: image must be an image name`);
     choice.image = record.image.trim();
@@ -89,6 +97,13 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
       throw new EnvironmentConfigError(`${repositoryConfigFile}: setup must be a command or a list of commands`);
     }
     choice.setup = setup as string[];
+  }
+  if (record.build !== undefined) {
+    const build = typeof record.build === 'string' ? [record.build] : record.build;
+    if (!Array.isArray(build) || !build.every((line) => typeof line === 'string' && line.trim())) {
+      throw new EnvironmentConfigError(`${repositoryConfigFile}: build must be a command, a list of commands, or [] for none`);
+    }
+    choice.build = build as string[];
   }
   if (record.testCommand !== undefined) {
     if (typeof record.testCommand !== 'string' || !record.testCommand.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
@@ -103,6 +118,23 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
  */
 export function planEnvironment(files: string[], manifests: Record<string, string>, choice: EnvironmentChoice = {}): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
+  const plan = planWithoutBuild(files, manifests, chosen);
+  if (!plan) return null;
+  const build = chosen.build ?? plan.build;
+  // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
+  return build.length ? { ...plan, build, containerEnv: [...plan.containerEnv, `CACHE_DIR=${buildCacheFolder}`] } : { ...plan, build };
+}
+
+/** Where build tools keep their caches in the sandbox; emptied before every build. */
+export const buildCacheFolder = '/tmp/durable-debugger-build-cache';
+
+/** The test command run after the build steps, so the tests never load output older than the agent's edits. */
+export function withBuildSteps(build: string[], testCommand: string): string {
+  if (build.length === 0) return testCommand;
+  return [`rm -rf ${buildCacheFolder}`, ...build.map((command) => (/[;&|]/.test(command) ? `(${command})` : command)), testCommand].join(' && ');
+}
+
+function planWithoutBuild(files: string[], manifests: Record<string, string>, chosen: RepositoryConfig): EnvironmentPlan | null {
   if (chosen.setup?.length) {
     return {
       kind: 'custom',
@@ -113,6 +145,7 @@ export function planEnvironment(files: string[], manifests: Record<string, strin
       needsRepository: true,
       toolchains: [],
       testCommand: chosen.testCommand,
+      build: [],
       containerEnv: [],
     };
   }
@@ -126,10 +159,11 @@ export function planEnvironment(files: string[], manifests: Record<string, strin
       needsRepository: false,
       toolchains: [],
       testCommand: chosen.testCommand,
+      build: [],
       containerEnv: [],
     };
   }
-  const node = planNode(manifests);
+  const node = planNode(files, manifests);
   if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
   const python = planPython(files, manifests);
   if (python) return { ...python, testCommand: chosen.testCommand };
@@ -140,7 +174,7 @@ function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {
   return Object.fromEntries(Object.entries(choice).filter(([, value]) => value !== undefined)) as EnvironmentChoice;
 }
 
-function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
+function planNode(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
   const text = manifests['package.json'];
   if (text === undefined) return null;
   let manifest: Record<string, unknown>;
@@ -155,8 +189,8 @@ function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
   if (dependencyCount === 0) return null;
   const lockfile = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
   const install = lockfile ? 'npm ci' : 'npm install';
-  const files: Record<string, string> = { 'package.json': text };
-  if (lockfile) files[lockfile] = manifests[lockfile] as string;
+  const inputFiles: Record<string, string> = { 'package.json': withoutLifecycleScripts(manifest, text) };
+  if (lockfile) inputFiles[lockfile] = manifests[lockfile] as string;
   const dir = environmentPaths.nodeProject;
   const script = [
     'set -e',
@@ -173,13 +207,57 @@ function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
   return {
     kind: 'node',
     description: `node · ${install}`,
-    files,
+    files: inputFiles,
     script,
     needsRepository: false,
     toolchains: ['node'],
     testCommand: hasTest ? 'npm test' : undefined,
+    build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
   };
+}
+
+const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+
+/** The package.json the install sees: the repository's own lifecycle scripts (a `prepare` build) need its sources, which are not there. */
+function withoutLifecycleScripts(manifest: Record<string, unknown>, text: string): string {
+  const scripts = manifest.scripts as Record<string, unknown> | undefined;
+  if (!scripts || !lifecycleScripts.some((name) => name in scripts)) return text;
+  const kept = Object.fromEntries(Object.entries(scripts).filter(([name]) => !lifecycleScripts.includes(name)));
+  return JSON.stringify({ ...manifest, scripts: kept }, null, 2) + '\n';
+}
+
+/**
+ * The build the tests need: when the package's entry points (main, module, exports, bin) name files
+ * the repository does not have, they are build output, made by its `build` (or `prepare`) script.
+ * Nothing when `npm test` builds already (a pretest script, or a test script that runs the build).
+ */
+export function nodeBuild(files: string[], manifest: Record<string, unknown>): string[] {
+  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
+  const text = (name: string) => (typeof scripts[name] === 'string' ? (scripts[name] as string) : '');
+  // A `prepare` that installs git hooks is no build.
+  const script = text('build').trim() ? 'build' : text('prepare').trim() && !/husky|simple-git-hooks|lefthook/.test(text('prepare')) ? 'prepare' : null;
+  if (!script) return [];
+  if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(`${text('pretest')} ${text('test')}`)) return [];
+  const present = new Set(files);
+  const missing = entryPoints(manifest).some((path) => !present.has(path));
+  return missing ? [`npm run ${script}`] : [];
+}
+
+function entryPoints(manifest: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string') found.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+  };
+  collect(manifest.main);
+  collect(manifest.module);
+  collect(manifest.exports);
+  collect(manifest.bin);
+  return found
+    .filter((path) => !path.includes('*'))
+    .map((path) => path.replace(/^\.\//, ''))
+    .filter((path) => path && !path.startsWith('../') && !path.startsWith('/'));
 }
 
 /** Copies node and npm from the toolchain folder (packed from the registry on the host) into /usr/local. */
@@ -243,6 +321,7 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
     script,
     needsRepository: false,
     toolchains: ['pip'],
+    build: [],
     containerEnv: pythonEnv,
   };
 }

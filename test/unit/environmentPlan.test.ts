@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { EnvironmentConfigError, explainInstallFailure, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
@@ -90,4 +90,39 @@ test('a failed install says whether the registries were unreachable', () => {
   assert.match(offline, /No matching distribution found for attrs$/);
   const missing = explainInstallFailure('python · pip install -r requirements.txt', 1, ['ERROR: No matching distribution found for no-such-package']);
   assert.match(missing, /^Installing the repository's dependencies failed \(python · pip install -r requirements.txt, exit code 1\)/);
+});
+
+test('a package whose entry point is build output missing from the repository gets its build before every test run', () => {
+  const manifest = (scripts: Record<string, string>, entry: Record<string, unknown> = { main: 'lib/index.js' }) =>
+    JSON.stringify({ name: 'p', ...entry, scripts: { test: 'node --test', ...scripts }, devDependencies: { typescript: '5.7.3' } });
+  const files = ['package.json', 'package-lock.json', 'src/index.ts', 'test/a.test.js'];
+  const plan = planEnvironment(files, { 'package.json': manifest({ build: 'tsc', prepare: 'npm run build' }), 'package-lock.json': '{}' });
+  assert.deepEqual(plan?.build, ['npm run build']);
+  assert.ok(plan?.containerEnv.includes(`CACHE_DIR=${buildCacheFolder}`), 'tool caches go to a folder each run empties');
+  // The install never runs the repository's own prepare (its sources are not in the build container).
+  assert.equal(JSON.parse(plan?.files['package.json'] ?? '{}').scripts.prepare, undefined);
+  assert.equal(JSON.parse(plan?.files['package.json'] ?? '{}').scripts.build, 'tsc');
+  assert.equal(withBuildSteps(plan?.build ?? [], 'npm test'), `rm -rf ${buildCacheFolder} && npm run build && npm test`);
+
+  // Entry points in the repository (no build output needed), a test script that builds, hooks-only prepare: no build.
+  assert.deepEqual(planEnvironment([...files, 'lib/index.js'], { 'package.json': manifest({ build: 'tsc' }) })?.build, []);
+  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ build: 'tsc', pretest: 'npm run build' }) })?.build, []);
+  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ prepare: 'husky install' }) })?.build, []);
+  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ prepare: 'tsc' }) })?.build, ['npm run prepare']);
+  // exports maps are read too.
+  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ build: 'tsc' }, { exports: { '.': { import: './dist/index.js' } } }) })?.build, ['npm run build']);
+  // Package.json without lifecycle scripts is copied as it is (its environment's hash does not change).
+  const plain = manifest({ build: 'tsc' });
+  assert.equal(planEnvironment(files, { 'package.json': plain })?.files['package.json'], plain);
+});
+
+test('durable-debugger.json build: named commands run before the tests; [] turns the detected build off', () => {
+  const files = ['package.json', 'src/index.ts'];
+  const packageJson = JSON.stringify({ main: 'lib/index.js', scripts: { build: 'tsc', test: 'node --test' }, devDependencies: { typescript: '5.7.3' } });
+  assert.deepEqual(planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": []}' })?.build, []);
+  const python = planEnvironment(['requirements.txt', 'setup.py'], { 'requirements.txt': 'cython\n', 'durable-debugger.json': '{"build": "python setup.py build_ext --inplace"}' });
+  assert.deepEqual(python?.build, ['python setup.py build_ext --inplace']);
+  assert.equal(withBuildSteps(['make a; make b', 'make c'], 'pytest'), `rm -rf ${buildCacheFolder} && (make a; make b) && make c && pytest`);
+  assert.equal(withBuildSteps([], 'pytest'), 'pytest');
+  assert.throws(() => planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": [1]}' }), /build must be a command/);
 });
