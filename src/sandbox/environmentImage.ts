@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { PreparedEnvironment } from '../agent/environment.js';
 import { labels, projectLabel, removeContainer } from './container.js';
-import { explainInstallFailure, manifestCandidates, planEnvironment, type EnvironmentChoice, type EnvironmentPlan } from './environmentPlan.js';
+import { explainInstallFailure, manifestCandidates, planEnvironment, toolchainFile, type EnvironmentChoice, type EnvironmentPlan, type Toolchain } from './environmentPlan.js';
 import type { ContentStore } from './store.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
@@ -212,7 +212,7 @@ export class EnvironmentBuilder {
   }
 
   /** The toolchain files the build needs, fetched once on this host from the registries (with the host's settings). */
-  private async toolchain(needs: Array<'pip' | 'node'>): Promise<{ dir: string; names: string[] }> {
+  private async toolchain(needs: Toolchain[]): Promise<{ dir: string; names: string[] }> {
     const dir = this.options.toolchainDir ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-debugger', 'toolchain');
     await mkdir(dir, { recursive: true });
     const names: string[] = [];
@@ -228,6 +228,13 @@ export class EnvironmentBuilder {
         }));
         names.push(await fetchOnce(dir, 'npm.tgz', 'npm-version', async (scratch) => {
           await run('npm', ['pack', 'npm@10', '--pack-destination', scratch], { timeout: 300_000 });
+          return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
+        }));
+      }
+      if (need.startsWith('npm:')) {
+        const file = toolchainFile(need as `npm:${string}`);
+        names.push(await fetchOnce(dir, file, `${file}-version`, async (scratch) => {
+          await run('npm', ['pack', need.slice(4), '--pack-destination', scratch], { timeout: 300_000 });
           return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
         }));
       }

@@ -28,6 +28,14 @@ export interface RepositoryConfig extends EnvironmentChoice {
   build?: string[];
 }
 
+/** pip's wheel, node with npm, or an npm package (`npm:pnpm@9`) packed from the registry into /toolchain/<toolchainFile>. */
+export type Toolchain = 'pip' | 'node' | `npm:${string}`;
+
+/** The file a packed npm toolchain is kept as: `npm:pnpm@9` → pnpm-9.tgz, `npm:@yarnpkg/cli-dist@4` → yarnpkg-cli-dist-4.tgz. */
+export function toolchainFile(toolchain: `npm:${string}`): string {
+  return `${toolchain.slice(4).replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`;
+}
+
 export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image';
 
 export interface EnvironmentPlan {
@@ -43,7 +51,7 @@ export interface EnvironmentPlan {
   /** True when the build needs the whole repository (custom setup commands). */
   needsRepository: boolean;
   /** Toolchains to bring into the build container. */
-  toolchains: Array<'pip' | 'node'>;
+  toolchains: Toolchain[];
   testCommand?: string;
   /** Commands run before every test run in the sandbox (the tests load their output): see withBuildSteps. */
   build: string[];
@@ -187,18 +195,19 @@ function planNode(files: string[], manifests: Record<string, string>): Environme
     .map((field) => Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}).length)
     .reduce((sum, count) => sum + count, 0);
   if (dependencyCount === 0) return null;
-  const lockfile = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
-  const install = lockfile ? 'npm ci' : 'npm install';
+  const manager = nodePackageManager(manifests);
   const inputFiles: Record<string, string> = { 'package.json': withoutLifecycleScripts(manifest, text) };
-  if (lockfile) inputFiles[lockfile] = manifests[lockfile] as string;
+  if (manager.lockfile) inputFiles[manager.lockfile] = manifests[manager.lockfile] as string;
   const dir = environmentPaths.nodeProject;
   const script = [
     'set -e',
     installNodeToolchain,
-    `mkdir -p ${dir} && cp /env-input/package.json ${lockfile ? `/env-input/${lockfile} ` : ''}${dir}/`,
+    ...(manager.tool ? [installPackageManager(manager.tool)] : []),
+    `mkdir -p ${dir} && cp /env-input/package.json ${manager.lockfile ? `/env-input/${manager.lockfile} ` : ''}${dir}/`,
     `cd ${dir}`,
     // Lifecycle scripts of the repository itself would need its sources: dependencies' own scripts still run.
-    `${install} --no-audit --no-fund`,
+    ...manager.env.map((assignment) => `export ${assignment}`),
+    manager.install,
     `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
     `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
   ].join('\n');
@@ -206,15 +215,80 @@ function planNode(files: string[], manifests: Record<string, string>): Environme
   const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
   return {
     kind: 'node',
-    description: `node · ${install}`,
+    description: `node · ${manager.install.replace(/ --no-audit --no-fund$/, '')}`,
     files: inputFiles,
     script,
     needsRepository: false,
-    toolchains: ['node'],
+    toolchains: manager.tool ? ['node', manager.tool.toolchain] : ['node'],
     testCommand: hasTest ? 'npm test' : undefined,
     build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
   };
+}
+
+interface PackageManagerTool {
+  toolchain: `npm:${string}`;
+  /** The command's name in /usr/local/bin and the file that runs it, inside the packed package. */
+  command: string;
+  bin: string;
+}
+
+interface NodePackageManager {
+  lockfile?: string;
+  tool?: PackageManagerTool;
+  install: string;
+  env: string[];
+}
+
+/**
+ * The installer the repository's lockfile belongs to, installing exactly what it locks:
+ * npm ci, pnpm install --frozen-lockfile (the pnpm major its lockfile version needs),
+ * yarn 1 --frozen-lockfile, or yarn 4 --immutable with node_modules (not Plug'n'Play, which
+ * the workspace could not find).
+ */
+export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
+  const npmLock = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
+  if (npmLock) return { lockfile: npmLock, install: 'npm ci --no-audit --no-fund', env: [] };
+  const pnpmLock = manifests['pnpm-lock.yaml'];
+  if (pnpmLock !== undefined) {
+    const version = Number(pnpmLock.match(/^lockfileVersion:\s*'?(\d+)/m)?.[1] ?? 9);
+    const major = version >= 9 ? 9 : version >= 6 ? 8 : 7;
+    return {
+      lockfile: 'pnpm-lock.yaml',
+      tool: { toolchain: `npm:pnpm@${major}`, command: 'pnpm', bin: 'bin/pnpm.cjs' },
+      install: 'pnpm install --frozen-lockfile',
+      env: ['npm_config_update_notifier=false'],
+    };
+  }
+  const yarnLock = manifests['yarn.lock'];
+  if (yarnLock !== undefined) {
+    if (/^__metadata:/m.test(yarnLock)) {
+      return {
+        lockfile: 'yarn.lock',
+        tool: { toolchain: 'npm:@yarnpkg/cli-dist@4', command: 'yarn', bin: 'bin/yarn.js' },
+        install: 'yarn install --immutable',
+        env: ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'],
+      };
+    }
+    return {
+      lockfile: 'yarn.lock',
+      tool: { toolchain: 'npm:yarn@1', command: 'yarn', bin: 'bin/yarn.js' },
+      install: 'yarn install --frozen-lockfile --non-interactive',
+      env: [],
+    };
+  }
+  return { install: 'npm install --no-audit --no-fund', env: [] };
+}
+
+/** Unpacks a package manager (packed from the registry on the host) into /usr/local, next to npm. */
+function installPackageManager(tool: PackageManagerTool): string {
+  const folder = `/usr/local/lib/node_modules/${tool.command}`;
+  return [
+    `mkdir -p ${folder}`,
+    `tar xzf /toolchain/${toolchainFile(tool.toolchain)} --strip-components=1 -C ${folder}`,
+    `ln -sf ${folder}/${tool.bin} /usr/local/bin/${tool.command}`,
+    `echo "${tool.command} $(${tool.command} --version)"`,
+  ].join('\n');
 }
 
 const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];

@@ -17,6 +17,7 @@ import { runToReport, startTestServer, startTestWorker, type TestServer, type Te
 
 const docker = connectDocker();
 const fixture = await loadFixture('17_requirements_pytest_asyncio');
+const nodeFixture = await loadFixture('19_js_node_test_semver');
 let server: TestServer;
 let worker: TestWorker;
 let scratch: string;
@@ -24,7 +25,7 @@ const imagesToRemove = new Set<string>();
 
 before(async () => {
   server = await startTestServer();
-  worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: fixture.script } } });
+  worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: fixture.script, [nodeFixture.name]: nodeFixture.script } } });
   scratch = await mkdtemp(join(tmpdir(), 'environment-test-'));
 });
 
@@ -149,4 +150,50 @@ test('setup commands named in durable-debugger.json run once with the repository
   assert.equal(report.testCommand, '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider');
   assert.equal(report.environment?.kind, 'custom');
   assert.equal(worker.fake.requests.length, requestsBefore);
+});
+
+test('a pnpm repository installs with pnpm from its frozen lockfile, and its tests run without network', { timeout: 600_000 }, async () => {
+  // Fixture 19 with pnpm's lockfile instead of npm's (a comment makes its environment new).
+  const repo = join(scratch, 'pnpm', nodeFixture.name);
+  await cp(nodeFixture.path, repo, { recursive: true });
+  await rm(join(repo, 'package-lock.json'));
+  await writeFile(
+    join(repo, 'pnpm-lock.yaml'),
+    [
+      "lockfileVersion: '9.0'",
+      '',
+      'settings:',
+      '  autoInstallPeers: true',
+      '  excludeLinksFromLockfile: false',
+      '',
+      'importers:',
+      '',
+      '  .:',
+      '    dependencies:',
+      '      semver:',
+      '        specifier: 7.6.3',
+      '        version: 7.6.3',
+      '',
+      'packages:',
+      '',
+      '  semver@7.6.3:',
+      '    resolution: {integrity: sha512-oVekP1cKtI+CTDvHWYFUcMtsK/00wmAEfyqKfNdARm8u1wNVhSgaX7A8d4UuIlUI5e84iEwOhs7ZPYRmzU9U6A==}',
+      "    engines: {node: '>=10'}",
+      '    hasBin: true',
+      '',
+      'snapshots:',
+      '',
+      '  semver@7.6.3: {}',
+      `# environment test ${process.pid}-${Date.now()}`,
+      '',
+    ].join('\n'),
+  );
+  const { result, builds, sandboxes } = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-pnpm-${process.pid}`));
+  const report = result.report;
+  if (report.environment) imagesToRemove.add(report.environment.image);
+  assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.equal(report.environment?.description, 'node · pnpm install --frozen-lockfile');
+  assert.equal(builds.length, 1);
+  assert.deepEqual(report.testsBefore?.failing, nodeFixture.meta.failingBefore);
+  for (const sandbox of sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
 });

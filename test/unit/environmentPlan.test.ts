@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, nodePackageManager, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
@@ -125,4 +125,34 @@ test('durable-debugger.json build: named commands run before the tests; [] turns
   assert.equal(withBuildSteps(['make a; make b', 'make c'], 'pytest'), `rm -rf ${buildCacheFolder} && (make a; make b) && make c && pytest`);
   assert.equal(withBuildSteps([], 'pytest'), 'pytest');
   assert.throws(() => planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": [1]}' }), /build must be a command/);
+});
+
+test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, brought in from the registry', () => {
+  const packageJson = JSON.stringify({ name: 'p', scripts: { test: 'node --test' }, dependencies: { semver: '7.6.3' } });
+  const pnpm = planEnvironment(['package.json', 'pnpm-lock.yaml'], { 'package.json': packageJson, 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" });
+  assert.equal(pnpm?.description, 'node · pnpm install --frozen-lockfile');
+  assert.deepEqual(pnpm?.toolchains, ['node', 'npm:pnpm@9']);
+  assert.deepEqual(Object.keys(pnpm?.files ?? {}).sort(), ['package.json', 'pnpm-lock.yaml']);
+  assert.match(pnpm?.script ?? '', /tar xzf \/toolchain\/pnpm-9\.tgz --strip-components=1 -C \/usr\/local\/lib\/node_modules\/pnpm/);
+  assert.match(pnpm?.script ?? '', /cp \/env-input\/package\.json \/env-input\/pnpm-lock\.yaml \/opt\/env\//);
+  assert.equal(pnpm?.testCommand, 'npm test');
+  // An older lockfile gets the pnpm major that wrote it.
+  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': "lockfileVersion: '6.0'\n" }).tool?.toolchain, 'npm:pnpm@8');
+  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': 'lockfileVersion: 5.4\n' }).tool?.toolchain, 'npm:pnpm@7');
+
+  const classic = planEnvironment(['package.json', 'yarn.lock'], { 'package.json': packageJson, 'yarn.lock': '# yarn lockfile v1\n\nsemver@7.6.3:\n  version "7.6.3"\n' });
+  assert.equal(classic?.description, 'node · yarn install --frozen-lockfile --non-interactive');
+  assert.deepEqual(classic?.toolchains, ['node', 'npm:yarn@1']);
+  assert.match(classic?.script ?? '', /ln -sf \/usr\/local\/lib\/node_modules\/yarn\/bin\/yarn\.js \/usr\/local\/bin\/yarn/);
+
+  // Yarn 2+ (a lockfile with __metadata) with node_modules: Plug'n'Play files in /opt/env would not be found from /workspace.
+  const berry = planEnvironment(['package.json', 'yarn.lock'], { 'package.json': packageJson, 'yarn.lock': '__metadata:\n  version: 8\n' });
+  assert.equal(berry?.description, 'node · yarn install --immutable');
+  assert.deepEqual(berry?.toolchains, ['node', 'npm:@yarnpkg/cli-dist@4']);
+  assert.match(berry?.script ?? '', /export YARN_NODE_LINKER=node-modules/);
+  assert.equal(toolchainFile('npm:@yarnpkg/cli-dist@4'), 'yarnpkg-cli-dist-4.tgz');
+
+  // npm's lockfile wins when there are several; no lockfile: npm install.
+  assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson, 'package-lock.json': '{}', 'yarn.lock': '' })?.description, 'node · npm ci');
+  assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson })?.description, 'node · npm install');
 });
