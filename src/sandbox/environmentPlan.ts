@@ -5,6 +5,8 @@
 import { parse as parseToml } from 'smol-toml';
 
 export const repositoryConfigFile = 'durable-debugger.json';
+/** A Dockerfile at this path in the repository is built as its environment. */
+export const repositoryDockerfile = 'durable-debugger.Dockerfile';
 
 /** Where the environment puts what it installs: outside /workspace, so the agent never sees it. */
 export const environmentPaths = {
@@ -36,7 +38,7 @@ export function toolchainFile(toolchain: `npm:${string}`): string {
   return `${toolchain.slice(4).replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`;
 }
 
-export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image';
+export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
 
 export interface EnvironmentPlan {
   kind: EnvironmentKind;
@@ -48,7 +50,9 @@ export interface EnvironmentPlan {
   files: Record<string, string>;
   /** The build's shell script, run as root with network. */
   script: string;
-  /** True when the build needs the whole repository (custom setup commands). */
+  /** The Dockerfile built as the environment (kind dockerfile); its FROM images must be on the engine. */
+  dockerfile?: { text: string; fromImages: string[] };
+  /** True when the build needs the whole repository (custom setup commands, a Dockerfile that copies files). */
   needsRepository: boolean;
   /** Toolchains to bring into the build container. */
   toolchains: Toolchain[];
@@ -67,6 +71,7 @@ const nodeEnv = ['NPM_CONFIG_OFFLINE=true', 'NPM_CONFIG_UPDATE_NOTIFIER=false', 
 export function manifestCandidates(files: string[]): string[] {
   const wanted = new Set([
     repositoryConfigFile,
+    repositoryDockerfile,
     'pyproject.toml',
     'setup.cfg',
     'setup.py',
@@ -75,6 +80,8 @@ export function manifestCandidates(files: string[]): string[] {
     'npm-shrinkwrap.json',
     'yarn.lock',
     'pnpm-lock.yaml',
+    'uv.lock',
+    'poetry.lock',
   ]);
   return files.filter((path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path));
 }
@@ -171,11 +178,47 @@ function planWithoutBuild(files: string[], manifests: Record<string, string>, ch
       containerEnv: [],
     };
   }
+  const dockerfile = manifests[repositoryDockerfile];
+  if (dockerfile !== undefined) {
+    return {
+      kind: 'dockerfile',
+      description: `dockerfile · ${repositoryDockerfile}`,
+      dockerfile: { text: dockerfile, fromImages: dockerfileBaseImages(dockerfile) },
+      files: {},
+      script: '',
+      // COPY and ADD read the repository: then the image belongs to this snapshot of it.
+      needsRepository: /^\s*(COPY|ADD)\s/im.test(dockerfile),
+      toolchains: [],
+      testCommand: chosen.testCommand,
+      build: [],
+      containerEnv: [],
+    };
+  }
   const node = planNode(files, manifests);
   if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
   const python = planPython(files, manifests);
   if (python) return { ...python, testCommand: chosen.testCommand };
   return null;
+}
+
+/**
+ * The images a Dockerfile builds FROM (each must be on this engine: nothing is pulled), leaving out
+ * `scratch` and earlier stages. A FROM with a build argument cannot be checked: it is an error.
+ */
+export function dockerfileBaseImages(text: string): string[] {
+  const stages = new Set<string>();
+  const images: string[] = [];
+  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/);
+  for (const line of lines) {
+    const match = line.match(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$/i);
+    if (!match) continue;
+    const image = match[1] as string;
+    if (image.includes('$')) throw new EnvironmentConfigError(`${repositoryDockerfile}: FROM ${image} uses a build argument; name the image itself`);
+    if (image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) images.push(image);
+    if (match[2]) stages.add(match[2].toLowerCase());
+  }
+  if (images.length === 0 && !lines.some((line) => /^\s*FROM\s/i.test(line))) throw new EnvironmentConfigError(`${repositoryDockerfile} has no FROM line`);
+  return [...new Set(images)];
 }
 
 function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {
@@ -369,19 +412,26 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
   const setupPy = manifests['setup.py'] !== undefined ? setupPyRequirements(manifests['setup.py'] as string) : [];
   if (setupPy.length) sources.push('(setup.py install_requires)');
   requirements.push(...setupPy);
+  const lock = pythonLock(manifests);
+  if (lock) sources.push(`(versions locked in ${lock.file})`);
   if (sources.length === 0) return null;
 
   const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
   if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
   inputFiles['durable-debugger-requirements.txt'] = requirements.join('\n') + '\n';
+  if (lock) {
+    inputFiles['pyproject.toml'] = manifests['pyproject.toml'] as string;
+    inputFiles[lock.file] = manifests[lock.file] as string;
+  }
   const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path)) ? '/workspace/src' : '/workspace';
   const venv = environmentPaths.venv;
   const script = [
     'set -e',
     `python3 -m venv --without-pip ${venv}`,
     'cd /env-input',
+    ...(lock ? lock.export : []),
     // pip runs from its wheel (the base image has no pip), installing into the venv.
-    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`).join(' ')}`,
+    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${[...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`), ...(lock ? [`-r ${lockedRequirements}`] : [])].join(' ')}`,
     // The project itself, importable as an editable install would make it.
     `echo ${importRoot} > "$(${venv}/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
     // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
@@ -398,6 +448,46 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
     build: [],
     containerEnv: pythonEnv,
   };
+}
+
+const lockedRequirements = '/tmp/durable-debugger-locked.txt';
+const pipInTools = `/tmp/tools/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore`;
+
+/**
+ * A uv.lock or poetry.lock with its pyproject.toml: the locked versions, exported as pinned requirements
+ * by the lock's own tool (pip-installed into a throwaway folder of the build container), all extras and
+ * groups, without the project itself or local path packages (the workspace provides those).
+ */
+export function pythonLock(manifests: Record<string, string>): { file: string; export: string[] } | null {
+  if (manifests['pyproject.toml'] === undefined) return null;
+  const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
+  if (manifests['uv.lock'] !== undefined) {
+    return {
+      file: 'uv.lock',
+      export: [
+        'python3 -m venv --without-pip /tmp/tools',
+        `${pipInTools} uv`,
+        // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
+        'UV_NO_CONFIG=1 /tmp/tools/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups --format requirements-txt -o /tmp/exported.txt',
+        dropLocalPaths,
+        `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from uv.lock"`,
+      ],
+    };
+  }
+  if (manifests['poetry.lock'] !== undefined) {
+    return {
+      file: 'poetry.lock',
+      export: [
+        'python3 -m venv --without-pip /tmp/tools',
+        `${pipInTools} poetry poetry-plugin-export`,
+        // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
+        'POETRY_VIRTUALENVS_CREATE=false /tmp/tools/bin/poetry export --without-hashes --all-extras --all-groups --format requirements.txt --output /tmp/exported.txt',
+        dropLocalPaths,
+        `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from poetry.lock"`,
+      ],
+    };
+  }
+  return null;
 }
 
 /** What a failed install means for the user, with the installer's last lines. */

@@ -197,3 +197,17 @@ test('a pnpm repository installs with pnpm from its frozen lockfile, and its tes
   assert.deepEqual(report.testsBefore?.failing, nodeFixture.meta.failingBefore);
   for (const sandbox of sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
 });
+
+test('a uv.lock is honoured: the locked versions are installed, not the newest the pyproject ranges allow', { timeout: 600_000 }, async () => {
+  // pyproject says six>=1.15 and pytest>=7; the lock (made with --exclude-newer 2023-01-01) pins six 1.16.0 and pytest 7.2.0.
+  const repo = join(scratch, 'uv', 'uv_locked');
+  await cp(join(import.meta.dirname, 'repositories', 'uv_locked'), repo, { recursive: true });
+  await appendFile(join(repo, 'pyproject.toml'), `# environment test ${process.pid}-${Date.now()}\n`);
+  const requestsBefore = worker.fake.requests.length;
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-uv-${process.pid}`);
+  if (report.environment) imagesToRemove.add(report.environment.image);
+  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.equal(report.testsBefore?.passed, 1);
+  assert.match(report.environment?.description ?? '', /\(versions locked in uv\.lock\)/);
+  assert.equal(worker.fake.requests.length, requestsBefore);
+});

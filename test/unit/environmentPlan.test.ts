@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, nodePackageManager, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, nodePackageManager, pythonLock, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
@@ -155,4 +155,27 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
   // npm's lockfile wins when there are several; no lockfile: npm install.
   assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson, 'package-lock.json': '{}', 'yarn.lock': '' })?.description, 'node · npm ci');
   assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson })?.description, 'node · npm install');
+});
+
+test('uv.lock and poetry.lock: the locked versions are exported by the lock’s own tool and installed', () => {
+  const pyproject = '[project]\nname = "wordcount"\ndependencies = ["six>=1.15"]\n';
+  const uv = planEnvironment(['pyproject.toml', 'uv.lock', 'wordcount.py'], { 'pyproject.toml': pyproject, 'uv.lock': 'version = 1\n' });
+  assert.equal(uv?.description, 'python · pip install (pyproject.toml dependencies) (versions locked in uv.lock)');
+  assert.equal(uv?.files['uv.lock'], 'version = 1\n');
+  assert.equal(uv?.files['pyproject.toml'], pyproject);
+  assert.match(uv?.script ?? '', /uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups/);
+  assert.match(uv?.script ?? '', /-r durable-debugger-requirements\.txt -r \/tmp\/durable-debugger-locked\.txt/);
+
+  // A Poetry project declares its dependencies outside [project]: the lock alone makes the environment.
+  const poetryProject = '[tool.poetry]\nname = "wordcount"\n[tool.poetry.dependencies]\npython = "^3.9"\nsix = "^1.15"\n';
+  const poetry = planEnvironment(['pyproject.toml', 'poetry.lock'], { 'pyproject.toml': poetryProject, 'poetry.lock': '# lock\n' });
+  assert.equal(poetry?.description, 'python · pip install (versions locked in poetry.lock)');
+  assert.match(poetry?.script ?? '', /pip install [^\n]* poetry poetry-plugin-export\n/);
+  assert.match(poetry?.script ?? '', /poetry export --without-hashes --all-extras --all-groups/);
+  // Local path packages (the project, workspace members) are left to the workspace.
+  assert.match(poetry?.script ?? '', /grep -v -E '\^\(-e \|\[\^#\]\* @ file:\)'/);
+
+  // A lock without its pyproject.toml is not read.
+  assert.equal(pythonLock({ 'uv.lock': '' }), null);
+  assert.equal(planEnvironment(['uv.lock'], { 'uv.lock': '' }), null);
 });
