@@ -211,3 +211,49 @@ test('a uv.lock is honoured: the locked versions are installed, not the newest t
   assert.match(report.environment?.description ?? '', /\(versions locked in uv\.lock\)/);
   assert.equal(worker.fake.requests.length, requestsBefore);
 });
+
+test('a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN had network, the sandbox has none', { timeout: 600_000 }, async () => {
+  const repo = join(scratch, 'dockerfile', 'dockerfile_env');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_tool.py'), 'import subprocess\n\ndef test_tool_from_the_dockerfile():\n    assert subprocess.run(["made-by-dockerfile"], capture_output=True, text=True).stdout.strip() == "ok"\n');
+  await writeFile(join(repo, 'tool.sh'), '#!/bin/sh\necho ok\n');
+  await writeFile(
+    join(repo, 'durable-debugger.Dockerfile'),
+    [
+      'FROM durable-debugger-sandbox:1',
+      `# environment test ${process.pid}-${Date.now()}`,
+      'USER root',
+      'COPY tool.sh /opt/tools/bin/made-by-dockerfile',
+      'RUN chmod 755 /opt/tools/bin/made-by-dockerfile',
+      'ENV PATH=/opt/tools/bin:/usr/local/bin:/usr/bin:/bin',
+      'ENTRYPOINT ["/bin/false"]',
+    ].join('\n'),
+  );
+  const requestsBefore = worker.fake.requests.length;
+  const first = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-${process.pid}`));
+  const report = first.result.report;
+  if (report.environment) imagesToRemove.add(report.environment.image);
+  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.equal(report.testsBefore?.passed, 1);
+  assert.equal(report.environment?.kind, 'dockerfile');
+  assert.equal(report.environment?.reused, false);
+  assert.match(report.environment?.image ?? '', /^durable-debugger-env:/);
+  for (const sandbox of first.sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+  assert.equal(worker.fake.requests.length, requestsBefore);
+
+  const second = await runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-again-${process.pid}`);
+  assert.equal(second.report.environment?.reused, true);
+  assert.equal(second.report.environment?.image, report.environment?.image);
+});
+
+test('a durable-debugger.Dockerfile FROM an image this engine does not have ends with environment_error saying so, before any model call', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'dockerfile-missing', 'dockerfile_missing_base');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
+  await writeFile(join(repo, 'durable-debugger.Dockerfile'), 'FROM durable-debugger-no-such-image-7c1e:1\nRUN true\n');
+  const requestsBefore = worker.fake.requests.length;
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-missing-${process.pid}`);
+  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.match(report.stopDetail, /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/);
+  assert.equal(worker.fake.requests.length, requestsBefore);
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, EnvironmentConfigError, explainInstallFailure, nodePackageManager, pythonLock, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { buildCacheFolder, dockerfileBaseImages, EnvironmentConfigError, explainInstallFailure, nodePackageManager, pythonLock, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
@@ -178,4 +178,20 @@ test('uv.lock and poetry.lock: the locked versions are exported by the lock’s 
   // A lock without its pyproject.toml is not read.
   assert.equal(pythonLock({ 'uv.lock': '' }), null);
   assert.equal(planEnvironment(['uv.lock'], { 'uv.lock': '' }), null);
+});
+
+test('durable-debugger.Dockerfile: the environment is that file, its FROM images (not stages, not scratch) checked on the engine', () => {
+  const text = 'FROM --platform=linux/amd64 python:3.12-slim AS deps\nRUN pip install six\nFROM scratch AS empty\nFROM deps\nCOPY . /src\n';
+  const plan = planEnvironment(['durable-debugger.Dockerfile', 'requirements.txt'], { 'durable-debugger.Dockerfile': text, 'requirements.txt': 'six\n' });
+  assert.equal(plan?.kind, 'dockerfile');
+  assert.equal(plan?.description, 'dockerfile · durable-debugger.Dockerfile');
+  assert.deepEqual(plan?.dockerfile?.fromImages, ['python:3.12-slim']);
+  assert.equal(plan?.needsRepository, true, 'COPY reads the repository');
+  assert.equal(planEnvironment(['durable-debugger.Dockerfile'], { 'durable-debugger.Dockerfile': 'FROM durable-debugger-sandbox:1\nRUN true\n' })?.needsRepository, false);
+  assert.ok(manifestCandidates(['durable-debugger.Dockerfile', 'src/a.py']).includes('durable-debugger.Dockerfile'));
+  // The repository's durable-debugger.json image or setup still comes first.
+  assert.equal(planEnvironment(['durable-debugger.Dockerfile'], { 'durable-debugger.Dockerfile': text, 'durable-debugger.json': '{"image": "mine:1"}' })?.kind, 'image');
+  assert.deepEqual(dockerfileBaseImages('FROM a:1 \\\n  AS base\nFROM base\nFROM b\n'), ['a:1', 'b']);
+  assert.throws(() => dockerfileBaseImages('ARG V=3\nFROM python:${V}\n'), /uses a build argument; name the image itself/);
+  assert.throws(() => dockerfileBaseImages('RUN true\n'), /has no FROM line/);
 });
