@@ -306,3 +306,19 @@ test('a durable-debugger.Dockerfile FROM an image this engine does not have ends
   assert.match(report.stopDetail, /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/);
   assert.equal(worker.fake.requests.length, requestsBefore);
 });
+
+test('a lockfile out of date with package.json ends with environment_error and the installer’s reason: it is never re-resolved', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'pnpm-outdated', nodeFixture.name);
+  await cp(nodeFixture.path, repo, { recursive: true });
+  await rm(join(repo, 'package-lock.json'));
+  await writeFile(join(repo, 'pnpm-lock.yaml'), [...semverLockfiles.pnpm.text, ''].join('\n'));
+  // package.json now asks for another semver than the lockfile locks.
+  const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
+  await writeFile(join(repo, 'package.json'), JSON.stringify({ ...packageJson, dependencies: { semver: '7.6.2' } }, null, 2));
+  const requestsBefore = worker.fake.requests.length;
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-pnpm-outdated-${process.pid}`);
+  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+  assert.match(report.stopDetail, /pnpm install --frozen-lockfile/);
+  assert.match(report.stopDetail, /ERR_PNPM_OUTDATED_LOCKFILE|not up to date/i);
+  assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+});
