@@ -287,6 +287,10 @@ test('a durable-debugger.Dockerfile is built as the environment (its PATH kept),
   assert.equal(report.environment?.kind, 'dockerfile');
   assert.equal(report.environment?.reused, false);
   assert.match(report.environment?.image ?? '', /^durable-debugger-env:/);
+  // `env list` shows it with its kind and description.
+  const listed = (await listEnvironmentImages(docker)).find((info) => info.image === report.environment?.image);
+  assert.equal(listed?.kind, 'dockerfile');
+  assert.equal(listed?.description, 'dockerfile · durable-debugger.Dockerfile');
   for (const sandbox of first.sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
   assert.equal(worker.fake.requests.length, requestsBefore);
 
