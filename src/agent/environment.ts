@@ -6,7 +6,7 @@ export interface PreparedEnvironment {
   image: string;
   /** Variables the sandbox container needs to find what was installed (PATH, VIRTUAL_ENV). */
   containerEnv: string[];
-  kind: 'python' | 'node' | 'custom' | 'image';
+  kind: 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
   /** "python · pip install -r requirements.txt" */
   description: string;
   /** True when an image built earlier was used as it was. */

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { PreparedEnvironment } from '../agent/environment.js';
 import { labels, projectLabel, removeContainer } from './container.js';
-import { explainInstallFailure, manifestCandidates, planEnvironment, type EnvironmentChoice, type EnvironmentPlan } from './environmentPlan.js';
+import { explainInstallFailure, manifestCandidates, planEnvironment, repositoryDockerfile, toolchainFile, type EnvironmentChoice, type EnvironmentPlan, type Toolchain } from './environmentPlan.js';
 import type { ContentStore } from './store.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
@@ -74,6 +74,7 @@ export class EnvironmentBuilder {
     const plan = await this.plan(request.snapshotId, request.choice);
     if (!plan) return null;
     const { docker } = this.options;
+    if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
     const base = await docker.getImage(baseImage).inspect().catch(() => null);
     if (!base) throw new EnvironmentBuildError(`The environment's image ${baseImage} is not on this Docker engine: pull or build it first (docker pull ${baseImage}).`);
@@ -112,6 +113,93 @@ export class EnvironmentBuilder {
     const started = Date.now();
     const packages = await this.build(plan, baseImage, image, toolchain.dir, request, hooks);
     return { image, containerEnv: plan.containerEnv, kind: plan.kind, description: plan.description, reused: false, buildMs: Date.now() - started, packages };
+  }
+
+  /** The repository's own Dockerfile, built once (never pulling its FROM images) and then reused as the others are. */
+  private async prepareDockerfile(
+    plan: EnvironmentPlan,
+    dockerfile: NonNullable<EnvironmentPlan['dockerfile']>,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment> {
+    const { docker, store } = this.options;
+    const bases: string[] = [];
+    for (const from of dockerfile.fromImages) {
+      const info = await docker.getImage(from).inspect().catch(() => null);
+      if (!info) {
+        throw new EnvironmentBuildError(
+          `${repositoryDockerfile} builds FROM ${from}, which is not on this Docker engine: durable-debugger never pulls images. Pull or build it first (docker pull ${from}), or base the file on an image that is here, such as ${this.options.baseImage}.`,
+        );
+      }
+      bases.push(info.Id);
+    }
+    const key = createHash('sha256')
+      .update(JSON.stringify({ dockerfile: dockerfile.text, bases, repository: plan.needsRepository ? request.snapshotId : null }))
+      .digest('hex')
+      .slice(0, 16);
+    const image = `${environmentRepository}:${key}`;
+    const prepared = async (reused: boolean, buildMs: number): Promise<PreparedEnvironment> => {
+      // The sandbox sets PATH itself: the image's own PATH (a venv, a toolchain) is passed on.
+      const path = ((await docker.getImage(image).inspect()).Config.Env ?? []).find((variable) => variable.startsWith('PATH='));
+      return { image, containerEnv: path ? [path] : [], kind: plan.kind, description: plan.description, reused, buildMs, packages: null };
+    };
+    if (await docker.getImage(image).inspect().catch(() => null)) return prepared(true, 0);
+
+    const started = Date.now();
+    const buildsRoot = join(this.options.home, 'env-builds');
+    await mkdir(buildsRoot, { recursive: true });
+    const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
+    try {
+      const context = join(inputDir, 'context');
+      if (plan.needsRepository) await new WorkspaceFolder(context, store, { uid: 0, gid: 0 }).rebuild(request.snapshotId, []);
+      else await mkdir(context, { recursive: true });
+      // The sandbox runs `sleep infinity` and execs its commands: an ENTRYPOINT of the file would be in the way.
+      const buildFile = '.durable-debugger-build.Dockerfile';
+      await writeFile(join(context, buildFile), `${dockerfile.text}\nENTRYPOINT []\nCMD ["sleep", "infinity"]\n`);
+      const stream = await docker.buildImage(
+        { context, src: await readdir(context) },
+        {
+          t: image,
+          dockerfile: buildFile,
+          // Only the build reaches the network (as the other environment builds do); nothing is pulled.
+          networkmode: 'host',
+          pull: false,
+          rm: true,
+          forcerm: true,
+          labels: { [labels.project]: projectLabel, [environmentLabels.kind]: plan.kind, [environmentLabels.description]: plan.description },
+        },
+      );
+      const lines: string[] = [];
+      let failure: string | null = null;
+      const abort = () => (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+      hooks.signal?.addEventListener('abort', abort);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          docker.modem.followProgress(
+            stream,
+            (error: Error | null) => (error ? reject(error) : resolve()),
+            (event: { stream?: string; error?: string }) => {
+              if (event.error) failure = event.error;
+              for (const line of (event.stream ?? event.error ?? '').split(/\r?\n/)) {
+                if (!line.trim()) continue;
+                lines.push(line);
+                if (lines.length > keptLines) lines.shift();
+                hooks.onLine?.(line);
+              }
+            },
+          );
+        });
+      } finally {
+        hooks.signal?.removeEventListener('abort', abort);
+      }
+      if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
+      if (failure !== null || !(await docker.getImage(image).inspect().catch(() => null))) {
+        throw new EnvironmentBuildError(`Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}). The build's last lines:\n${lines.join('\n')}`);
+      }
+      return prepared(false, Date.now() - started);
+    } finally {
+      await rm(inputDir, { recursive: true, force: true });
+    }
   }
 
   private async build(
@@ -212,7 +300,7 @@ export class EnvironmentBuilder {
   }
 
   /** The toolchain files the build needs, fetched once on this host from the registries (with the host's settings). */
-  private async toolchain(needs: Array<'pip' | 'node'>): Promise<{ dir: string; names: string[] }> {
+  private async toolchain(needs: Toolchain[]): Promise<{ dir: string; names: string[] }> {
     const dir = this.options.toolchainDir ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-debugger', 'toolchain');
     await mkdir(dir, { recursive: true });
     const names: string[] = [];
@@ -228,6 +316,13 @@ export class EnvironmentBuilder {
         }));
         names.push(await fetchOnce(dir, 'npm.tgz', 'npm-version', async (scratch) => {
           await run('npm', ['pack', 'npm@10', '--pack-destination', scratch], { timeout: 300_000 });
+          return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
+        }));
+      }
+      if (need.startsWith('npm:')) {
+        const file = toolchainFile(need as `npm:${string}`);
+        names.push(await fetchOnce(dir, file, `${file}-version`, async (scratch) => {
+          await run('npm', ['pack', need.slice(4), '--pack-destination', scratch], { timeout: 300_000 });
           return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
         }));
       }

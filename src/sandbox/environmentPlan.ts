@@ -5,6 +5,8 @@
 import { parse as parseToml } from 'smol-toml';
 
 export const repositoryConfigFile = 'durable-debugger.json';
+/** A Dockerfile at this path in the repository is built as its environment. */
+export const repositoryDockerfile = 'durable-debugger.Dockerfile';
 
 /** Where the environment puts what it installs: outside /workspace, so the agent never sees it. */
 export const environmentPaths = {
@@ -22,7 +24,21 @@ export interface EnvironmentChoice {
   testCommand?: string;
 }
 
-export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image';
+/** What durable-debugger.json may name beyond the run input's choice. */
+export interface RepositoryConfig extends EnvironmentChoice {
+  /** Commands that make what the tests load (e.g. `npm run build`), run before every test run; [] for none. */
+  build?: string[];
+}
+
+/** pip's wheel, node with npm, or an npm package (`npm:pnpm@9`) packed from the registry into /toolchain/<toolchainFile>. */
+export type Toolchain = 'pip' | 'node' | `npm:${string}`;
+
+/** The file a packed npm toolchain is kept as: `npm:pnpm@9` → pnpm-9.tgz, `npm:@yarnpkg/cli-dist@4` → yarnpkg-cli-dist-4.tgz. */
+export function toolchainFile(toolchain: `npm:${string}`): string {
+  return `${toolchain.slice(4).replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`;
+}
+
+export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
 
 export interface EnvironmentPlan {
   kind: EnvironmentKind;
@@ -34,11 +50,15 @@ export interface EnvironmentPlan {
   files: Record<string, string>;
   /** The build's shell script, run as root with network. */
   script: string;
-  /** True when the build needs the whole repository (custom setup commands). */
+  /** The Dockerfile built as the environment (kind dockerfile); its FROM images must be on the engine. */
+  dockerfile?: { text: string; fromImages: string[] };
+  /** True when the build needs the whole repository (custom setup commands, a Dockerfile that copies files). */
   needsRepository: boolean;
   /** Toolchains to bring into the build container. */
-  toolchains: Array<'pip' | 'node'>;
+  toolchains: Toolchain[];
   testCommand?: string;
+  /** Commands run before every test run in the sandbox (the tests load their output): see withBuildSteps. */
+  build: string[];
   /** PATH and other variables the sandbox container needs to use what was installed. */
   containerEnv: string[];
 }
@@ -51,6 +71,7 @@ const nodeEnv = ['NPM_CONFIG_OFFLINE=true', 'NPM_CONFIG_UPDATE_NOTIFIER=false', 
 export function manifestCandidates(files: string[]): string[] {
   const wanted = new Set([
     repositoryConfigFile,
+    repositoryDockerfile,
     'pyproject.toml',
     'setup.cfg',
     'setup.py',
@@ -59,6 +80,8 @@ export function manifestCandidates(files: string[]): string[] {
     'npm-shrinkwrap.json',
     'yarn.lock',
     'pnpm-lock.yaml',
+    'uv.lock',
+    'poetry.lock',
   ]);
   return files.filter((path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path));
 }
@@ -66,7 +89,7 @@ export function manifestCandidates(files: string[]): string[] {
 export class EnvironmentConfigError extends Error {}
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
-export function parseRepositoryConfig(text: string | undefined): EnvironmentChoice {
+export function parseRepositoryConfig(text: string | undefined): RepositoryConfig {
   if (text === undefined) return {};
   let value: unknown;
   try {
@@ -76,9 +99,9 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'testCommand', '$schema'].includes(key));
-  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, testCommand)`);
-  const choice: EnvironmentChoice = {};
+  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'build', 'testCommand', '$schema'].includes(key));
+  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand)`);
+  const choice: RepositoryConfig = {};
   if (record.image !== undefined) {
     if (typeof record.image !== 'string' || !record.image.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: image must be an image name`);
     choice.image = record.image.trim();
@@ -89,6 +112,13 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
       throw new EnvironmentConfigError(`${repositoryConfigFile}: setup must be a command or a list of commands`);
     }
     choice.setup = setup as string[];
+  }
+  if (record.build !== undefined) {
+    const build = typeof record.build === 'string' ? [record.build] : record.build;
+    if (!Array.isArray(build) || !build.every((line) => typeof line === 'string' && line.trim())) {
+      throw new EnvironmentConfigError(`${repositoryConfigFile}: build must be a command, a list of commands, or [] for none`);
+    }
+    choice.build = build as string[];
   }
   if (record.testCommand !== undefined) {
     if (typeof record.testCommand !== 'string' || !record.testCommand.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
@@ -103,6 +133,23 @@ export function parseRepositoryConfig(text: string | undefined): EnvironmentChoi
  */
 export function planEnvironment(files: string[], manifests: Record<string, string>, choice: EnvironmentChoice = {}): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
+  const plan = planWithoutBuild(files, manifests, chosen);
+  if (!plan) return null;
+  const build = chosen.build ?? plan.build;
+  // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
+  return build.length ? { ...plan, build, containerEnv: [...plan.containerEnv, `CACHE_DIR=${buildCacheFolder}`] } : { ...plan, build };
+}
+
+/** Where build tools keep their caches in the sandbox; emptied before every build. */
+export const buildCacheFolder = '/tmp/durable-debugger-build-cache';
+
+/** The test command run after the build steps, so the tests never load output older than the agent's edits. */
+export function withBuildSteps(build: string[], testCommand: string): string {
+  if (build.length === 0) return testCommand;
+  return [`rm -rf ${buildCacheFolder}`, ...build.map((command) => (/[;&|]/.test(command) ? `(${command})` : command)), testCommand].join(' && ');
+}
+
+function planWithoutBuild(files: string[], manifests: Record<string, string>, chosen: RepositoryConfig): EnvironmentPlan | null {
   if (chosen.setup?.length) {
     return {
       kind: 'custom',
@@ -113,6 +160,7 @@ export function planEnvironment(files: string[], manifests: Record<string, strin
       needsRepository: true,
       toolchains: [],
       testCommand: chosen.testCommand,
+      build: [],
       containerEnv: [],
     };
   }
@@ -126,21 +174,58 @@ export function planEnvironment(files: string[], manifests: Record<string, strin
       needsRepository: false,
       toolchains: [],
       testCommand: chosen.testCommand,
+      build: [],
       containerEnv: [],
     };
   }
-  const node = planNode(manifests);
+  const dockerfile = manifests[repositoryDockerfile];
+  if (dockerfile !== undefined) {
+    return {
+      kind: 'dockerfile',
+      description: `dockerfile · ${repositoryDockerfile}`,
+      dockerfile: { text: dockerfile, fromImages: dockerfileBaseImages(dockerfile) },
+      files: {},
+      script: '',
+      // COPY and ADD read the repository: then the image belongs to this snapshot of it.
+      needsRepository: /^\s*(COPY|ADD)\s/im.test(dockerfile),
+      toolchains: [],
+      testCommand: chosen.testCommand,
+      build: [],
+      containerEnv: [],
+    };
+  }
+  const node = planNode(files, manifests);
   if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
   const python = planPython(files, manifests);
   if (python) return { ...python, testCommand: chosen.testCommand };
   return null;
 }
 
+/**
+ * The images a Dockerfile builds FROM (each must be on this engine: nothing is pulled), leaving out
+ * `scratch` and earlier stages. A FROM with a build argument cannot be checked: it is an error.
+ */
+export function dockerfileBaseImages(text: string): string[] {
+  const stages = new Set<string>();
+  const images: string[] = [];
+  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/);
+  for (const line of lines) {
+    const match = line.match(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$/i);
+    if (!match) continue;
+    const image = match[1] as string;
+    if (image.includes('$')) throw new EnvironmentConfigError(`${repositoryDockerfile}: FROM ${image} uses a build argument; name the image itself`);
+    if (image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) images.push(image);
+    if (match[2]) stages.add(match[2].toLowerCase());
+  }
+  if (images.length === 0 && !lines.some((line) => /^\s*FROM\s/i.test(line))) throw new EnvironmentConfigError(`${repositoryDockerfile} has no FROM line`);
+  return [...new Set(images)];
+}
+
 function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {
   return Object.fromEntries(Object.entries(choice).filter(([, value]) => value !== undefined)) as EnvironmentChoice;
 }
 
-function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
+function planNode(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
   const text = manifests['package.json'];
   if (text === undefined) return null;
   let manifest: Record<string, unknown>;
@@ -153,18 +238,19 @@ function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
     .map((field) => Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}).length)
     .reduce((sum, count) => sum + count, 0);
   if (dependencyCount === 0) return null;
-  const lockfile = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
-  const install = lockfile ? 'npm ci' : 'npm install';
-  const files: Record<string, string> = { 'package.json': text };
-  if (lockfile) files[lockfile] = manifests[lockfile] as string;
+  const manager = nodePackageManager(manifests);
+  const inputFiles: Record<string, string> = { 'package.json': withoutLifecycleScripts(manifest, text) };
+  if (manager.lockfile) inputFiles[manager.lockfile] = manifests[manager.lockfile] as string;
   const dir = environmentPaths.nodeProject;
   const script = [
     'set -e',
     installNodeToolchain,
-    `mkdir -p ${dir} && cp /env-input/package.json ${lockfile ? `/env-input/${lockfile} ` : ''}${dir}/`,
+    ...(manager.tool ? [installPackageManager(manager.tool)] : []),
+    `mkdir -p ${dir} && cp /env-input/package.json ${manager.lockfile ? `/env-input/${manager.lockfile} ` : ''}${dir}/`,
     `cd ${dir}`,
     // Lifecycle scripts of the repository itself would need its sources: dependencies' own scripts still run.
-    `${install} --no-audit --no-fund`,
+    ...manager.env.map((assignment) => `export ${assignment}`),
+    manager.install,
     `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
     `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
   ].join('\n');
@@ -172,14 +258,123 @@ function planNode(manifests: Record<string, string>): EnvironmentPlan | null {
   const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
   return {
     kind: 'node',
-    description: `node · ${install}`,
-    files,
+    description: `node · ${manager.install.replace(/ --no-audit --no-fund$/, '')}`,
+    files: inputFiles,
     script,
     needsRepository: false,
-    toolchains: ['node'],
+    toolchains: manager.tool ? ['node', manager.tool.toolchain] : ['node'],
     testCommand: hasTest ? 'npm test' : undefined,
+    build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
   };
+}
+
+interface PackageManagerTool {
+  toolchain: `npm:${string}`;
+  /** The command's name in /usr/local/bin and the file that runs it, inside the packed package. */
+  command: string;
+  bin: string;
+}
+
+interface NodePackageManager {
+  lockfile?: string;
+  tool?: PackageManagerTool;
+  install: string;
+  env: string[];
+}
+
+/**
+ * The installer the repository's lockfile belongs to, installing exactly what it locks:
+ * npm ci, pnpm install --frozen-lockfile (the pnpm major its lockfile version needs),
+ * yarn 1 --frozen-lockfile, or yarn 4 --immutable with node_modules (not Plug'n'Play, which
+ * the workspace could not find).
+ */
+export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
+  const npmLock = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
+  if (npmLock) return { lockfile: npmLock, install: 'npm ci --no-audit --no-fund', env: [] };
+  const pnpmLock = manifests['pnpm-lock.yaml'];
+  if (pnpmLock !== undefined) {
+    const version = Number(pnpmLock.match(/^lockfileVersion:\s*'?(\d+)/m)?.[1] ?? 9);
+    const major = version >= 9 ? 9 : version >= 6 ? 8 : 7;
+    return {
+      lockfile: 'pnpm-lock.yaml',
+      tool: { toolchain: `npm:pnpm@${major}`, command: 'pnpm', bin: 'bin/pnpm.cjs' },
+      install: 'pnpm install --frozen-lockfile',
+      env: ['npm_config_update_notifier=false'],
+    };
+  }
+  const yarnLock = manifests['yarn.lock'];
+  if (yarnLock !== undefined) {
+    if (/^__metadata:/m.test(yarnLock)) {
+      return {
+        lockfile: 'yarn.lock',
+        tool: { toolchain: 'npm:@yarnpkg/cli-dist@4', command: 'yarn', bin: 'bin/yarn.js' },
+        install: 'yarn install --immutable',
+        env: ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'],
+      };
+    }
+    return {
+      lockfile: 'yarn.lock',
+      tool: { toolchain: 'npm:yarn@1', command: 'yarn', bin: 'bin/yarn.js' },
+      install: 'yarn install --frozen-lockfile --non-interactive',
+      env: [],
+    };
+  }
+  return { install: 'npm install --no-audit --no-fund', env: [] };
+}
+
+/** Unpacks a package manager (packed from the registry on the host) into /usr/local, next to npm. */
+function installPackageManager(tool: PackageManagerTool): string {
+  const folder = `/usr/local/lib/node_modules/${tool.command}`;
+  return [
+    `mkdir -p ${folder}`,
+    `tar xzf /toolchain/${toolchainFile(tool.toolchain)} --strip-components=1 -C ${folder}`,
+    `ln -sf ${folder}/${tool.bin} /usr/local/bin/${tool.command}`,
+    `echo "${tool.command} $(${tool.command} --version)"`,
+  ].join('\n');
+}
+
+const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+
+/** The package.json the install sees: the repository's own lifecycle scripts (a `prepare` build) need its sources, which are not there. */
+function withoutLifecycleScripts(manifest: Record<string, unknown>, text: string): string {
+  const scripts = manifest.scripts as Record<string, unknown> | undefined;
+  if (!scripts || !lifecycleScripts.some((name) => name in scripts)) return text;
+  const kept = Object.fromEntries(Object.entries(scripts).filter(([name]) => !lifecycleScripts.includes(name)));
+  return JSON.stringify({ ...manifest, scripts: kept }, null, 2) + '\n';
+}
+
+/**
+ * The build the tests need: when the package's entry points (main, module, exports, bin) name files
+ * the repository does not have, they are build output, made by its `build` (or `prepare`) script.
+ * Nothing when `npm test` builds already (a pretest script, or a test script that runs the build).
+ */
+export function nodeBuild(files: string[], manifest: Record<string, unknown>): string[] {
+  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
+  const text = (name: string) => (typeof scripts[name] === 'string' ? (scripts[name] as string) : '');
+  // A `prepare` that installs git hooks is no build.
+  const script = text('build').trim() ? 'build' : text('prepare').trim() && !/husky|simple-git-hooks|lefthook/.test(text('prepare')) ? 'prepare' : null;
+  if (!script) return [];
+  if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(`${text('pretest')} ${text('test')}`)) return [];
+  const present = new Set(files);
+  const missing = entryPoints(manifest).some((path) => !present.has(path));
+  return missing ? [`npm run ${script}`] : [];
+}
+
+function entryPoints(manifest: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string') found.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+  };
+  collect(manifest.main);
+  collect(manifest.module);
+  collect(manifest.exports);
+  collect(manifest.bin);
+  return found
+    .filter((path) => !path.includes('*'))
+    .map((path) => path.replace(/^\.\//, ''))
+    .filter((path) => path && !path.startsWith('../') && !path.startsWith('/'));
 }
 
 /** Copies node and npm from the toolchain folder (packed from the registry on the host) into /usr/local. */
@@ -217,19 +412,26 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
   const setupPy = manifests['setup.py'] !== undefined ? setupPyRequirements(manifests['setup.py'] as string) : [];
   if (setupPy.length) sources.push('(setup.py install_requires)');
   requirements.push(...setupPy);
+  const lock = pythonLock(manifests);
+  if (lock) sources.push(`(versions locked in ${lock.file})`);
   if (sources.length === 0) return null;
 
   const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
   if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
   inputFiles['durable-debugger-requirements.txt'] = requirements.join('\n') + '\n';
+  if (lock) {
+    inputFiles['pyproject.toml'] = manifests['pyproject.toml'] as string;
+    inputFiles[lock.file] = manifests[lock.file] as string;
+  }
   const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path)) ? '/workspace/src' : '/workspace';
   const venv = environmentPaths.venv;
   const script = [
     'set -e',
     `python3 -m venv --without-pip ${venv}`,
     'cd /env-input',
+    ...(lock ? lock.export : []),
     // pip runs from its wheel (the base image has no pip), installing into the venv.
-    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`).join(' ')}`,
+    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${[...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`), ...(lock ? [`-r ${lockedRequirements}`] : [])].join(' ')}`,
     // The project itself, importable as an editable install would make it.
     `echo ${importRoot} > "$(${venv}/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
     // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
@@ -243,8 +445,49 @@ function planPython(files: string[], manifests: Record<string, string>): Environ
     script,
     needsRepository: false,
     toolchains: ['pip'],
+    build: [],
     containerEnv: pythonEnv,
   };
+}
+
+const lockedRequirements = '/tmp/durable-debugger-locked.txt';
+const pipInTools = `/tmp/tools/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore`;
+
+/**
+ * A uv.lock or poetry.lock with its pyproject.toml: the locked versions, exported as pinned requirements
+ * by the lock's own tool (pip-installed into a throwaway folder of the build container), all extras and
+ * groups, without the project itself or local path packages (the workspace provides those).
+ */
+export function pythonLock(manifests: Record<string, string>): { file: string; export: string[] } | null {
+  if (manifests['pyproject.toml'] === undefined) return null;
+  const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
+  if (manifests['uv.lock'] !== undefined) {
+    return {
+      file: 'uv.lock',
+      export: [
+        'python3 -m venv --without-pip /tmp/tools',
+        `${pipInTools} uv`,
+        // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
+        'UV_NO_CONFIG=1 /tmp/tools/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups --format requirements-txt -o /tmp/exported.txt',
+        dropLocalPaths,
+        `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from uv.lock"`,
+      ],
+    };
+  }
+  if (manifests['poetry.lock'] !== undefined) {
+    return {
+      file: 'poetry.lock',
+      export: [
+        'python3 -m venv --without-pip /tmp/tools',
+        `${pipInTools} poetry poetry-plugin-export`,
+        // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
+        'POETRY_VIRTUALENVS_CREATE=false /tmp/tools/bin/poetry export --without-hashes --all-extras --all-groups --format requirements.txt --output /tmp/exported.txt',
+        dropLocalPaths,
+        `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from poetry.lock"`,
+      ],
+    };
+  }
+  return null;
 }
 
 /** What a failed install means for the user, with the installer's last lines. */

@@ -39,7 +39,7 @@ type StopReason = 'timeout' | 'cancelled' | 'exited';
 const commandEnv = [
   'HOME=/tmp',
   'LANG=C.UTF-8',
-  'PATH=/usr/local/bin:/usr/bin:/bin',
+  // PATH is the container's: /usr/local/bin:/usr/bin:/bin, or what the environment's image names.
   'PYTHONDONTWRITEBYTECODE=1',
   'PYTHONUNBUFFERED=1',
   'NO_COLOR=1',

@@ -23,7 +23,7 @@ import {
   type SandboxUser,
 } from './container.js';
 import { EnvironmentBuilder } from './environmentImage.js';
-import { EnvironmentConfigError, manifestCandidates, planEnvironment, type EnvironmentPlan } from './environmentPlan.js';
+import { EnvironmentConfigError, manifestCandidates, planEnvironment, withBuildSteps, type EnvironmentPlan } from './environmentPlan.js';
 import { execInSandbox, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { removeFolder } from './ownerAccess.js';
@@ -130,7 +130,9 @@ export class SandboxHost {
     const packageJson = files.includes('package.json') ? await readFile(join(root, 'package.json'), 'utf8') : null;
     // The repository's own choice (durable-debugger.json), then its environment's (npm test), then detection.
     const environment = await this.environmentPlanOf(root, files);
-    const command = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
+    // Whatever runs the tests, the build they load runs first (durable-debugger.json `build: []` turns it off).
+    const detected = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
+    const command = detected && withBuildSteps(environment?.build ?? [], detected);
     if (!command) {
       throw new RepositoryInputError(
         `testCommand: no test command could be detected in "${repo}" (looked for pytest, package.json, node test files, go.mod, Cargo.toml); pass testCommand`,

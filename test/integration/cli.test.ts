@@ -215,7 +215,7 @@ test('list shows recent runs with their status, iterations and cost', async () =
 });
 
 test('repositories with dependencies through `run`: each environment fixture ends fixed, and the output says how its environment was made', { timeout: 900_000 }, async () => {
-  for (const name of ['16_pyproject_dependencies', '17_requirements_pytest_asyncio', '18_ts_vitest', '19_js_node_test_semver']) {
+  for (const name of ['16_pyproject_dependencies', '17_requirements_pytest_asyncio', '18_ts_vitest', '19_js_node_test_semver', '20_ts_build_lib']) {
     const { code, output } = await cli(['run', `fixtures/${name}`, '--id', `cli-environment-${name}-${process.pid}`]).done;
     assert.equal(code, 0, output);
     assert.match(output, /Status: fixed/);

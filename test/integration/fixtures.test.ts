@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import ignore from 'ignore';
 import picomatch from 'picomatch';
 import type { DebugReport } from '../../src/agent/report.js';
 import { summarizeTestOutput } from '../../src/agent/testResults.js';
@@ -87,6 +88,10 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
           const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
           assert.deepEqual(changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)), [], 'the patch changes tests');
         }
+        // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
+        const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
+        const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
+        assert.deepEqual(patched.filter((path) => ignore().add(gitignore).ignores(path)), [], 'the patch holds ignored build output');
         await assertPatchFixesACopy(fixture, report);
       }
     });
