@@ -22,7 +22,7 @@ import { findSandboxContainer, removeContainer } from '../src/sandbox/container.
 import { patchFor, patchForReport } from '../src/sandbox/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
 import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environmentImage.js';
-import { EnvironmentConfigError } from '../src/sandbox/environmentPlan.js';
+import { EnvironmentConfigError } from '../src/sandbox/environmentPlanTypes.js';
 import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
 
 function execHooks(): ExecHooks {

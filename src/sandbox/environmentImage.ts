@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { PreparedEnvironment } from '../agent/environment.js';
 import { labels, projectLabel, removeContainer } from './container.js';
-import { explainInstallFailure, manifestCandidates, planEnvironment, repositoryDockerfile, toolchainFile, type EnvironmentChoice, type EnvironmentPlan, type Toolchain } from './environmentPlan.js';
+import { explainInstallFailure, manifestCandidates, planEnvironment } from './environmentPlan.js';
+import { repositoryDockerfile, toolchainFile, type EnvironmentChoice, type EnvironmentPlan, type Toolchain } from './environmentPlanTypes.js';
 import type { ContentStore } from './store.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 

@@ -23,7 +23,8 @@ import {
   type SandboxUser,
 } from './container.js';
 import { EnvironmentBuilder } from './environmentImage.js';
-import { EnvironmentConfigError, manifestCandidates, planEnvironment, withBuildSteps, type EnvironmentPlan } from './environmentPlan.js';
+import { manifestCandidates, planEnvironment, withBuildSteps } from './environmentPlan.js';
+import { EnvironmentConfigError, type EnvironmentPlan } from './environmentPlanTypes.js';
 import { execInSandbox, type ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { removeFolder } from './ownerAccess.js';

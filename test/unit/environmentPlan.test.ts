@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, dockerfileBaseImages, EnvironmentConfigError, explainInstallFailure, nodePackageManager, pythonLock, toolchainFile, withBuildSteps, manifestCandidates, planEnvironment, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPlan.js';
+import { buildCacheFolder, dockerfileBaseImages, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment } from '../../src/sandbox/environmentPlan.js';
+import { EnvironmentConfigError, toolchainFile } from '../../src/sandbox/environmentPlanTypes.js';
+import { nodePackageManager } from '../../src/sandbox/environmentNode.js';
+import { pythonLock, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPython.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 

@@ -1,0 +1,63 @@
+// The shape of an environment plan and the names every ecosystem's planner shares.
+
+export const repositoryConfigFile = 'durable-debugger.json';
+/** A Dockerfile at this path in the repository is built as its environment. */
+export const repositoryDockerfile = 'durable-debugger.Dockerfile';
+
+/** Where the environment puts what it installs: outside /workspace, so the agent never sees it. */
+export const environmentPaths = {
+  venv: '/opt/venv',
+  nodeProject: '/opt/env',
+  /** Node looks for modules in every parent folder of /workspace, so /node_modules is found. */
+  nodeModules: '/node_modules',
+} as const;
+
+export interface EnvironmentChoice {
+  /** An image to use as the environment (or as the base of the setup commands). */
+  image?: string;
+  /** Shell commands run once, with network, in a copy of the repository at /workspace. */
+  setup?: string[];
+  testCommand?: string;
+}
+
+/** What durable-debugger.json may name beyond the run input's choice. */
+export interface RepositoryConfig extends EnvironmentChoice {
+  /** Commands that make what the tests load (e.g. `npm run build`), run before every test run; [] for none. */
+  build?: string[];
+}
+
+/** pip's wheel, node with npm, or an npm package (`npm:pnpm@9`) packed from the registry into /toolchain/<toolchainFile>. */
+export type Toolchain = 'pip' | 'node' | `npm:${string}`;
+
+/** The file a packed npm toolchain is kept as: `npm:pnpm@9` → pnpm-9.tgz, `npm:@yarnpkg/cli-dist@4` → yarnpkg-cli-dist-4.tgz. */
+export function toolchainFile(toolchain: `npm:${string}`): string {
+  return `${toolchain.slice(4).replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`;
+}
+
+export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
+
+export interface EnvironmentPlan {
+  kind: EnvironmentKind;
+  /** For people: "python · pip install -r requirements.txt". */
+  description: string;
+  /** The image to build from; undefined means the sandbox base image. */
+  baseImage?: string;
+  /** Files of the repository the build needs (path → text), copied in read-only. */
+  files: Record<string, string>;
+  /** The build's shell script, run as root with network. */
+  script: string;
+  /** The Dockerfile built as the environment (kind dockerfile); its FROM images must be on the engine. */
+  dockerfile?: { text: string; fromImages: string[] };
+  /** True when the build needs the whole repository (custom setup commands, a Dockerfile that copies files). */
+  needsRepository: boolean;
+  /** Toolchains to bring into the build container. */
+  toolchains: Toolchain[];
+  testCommand?: string;
+  /** Commands run before every test run in the sandbox (the tests load their output): see withBuildSteps. */
+  build: string[];
+  /** PATH and other variables the sandbox container needs to use what was installed. */
+  containerEnv: string[];
+}
+
+
+export class EnvironmentConfigError extends Error {}
