@@ -31,6 +31,7 @@ import {
   completeTurn,
   raiseBudgets,
   repairState,
+  replyIterationsOf,
   seedConversation,
   startRunState,
   statusView,
@@ -117,7 +118,7 @@ class DebugRun {
     const view = () => statusView(state, input, { now: Date.now(), awaitingApproval: this.approval.awaiting, waitingFor: this.model.waitingFor });
     this.approval.register();
     setHandler(statusQuery, view);
-    setHandler(transcriptQuery, () => ({ messages: state.conversation, version: state.conversationVersion }));
+    setHandler(transcriptQuery, () => ({ messages: state.conversation, version: state.conversationVersion, replyIterations: replyIterationsOf(state) }));
     setHandler(checkpointQuery, () => ({ input, state }));
     setHandler(hintSignal, (text: string) => {
       if (typeof text === 'string' && text.trim()) state.pendingHints.push(text.trim());

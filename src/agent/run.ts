@@ -44,6 +44,7 @@ export function startRunState(input: DebugInput, carried: RunState | undefined, 
     startedAt: now,
     conversation: [],
     conversationVersion: 0,
+    replyIterations: [],
     iteration: 0,
     budgets: { ...input.budgets },
     tokens: emptyUsage(),
@@ -81,6 +82,7 @@ export function adoptEarlierState(state: RunState, earlier: RunState, from: { wo
     lastSuiteRun: earlier.lastSuiteRun,
     conversation: earlier.conversation,
     conversationVersion: earlier.conversationVersion + 1,
+    replyIterations: earlier.replyIterations,
     iteration: earlier.iteration,
     tokens: earlier.tokens,
     costUsd: earlier.costUsd,
@@ -232,28 +234,46 @@ export type Step = { next: 'stop'; stop: Stop } | { next: 'again' } | { next: 'a
  * without tools, a compaction), or tool calls to run. Whatever needs no tool result is
  * appended here; a paused turn that this reply continues is merged into it.
  */
-export function takeReply(state: RunState, reply: ModelCallFacts, options: { allowCommands: boolean }): Step {
+export function takeReply(state: RunState, reply: Pick<ModelCallFacts, 'content' | 'stopReason' | 'oversizedToolInputs'>, options: { allowCommands: boolean }): Step {
   const last = state.conversation[state.conversation.length - 1];
   const paused = last?.role === 'assistant' ? (state.conversation.pop() as AssistantMessage) : undefined;
+  if (paused) state.replyIterations?.pop();
   const plan = planReply({ content: reply.content, stopReason: reply.stopReason, paused, textOnlyRepliesInARow: state.textOnlyRepliesInARow ?? 0 });
   state.textOnlyRepliesInARow = plan.textOnlyRepliesInARow;
   state.lastThought = plan.thought || state.lastThought;
   switch (plan.next) {
     case 'stop':
       appendReply(state.conversation, plan.assistant, []);
+      noteReply(state, plan.assistant);
       return { next: 'stop', stop: plan.stop };
     case 'compact':
       if (compact(state)) return { next: 'again' };
       return { next: 'stop', stop: { condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' } };
     case 'pause':
       if (plan.assistant) state.conversation.push(plan.assistant);
+      noteReply(state, plan.assistant);
       return { next: 'again' };
     case 'nudge':
       appendReply(state.conversation, plan.assistant, [], plan.notes);
+      noteReply(state, plan.assistant);
       return { next: 'again' };
     case 'act':
       return { next: 'act', turn: startTurn(state, plan.assistant as AssistantMessage, plan.calls, plan.notes, reply.oversizedToolInputs, options) };
   }
+}
+
+/** Keeps the iteration of an assistant message that joined the conversation. */
+function noteReply(state: RunState, assistant: AssistantMessage | null): void {
+  if (assistant) state.replyIterations?.push(state.iteration);
+}
+
+/**
+ * The iteration of each assistant message of the conversation, as the workflow counts them;
+ * null when the state does not know them all (written by older code).
+ */
+export function replyIterationsOf(state: Pick<RunState, 'conversation' | 'replyIterations'>): number[] | null {
+  const replies = state.conversation.filter((message) => message.role === 'assistant').length;
+  return state.replyIterations && state.replyIterations.length === replies ? state.replyIterations : null;
 }
 
 /** Sorts a reply's calls: bad ones are answered at once, the finish call's claims are kept for the report. */
@@ -341,9 +361,11 @@ export function completeTurn(state: RunState, turn: Turn, review: FixReview | nu
     state.toolCalls.push({ iteration: state.iteration, name: 'finish', description: 'finish', isError: !review.accepted });
     results.push({ type: 'tool_result', tool_use_id: turn.finish.id, content: review.message, is_error: !review.accepted });
     appendExchange(state.conversation, turn.assistant, results, turn.notes);
+    noteReply(state, turn.assistant);
     return review.stop;
   }
   appendExchange(state.conversation, turn.assistant, results, turn.notes);
+  noteReply(state, turn.assistant);
   if (state.guardrailRefusals >= maxGuardrailRefusals) return { condition: 'guardrail', detail: 'the model kept trying to change test files' };
   return null;
 }

@@ -20,6 +20,7 @@ import {
   progressLine,
   raiseBudgets,
   recordModelCall,
+  replyIterationsOf,
   reviewVerdict,
   seedConversation,
   startRunState,
@@ -33,6 +34,7 @@ import {
   type Turn,
 } from '../../src/agent/run.js';
 import type { RunState } from '../../src/agent/runState.js';
+import { iterationOfReply } from '../../src/cli/follow.js';
 import type { TestSummary } from '../../src/agent/testResults.js';
 
 const input = parseDebugInput({ repo: '/repos/stats', budgets: { maxIterations: 5 } });
@@ -278,4 +280,25 @@ test('the end: the tests after the run are the last suite run on this workspace,
   assert.equal(view.modelEndpoint, 'default');
   assert.match(progressLine(state, 'thinking'), /^phase: thinking · iteration 3\/5 · 0 tokens · \$0\.0000$/);
   assert.deepEqual(groupCalls([]), []);
+});
+
+test('each assistant message keeps the iteration it was written in: a paused turn spans two, a compaction retry spends one', () => {
+  const state = begunRun();
+  beginIteration(state);
+  takeReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input);
+  assert.deepEqual(replyIterationsOf(state), [1]);
+  const turn = act(state, [use('r1', 'read_file', { path: 'a.py' })]);
+  completeTurn(state, turn, null);
+  assert.deepEqual(replyIterationsOf(state), [2], 'the paused message and its continuation are one reply, of iteration 2');
+  beginIteration(state);
+  state.replyIterations = undefined;
+  assert.equal(replyIterationsOf(state), null, 'a state from older code does not know them');
+  state.replyIterations = [2];
+  takeReply(state, reply([{ type: 'text', text: 'Done reading.' }]), input);
+  assert.deepEqual(replyIterationsOf(state), [2, 3]);
+  // The follower shows these numbers, not a count of the replies.
+  const messages = state.conversation;
+  const lastReply = messages.map((message, index) => (message.role === 'assistant' ? index : -1)).filter((index) => index >= 0);
+  assert.deepEqual(lastReply.map((index) => iterationOfReply(messages, index, replyIterationsOf(state))), [2, 3]);
+  assert.deepEqual(lastReply.map((index) => iterationOfReply(messages, index, null)), [1, 2]);
 });
