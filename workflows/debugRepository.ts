@@ -143,11 +143,13 @@ class DebugRun {
 
   async execute(): Promise<DebugReport> {
     const { state, input } = this;
+    // Seed the conversation with the task (after the snapshot, the sandbox and the baseline).
     const unfixable = await this.start();
     if (unfixable) return this.finish(unfixable);
     const iterationAtRunStart = state.iteration;
 
     for (;;) {
+      // While budget remains (a paused run waits for a raise) and the context has room.
       const stop = (await stopOrWaitForMoreBudget(state, input, this.progress)) ?? compactIfContextIsFull(state, input);
       if (stop) return this.finish(stop);
       await continueAsNewIfDue(state, input, iterationAtRunStart);
