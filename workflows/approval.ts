@@ -9,7 +9,8 @@ import { awaitingApprovalStatus, runningStatus } from '../src/agent/report.js';
 import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '../src/agent/run.js';
 import type { Phase } from '../src/agent/runState.js';
 import type { WorkspaceLog } from '../src/agent/workspace.js';
-import { approveUpdate, rejectUpdate, searchAttributes, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { statusAttribute } from './progress.js';
 
 const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 5 } });
 
@@ -56,7 +57,7 @@ export class ApprovalGate {
     this.waiting = { patch, since: Date.now() };
     this.answer = null;
     this.options.setPhase('awaiting_approval');
-    upsertSearchAttributes([{ key: searchAttributes.status, value: awaitingApprovalStatus }]);
+    upsertSearchAttributes([statusAttribute(awaitingApprovalStatus)]);
     setCurrentDetails(
       `phase: awaiting_approval · a verified fix waits${timeout === undefined ? '' : ` up to ${timeout} minutes`} for the update ` +
         `\`approve\`, or \`reject\` with feedback\n\n${patch}`,
@@ -68,7 +69,7 @@ export class ApprovalGate {
     const answer = this.answer as ApprovalAnswer | null;
     this.waiting = null;
     this.answer = null;
-    upsertSearchAttributes([{ key: searchAttributes.status, value: runningStatus }]);
+    upsertSearchAttributes([statusAttribute(runningStatus)]);
     this.options.setPhase('acting');
     if (answer?.decision === 'approved') {
       return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verifiedStop, detail: 'the fix was verified and approved' } };

@@ -1,13 +1,18 @@
 // What the run shows while it works: its phase and a line in the Temporal UI (current details),
 // and its status, iterations and cost as search attributes, so runs can be listed and filtered.
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { runningStatus, type RunStatus } from '../src/agent/report.js';
+import { runningStatus, type DebugStatusValue, type RunStatus } from '../src/agent/report.js';
 import { progressLine } from '../src/agent/run.js';
 import type { Phase, RunState } from '../src/agent/runState.js';
 import { searchAttributes } from '../src/temporal/definitions.js';
 
 /** Iterations and cost reach the search attributes at most this often (and at the end). */
 const progressPublishIntervalMs = 5_000;
+
+/** The DebugStatus search attribute: `running` (or `awaiting_approval`) while the run works, then its RunStatus. */
+export function statusAttribute(value: DebugStatusValue) {
+  return { key: searchAttributes.status, value };
+}
 
 export class RunProgress {
   private markedRunning = false;
@@ -20,7 +25,7 @@ export class RunProgress {
     this.state.phase = phase;
     // The status attribute says `running` while the run works, and its final status once it ends.
     if (phase !== 'done' && !this.markedRunning) {
-      upsertSearchAttributes([{ key: searchAttributes.status, value: runningStatus }]);
+      upsertSearchAttributes([statusAttribute(runningStatus)]);
       this.markedRunning = true;
     }
     setCurrentDetails(progressLine(this.state, phase));
@@ -40,7 +45,7 @@ export class RunProgress {
 
   /** The run's final status, with its last iterations and cost. */
   publishEnd(status: RunStatus): void {
-    upsertSearchAttributes([{ key: searchAttributes.status, value: status }, ...this.attributes()]);
+    upsertSearchAttributes([statusAttribute(status), ...this.attributes()]);
   }
 
   private attributes() {
