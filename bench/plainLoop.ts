@@ -1,17 +1,29 @@
-// A plain in-process ReAct loop: the same agent core (src/agent), the same SandboxHost and the
-// same model client as the durable workflow, without Temporal. It is what a user would write
+// A plain in-process ReAct loop: the same run core (src/agent/run.ts: every rule, prompt and
+// stop), the same SandboxHost and the same model client as the durable workflow, without Temporal. It is what a user would write
 // instead (the seed article's loop), and the baseline the orchestration overhead is measured
 // against. Nothing here survives a crash, and tool calls run one after the other.
 import type Anthropic from '@anthropic-ai/sdk';
-import { addUsage, budgetStop, emptyUsage, estimateTokens, requestInputTokens, type TokenUsage } from '../src/agent/budgets.js';
-import { appendExchange, conversationBytes, toolCallsOf, userText, type Message, type ToolResultBlock } from '../src/agent/conversation.js';
+import type { Stop, TokenUsage } from '../src/agent/budgets.js';
 import { parseDebugInput, type DebugInputJson } from '../src/agent/input.js';
-import { defaultGoal, systemPrompt, taskPrompt, verificationFailed } from '../src/agent/prompts.js';
-import type { SandboxSettings } from '../src/agent/sandboxProtocol.js';
-import { testsFailed, verifyFix } from '../src/agent/testResults.js';
-import { sanitizeReply } from '../src/agent/reply.js';
-import { apiTools, parseToolCall, type ParsedToolCall } from '../src/agent/tools.js';
-import type { WorkspaceLog } from '../src/agent/workspace.js';
+import { systemPrompt } from '../src/agent/prompts.js';
+import { statusFor, type RunStatus } from '../src/agent/report.js';
+import {
+  applyToolOutcome,
+  beginIteration,
+  compactIfContextIsFull,
+  completeTurn,
+  judgeFix,
+  recordModelCall,
+  reviewVerdict,
+  sandboxSettings,
+  seedConversation,
+  startRunState,
+  stopBeforeNextCall,
+  takeReply,
+  workspaceDigest,
+} from '../src/agent/run.js';
+import { testsFailed } from '../src/agent/testResults.js';
+import { apiTools } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 
@@ -24,95 +36,52 @@ export interface PlainLoopOptions {
 }
 
 export interface PlainLoopResult {
-  status: 'fixed' | 'no_failing_tests' | 'not_fixed' | 'budget_exhausted';
+  status: RunStatus;
   iterations: number;
   tokens: TokenUsage;
 }
 
 export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId }: PlainLoopOptions): Promise<PlainLoopResult> {
   const input = parseDebugInput(rawInput);
+  const state = startRunState(input, undefined, Date.now());
+  const end = (stop: Stop): PlainLoopResult => ({ status: statusFor(stop.condition), iterations: state.iteration, tokens: state.tokens });
   const snapshot = await host.snapshotRepository(input.repo, input.testCommand);
-  const workspace: WorkspaceLog = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
-  const settings: SandboxSettings = {
-    testCommand: snapshot.testCommand,
-    allowTestEdits: input.allowTestEdits,
-    testFileGlobs: input.testFileGlobs,
-    limits: input.sandbox,
-    observation: input.observation,
-  };
-  await host.prepare({ sandboxId, workflowId: sandboxId, runId: 'plain-loop', log: workspace, limits: input.sandbox });
+  state.snapshot = snapshot;
+  state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
+  const settings = sandboxSettings(state, input);
+  await host.prepare({ sandboxId, workflowId: sandboxId, runId: 'plain-loop', log: state.workspace, limits: input.sandbox });
   try {
-    const runTestSuite = () => host.runTestSuite(sandboxId, workspace.digest, settings);
-    const runTool = async (call: Extract<ParsedToolCall, { ok: true }>, iteration: number) => {
-      const outcome = await host.runTool({
-        sandboxId,
-        iteration,
-        call: { id: call.id, name: call.name, input: call.input },
-        expectedDigest: workspace.digest,
-        settings,
-      });
-      workspace.mutations.push(...outcome.mutations);
-      workspace.digest = outcome.digest;
-      return outcome;
-    };
+    const runTestSuite = () => host.runTestSuite(sandboxId, workspaceDigest(state), settings);
     const baseline = await runTestSuite();
-    let tokens = emptyUsage();
-    if (!testsFailed(baseline)) return { status: 'no_failing_tests', iterations: 0, tokens };
+    state.baseline = baseline;
+    if (!testsFailed(baseline)) return end({ condition: 'no_failing_tests', detail: 'the tests already pass' });
+    seedConversation(state, input);
 
-    const conversation: Message[] = [
-      userText(taskPrompt({ repositoryName: snapshot.repositoryName, goal: input.goal ?? defaultGoal, testCommand: snapshot.testCommand, baseline })),
-    ];
-    let iteration = 0;
-    let lastRequestTokens = 0;
-    let lastRequestCharacters = 0;
-    const startedAt = Date.now();
     for (;;) {
-      const stop = budgetStop(input.budgets, {
-        iterations: iteration,
-        tokens,
-        costUsd: null,
-        elapsedMs: Date.now() - startedAt,
-        nextRequestTokens: lastRequestTokens + estimateTokens(conversationBytes(conversation) - lastRequestCharacters),
-      });
-      if (stop) return { status: 'budget_exhausted', iterations: iteration, tokens };
-      iteration += 1;
-
-      const turn = await requestModelTurn(anthropic, {
+      const stop = stopBeforeNextCall(state, Date.now()) ?? compactIfContextIsFull(state, input);
+      if (stop) return end(stop);
+      beginIteration(state);
+      const response = await requestModelTurn(anthropic, {
         model,
         maxOutputTokens: input.maxOutputTokens,
         system: systemPrompt,
         tools: apiTools({ allowCommands: input.allowCommands }),
-        messages: conversation,
+        messages: state.conversation,
       });
-      tokens = addUsage(tokens, turn.usage);
-      lastRequestTokens = requestInputTokens(turn.usage);
-      lastRequestCharacters = conversationBytes(conversation);
-      const content = sanitizeReply(turn.content);
-      const calls = toolCallsOf(content);
-      if (calls.length === 0) return { status: 'not_fixed', iterations: iteration, tokens };
-
-      const results: ToolResultBlock[] = [];
-      let fixed = false;
-      for (const call of calls) {
-        const parsed = parseToolCall(call, { allowCommands: input.allowCommands });
-        let outcome: { content: string; isError: boolean };
-        if (!parsed.ok) {
-          outcome = { content: parsed.error, isError: true };
-        } else if (parsed.effect === 'finish') {
-          // As in the workflow: never trust the model's claim, run the tests.
-          const after = await runTestSuite();
-          const verdict = verifyFix(baseline, after);
-          fixed = verdict.fixed;
-          outcome = fixed
-            ? { content: 'Verified: the test suite passes. The run is complete.', isError: false }
-            : { content: verificationFailed(verdict.reason, after), isError: true };
-        } else {
-          outcome = await runTool(parsed, iteration);
-        }
-        results.push({ type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
+      recordModelCall(state, { ...response, costUsd: null, answeredBy: response.model });
+      const step = takeReply(state, response, input);
+      if (step.next === 'stop') return end(step.stop);
+      if (step.next === 'again') continue;
+      // Unlike the workflow, the calls run one after the other.
+      for (const call of step.turn.groups.flat()) {
+        const request = { id: call.id, name: call.name, input: call.input };
+        const outcome = await host.runTool({ sandboxId, iteration: state.iteration, call: request, expectedDigest: workspaceDigest(state), settings });
+        applyToolOutcome(state, step.turn, call, outcome);
       }
-      appendExchange(conversation, { role: 'assistant', content }, results);
-      if (fixed) return { status: 'fixed', iterations: iteration, tokens };
+      // As in the workflow: never trust the model's claim, run the tests.
+      const review = step.turn.finish ? reviewVerdict(judgeFix(baseline, await runTestSuite())) : null;
+      const turnStop = completeTurn(state, step.turn, review);
+      if (turnStop) return end(turnStop);
     }
   } finally {
     await host.destroy(sandboxId);

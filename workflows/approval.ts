@@ -4,20 +4,15 @@
 // feedback goes back to the model as the reviewer's words, and the loop goes on.
 import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SharedActivities } from '../activities/sandbox.js';
-import type { Stop } from '../src/agent/budgets.js';
 import * as prompts from '../src/agent/prompts.js';
+import { awaitingApprovalStatus, runningStatus } from '../src/agent/report.js';
+import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '../src/agent/run.js';
 import type { Phase } from '../src/agent/runState.js';
 import type { WorkspaceLog } from '../src/agent/workspace.js';
-import { approveUpdate, rejectUpdate, searchAttributes, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { statusAttribute } from './progress.js';
 
 const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 5 } });
-
-/** What the finish call's tool_result says, and whether the run ends there. */
-export interface FixReview {
-  accepted: boolean;
-  message: string;
-  stop: Stop | null;
-}
 
 export interface ApprovalOptions {
   enabled: boolean;
@@ -50,10 +45,8 @@ export class ApprovalGate {
   }
 
   /** After finish: the verification's answer, and with approval on, a person's. */
-  async review(verdict: { fixed: boolean; message: string }, workspace: WorkspaceLog | undefined): Promise<FixReview> {
-    if (!verdict.fixed) return { accepted: false, message: verdict.message, stop: null };
-    const verified: Stop = { condition: 'finish_verified', detail: 'finish was called and the fix was verified' };
-    if (!this.options.enabled) return { accepted: true, message: 'Verified: the test suite passes. The run is complete.', stop: verified };
+  async review(verdict: FixVerdict, workspace: WorkspaceLog | undefined): Promise<FixReview> {
+    if (!verdict.fixed || !this.options.enabled) return reviewVerdict(verdict);
 
     const patch = workspace?.mutations.length
       ? await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
@@ -64,7 +57,7 @@ export class ApprovalGate {
     this.waiting = { patch, since: Date.now() };
     this.answer = null;
     this.options.setPhase('awaiting_approval');
-    upsertSearchAttributes([{ key: searchAttributes.status, value: 'awaiting_approval' }]);
+    upsertSearchAttributes([statusAttribute(awaitingApprovalStatus)]);
     setCurrentDetails(
       `phase: awaiting_approval · a verified fix waits${timeout === undefined ? '' : ` up to ${timeout} minutes`} for the update ` +
         `\`approve\`, or \`reject\` with feedback\n\n${patch}`,
@@ -76,10 +69,10 @@ export class ApprovalGate {
     const answer = this.answer as ApprovalAnswer | null;
     this.waiting = null;
     this.answer = null;
-    upsertSearchAttributes([{ key: searchAttributes.status, value: 'running' }]);
+    upsertSearchAttributes([statusAttribute(runningStatus)]);
     this.options.setPhase('acting');
     if (answer?.decision === 'approved') {
-      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verified, detail: 'the fix was verified and approved' } };
+      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verifiedStop, detail: 'the fix was verified and approved' } };
     }
     if (answer?.decision === 'rejected') return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
     const stop = this.options.stopRequested();

@@ -71,6 +71,8 @@ export function resumed(earlierWorkflowId: string): string {
   return `This run continues the earlier run ${earlierWorkflowId}, which ended before the bug was fixed. Its budget was raised; continue where you left off.`;
 }
 
+export const fixVerified = 'Verified: the test suite passes. The run is complete.';
+
 export const fixVerifiedAndApproved = 'Verified: the test suite passes, and the reviewer approved the fix. The run is complete.';
 
 export function fixRejected(feedback: string): string {

@@ -3,7 +3,20 @@ import type { StopCondition, TokenUsage } from './budgets.js';
 import type { PreparedEnvironment } from './environment.js';
 import type { TestSummary } from './testResults.js';
 
+// Status, one vocabulary from workflow to CLI: a run's RunStatus is how it ended (the report's
+// `status`); while it works, the DebugStatus search attribute says `running` (or
+// `awaiting_approval`), and the `status` query answers its RunStatusView (src/agent/runState.ts):
+// phase, iteration as the workflow counts it, usage.
+
+/** How a run ended: the report's status, and the DebugStatus search attribute once it closed. */
 export type RunStatus = 'fixed' | 'not_fixed' | 'not_approved' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error' | 'environment_error';
+
+/** What the DebugStatus search attribute says while the run works. */
+export const runningStatus = 'running';
+export const awaitingApprovalStatus = 'awaiting_approval';
+
+/** Every value of the DebugStatus search attribute: live, then final. */
+export type DebugStatusValue = typeof runningStatus | typeof awaitingApprovalStatus | RunStatus;
 
 export interface ToolCallRecord {
   iteration: number;

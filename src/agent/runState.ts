@@ -42,6 +42,13 @@ export interface RunState {
   lastSuiteRun?: { digest: string; summary: TestSummary };
   conversation: Message[];
   conversationVersion: number;
+  /**
+   * The iteration of each assistant message of the conversation, in order (a model call that
+   * was retried after compaction, or a paused turn, makes iterations and replies differ).
+   * Absent in states written by older code.
+   */
+  replyIterations?: number[];
+  /** The workflow's iteration count: one per model call. */
   iteration: number;
   budgets: Budgets;
   tokens: TokenUsage;

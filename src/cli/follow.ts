@@ -7,7 +7,7 @@ import type { Message } from '../agent/conversation.js';
 import type { DebugReport } from '../agent/report.js';
 import type { RunStatusView } from '../agent/runState.js';
 import { describeToolCall } from '../agent/tools.js';
-import { statusQuery, transcriptQuery } from '../temporal/definitions.js';
+import { statusQuery, transcriptQuery, type TranscriptView } from '../temporal/definitions.js';
 import { describeEnvironment } from '../agent/environment.js';
 
 export interface FollowOptions {
@@ -37,7 +37,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     out.write(`${line}\n`);
   };
 
-  const printNew = (messages: Message[], status: RunStatusView | null) => {
+  const printNew = ({ messages, replyIterations }: TranscriptView, status: RunStatusView | null) => {
     if (!options.json && !environmentShown && status?.environment !== undefined && status.phase !== 'preparing') {
       environmentShown = true;
       print(pc.dim(describeEnvironment(status.environment)));
@@ -49,7 +49,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
         continue;
       }
       if (message.role === 'assistant') {
-        const iteration = messages.slice(0, index + 1).filter((each) => each.role === 'assistant').length;
+        const iteration = iterationOfReply(messages, index, replyIterations);
         // The usage so far is known for the newest iteration only.
         const newest = !messages.slice(index + 1).some((each) => each.role === 'assistant');
         print(pc.dim(`── iteration ${iteration}${status && newest ? ` · ${formatTokens(status)} so far` : ''}`));
@@ -93,7 +93,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     const closed = await isClosed(handle);
     try {
       const [status, transcript] = await Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
-      printNew(transcript.messages, closed ? null : status);
+      printNew(transcript, closed ? null : status);
     } catch {
       // A closed run whose worker is gone cannot answer queries: its result still can.
     }
@@ -109,6 +109,16 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     print(`${pc.blue('›')} ${label}: ${attempt.status} (${attempt.workflowId})`);
   }
   return report;
+}
+
+/**
+ * The iteration of the assistant message at `index`, as the workflow counts it (a retried model
+ * call or a paused turn makes that differ from the number of replies); counted from the replies
+ * only for runs whose workflow does not say.
+ */
+export function iterationOfReply(messages: Message[], index: number, replyIterations: number[] | null | undefined): number {
+  const reply = messages.slice(0, index + 1).filter((each) => each.role === 'assistant').length;
+  return replyIterations?.[reply - 1] ?? reply;
 }
 
 async function isClosed(handle: WorkflowHandle): Promise<boolean> {

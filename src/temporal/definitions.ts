@@ -12,6 +12,11 @@ export interface TranscriptView {
   messages: Message[];
   /** Changes whenever earlier messages change (compaction), so a reader can tell stale copies. */
   version: number;
+  /**
+   * The iteration of each assistant message, as the workflow counts them (src/agent/run.ts
+   * replyIterationsOf); null or absent when unknown. Readers show these, never a count of replies.
+   */
+  replyIterations?: number[] | null;
 }
 
 export type { BudgetRaise };

@@ -8,7 +8,7 @@ import type { Budgets, DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { maxTextOnlyRepliesInARow } from '../../src/agent/reply.js';
 import { startDebugRun } from '../../src/client.js';
-import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery, type BudgetRaise } from '../../src/temporal/definitions.js';
+import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery, type BudgetRaise, type TranscriptView } from '../../src/temporal/definitions.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
@@ -263,15 +263,26 @@ test('stop_reason refusal ends the run', async () => {
 
 test('stop_reason pause_turn: the paused reply is sent back and completed by the next one', async () => {
   const paused: ScriptStep = { stop_reason: 'pause_turn', content: [{ type: 'text', text: 'Thinking about the loop…' }] };
-  const { report, worker, handle } = await scenario([runTests, paused, readCode, fixLoop, runTests, finish]);
+  let transcript: TranscriptView | null = null;
+  const { report, worker } = await scenario([runTests, paused, readCode, fixLoop, runTests, finish], {
+    // Read while the worker still answers queries.
+    during: async (handle) => {
+      await handle.result();
+      transcript = await handle.query(transcriptQuery);
+    },
+  });
   assert.equal(report.status, 'fixed');
   const continued = messagesOf(worker, 2);
   assert.equal(continued[continued.length - 1]?.role, 'assistant');
-  const transcript = await handle.query(transcriptQuery).catch(() => null);
-  if (transcript) {
-    const roles = transcript.messages.map((message) => message.role);
-    assert.ok(roles.every((role, index) => index === 0 || role !== roles[index - 1]), 'roles alternate');
-  }
+  const { messages, replyIterations } = transcript as unknown as TranscriptView;
+  const roles = messages.map((message) => message.role);
+  assert.ok(roles.every((role, index) => index === 0 || role !== roles[index - 1]), 'roles alternate');
+  // Iterations as the workflow counts them (the follower shows these): the paused turn and the
+  // reply that completes it are one message, of iteration 3; so there is one reply fewer than
+  // iterations. (The scripted API picks its step by the number of replies, so it serves the
+  // read twice.)
+  assert.equal(report.iterations, 7);
+  assert.deepEqual(replyIterations, [1, 3, 4, 5, 6, 7]);
 });
 
 test('stop_reason model_context_window_exceeded: old observations are compacted, then the run goes on', async () => {

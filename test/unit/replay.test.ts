@@ -48,9 +48,10 @@ test('the replay check catches a workflow change that breaks determinism', async
     await cp(join(projectRoot, 'workflows'), mutant, { recursive: true });
     const file = join(mutant, 'debugRepository.ts');
     const source = await readFile(file, 'utf8');
-    const changed = source
-      .replace('  const input = validateInput(rawInput);\n', "  await sleep('1 second');\n  const input = validateInput(rawInput);\n")
-      .replace('  condition,\n', '  condition,\n  sleep,\n');
+    const changed =
+      "import { sleep } from '@temporalio/workflow';\n" +
+      source.replace('  const input = validateInput(rawInput);\n', "  await sleep('1 second');\n  const input = validateInput(rawInput);\n");
+    assert.match(changed, /await sleep/);
     assert.notEqual(changed, source);
     await writeFile(file, changed);
     const bundle = await bundleWorkflowCode({ workflowsPath: join(mutant, 'index.ts'), logger: silent });

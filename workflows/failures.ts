@@ -1,0 +1,43 @@
+// How the workflow reads the failures of its activities: which ones it handles, and in what words.
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import { environmentFailure } from '../src/agent/environment.js';
+
+export function isFailureOfType(error: unknown, type: string): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === type;
+}
+
+/** The innermost message of a failure (an activity failure's cause says what went wrong). */
+export function failureMessage(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof ActivityFailure && current.cause) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}
+
+export function isScheduleToStartTimeout(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+}
+
+/** No worker took the activity, or its worker stopped heartbeating: the sandbox's host is gone. */
+export function isHostUnreachable(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof TimeoutFailure &&
+    (error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START || error.cause.timeoutType === TimeoutType.HEARTBEAT)
+  );
+}
+
+/** The message of a model failure that retrying cannot fix (bad key, bad request, retries used up). */
+export function modelFailure(error: unknown): string | null {
+  if (!(error instanceof ActivityFailure) || isCancellation(error)) return null;
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure) return cause.message;
+  if (cause instanceof TimeoutFailure) return `the model call timed out (${cause.timeoutType})`;
+  return null;
+}
+
+/** The message of an environment that could not be made; anything else is not handled here. */
+export function environmentFailureMessage(error: unknown): string {
+  if (isFailureOfType(error, environmentFailure)) return (error as ActivityFailure).cause?.message ?? 'the environment could not be made';
+  throw error;
+}

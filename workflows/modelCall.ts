@@ -1,0 +1,97 @@
+// The model step: one call to the run's model endpoint with what changed of the conversation.
+// When no worker of that endpoint takes the call it waits (and says so in the status view)
+// until one does, or a stop or the time budget ends the wait.
+import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import type { ModelActivities, ModelCallResult } from '../activities/model.js';
+import { totalTokens, type Stop } from '../src/agent/budgets.js';
+import { toolCallsOf } from '../src/agent/conversation.js';
+import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
+import type { DebugInput } from '../src/agent/input.js';
+import { modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
+import { recordModelCall, stopWhileWaiting } from '../src/agent/run.js';
+import type { RunState } from '../src/agent/runState.js';
+import { isScheduleToStartTimeout, modelFailure } from './failures.js';
+import type { RunProgress } from './progress.js';
+
+/** Model calls go to the workers of the run's model endpoint; when none takes them, they wait (and say so). */
+function modelActivities(endpoint: string | undefined) {
+  return proxyActivities<ModelActivities>({
+    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, endpoint),
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}
+
+export class ModelStep {
+  /** Set while the model call waits for a worker of the run's endpoint. */
+  waitingFor: string | null = null;
+  /** What this workflow run's previous model call carried of the conversation. */
+  private sent: SentConversation | null = null;
+
+  constructor(
+    private readonly state: RunState,
+    private readonly input: DebugInput,
+    private readonly progress: RunProgress,
+  ) {}
+
+  /** The model's reply, counted in the run's usage; or the stop that ended the call (a model error, a stop while waiting). */
+  async call(): Promise<{ reply: ModelCallResult; stop?: undefined } | { stop: Stop }> {
+    const { state, input } = this;
+    // Only what changed since this run's previous model call goes into the activity's input.
+    const { delta, sent } = conversationDelta(this.sent, state.conversation);
+    this.sent = sent;
+    let reply: ModelCallResult;
+    try {
+      reply = await this.whenWorkerServes(() =>
+        modelActivities(input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [
+          {
+            iteration: state.iteration,
+            conversationLength: state.conversation.length,
+            conversationVersion: state.conversationVersion,
+            conversation: delta,
+            model: input.model,
+            maxOutputTokens: input.maxOutputTokens,
+            allowCommands: input.allowCommands,
+            thinkingBudgetTokens: input.thinkingBudgetTokens,
+            temperature: input.temperature,
+          },
+        ]),
+      );
+    } catch (error) {
+      if (error instanceof StoppedWhileWaiting) return { stop: error.stop };
+      const failure = modelFailure(error);
+      if (failure) return { stop: { condition: 'model_error', detail: failure } };
+      throw error;
+    }
+    recordModelCall(state, reply);
+    this.progress.publish();
+    const calls = toolCallsOf(reply.content).length;
+    setCurrentDetails(`iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`);
+    return { reply };
+  }
+
+  /** Schedules the model call again for as long as no worker of the run's endpoint takes it; a stop ends the wait. */
+  private async whenWorkerServes<T>(call: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const result = await call();
+        this.waitingFor = null;
+        return result;
+      } catch (error) {
+        if (!isScheduleToStartTimeout(error)) throw error;
+        this.waitingFor = waitingForModelWorker(this.input.modelEndpoint, workflowInfo().taskQueue);
+        setCurrentDetails(this.waitingFor);
+        const stop = stopWhileWaiting(this.state, Date.now());
+        if (stop) throw new StoppedWhileWaiting(stop);
+      }
+    }
+  }
+}
+
+class StoppedWhileWaiting extends Error {
+  constructor(readonly stop: Stop) {
+    super(stop.detail);
+  }
+}

@@ -1,0 +1,178 @@
+// The sandbox as the loop's environment: where it lives (a worker that holds the container),
+// how it is prepared and rebuilt from the snapshot and the workspace log, how it moves when its
+// worker is gone, how a tool and the test suite run in it, and how it is destroyed.
+import { ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
+import { describeEnvironment, environmentFailure, environmentForSandbox } from '../src/agent/environment.js';
+import { sandboxIdFor } from '../src/agent/ids.js';
+import type { DebugInput } from '../src/agent/input.js';
+import { judgeFix, sandboxSettings, workspaceDigest, type FixVerdict, type RunnableCall } from '../src/agent/run.js';
+import type { RunState } from '../src/agent/runState.js';
+import { sandboxNeedsPrepare, type RepositorySnapshot, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
+import type { TestSummary } from '../src/agent/testResults.js';
+import { describeToolCall } from '../src/agent/tools.js';
+import { isFailureOfType, isHostUnreachable } from './failures.js';
+
+/** Work that any worker can do (snapshots, patches, checkpoints, removing a container). */
+export const shared = proxyActivities<SharedActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] },
+});
+
+/** Sandbox activities go to the worker that holds the container; if it is gone, they time out waiting to start. */
+function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
+  return proxyActivities<HostActivities>({
+    taskQueue: hostTaskQueue,
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: `${commandTimeoutSeconds + 120} seconds`,
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: [sandboxNeedsPrepare] },
+  });
+}
+
+/** The environment step: long (installs), with heartbeats carrying the installer's output; a failed install is not retried. */
+function environmentActivities(hostTaskQueue: string) {
+  return proxyActivities<HostActivities>({
+    taskQueue: hostTaskQueue,
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '5 seconds', maximumAttempts: 3, nonRetryableErrorTypes: [environmentFailure, 'InvalidInput'] },
+  });
+}
+
+/** Sandbox work is tried this often; a lost host is looked for again this often while preparing. */
+const maxSandboxAttempts = 5;
+const maxPrepareAttempts = 3;
+
+export class SandboxSteps {
+  private preparing: Promise<void> | null = null;
+
+  constructor(
+    private readonly state: RunState,
+    private readonly input: DebugInput,
+  ) {}
+
+  /** Places the sandbox on whichever worker answers, and prepares it there. */
+  async move(): Promise<void> {
+    await claimSandboxHost(this.state);
+    await prepareEnvironment(this.state, this.input);
+    await this.prepare();
+  }
+
+  async runTool(call: RunnableCall): Promise<ToolOutcome> {
+    const state = this.state;
+    return this.withSandbox((activities, sandboxId) =>
+      activities.runTool.executeWithOptions({ summary: `iteration ${state.iteration} · ${describeToolCall(call.name, call.input)}` }, [
+        {
+          sandboxId,
+          iteration: state.iteration,
+          call: { id: call.id, name: call.name, input: call.input },
+          expectedDigest: workspaceDigest(state),
+          settings: sandboxSettings(state, this.input),
+        },
+      ]),
+    );
+  }
+
+  /** The workflow's own run of the whole suite (it is what the report and the verification count). */
+  async runTestSuite(purpose: string): Promise<TestSummary> {
+    const digest = workspaceDigest(this.state);
+    const summary = await this.withSandbox((activities, sandboxId) =>
+      activities.runTestSuite.executeWithOptions({ summary: purpose }, [
+        { sandboxId, expectedDigest: digest, settings: sandboxSettings(this.state, this.input) },
+      ]),
+    );
+    this.state.lastSuiteRun = { digest, summary };
+    return summary;
+  }
+
+  /** After finish: the suite runs on the workspace, and its result against the baseline is the verdict. */
+  async verify(): Promise<FixVerdict> {
+    const after = await this.runTestSuite(`iteration ${this.state.iteration} · verify the fix`);
+    return judgeFix(this.state.baseline as TestSummary, after);
+  }
+
+  async destroy(): Promise<void> {
+    const placement = this.state.sandbox;
+    if (!placement) return;
+    try {
+      await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions({ summary: 'destroy the sandbox' }, [
+        { sandboxId: placement.sandboxId },
+      ]);
+    } catch {
+      // Its worker is gone: remove the container from any worker; that worker's startup sweep removes the folder.
+      await shared.removeSandboxContainer
+        .executeWithOptions({ summary: 'remove the sandbox container' }, [{ sandboxId: placement.sandboxId }])
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * Runs sandbox work on the worker that holds the sandbox. If the workspace or container is
+   * not as expected, it is prepared again (rebuilt from the snapshot and the log); if that
+   * worker cannot be reached, the sandbox moves to another worker.
+   */
+  private async withSandbox<T>(work: (activities: ReturnType<typeof hostActivities>, sandboxId: string) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const placement = this.state.sandbox;
+      if (!placement) throw ApplicationFailure.nonRetryable('The sandbox was not prepared', 'NoSandbox');
+      try {
+        return await work(hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds), placement.sandboxId);
+      } catch (error) {
+        if (attempt >= maxSandboxAttempts || isCancellation(error)) throw error;
+        if (isFailureOfType(error, sandboxNeedsPrepare)) await this.prepare();
+        else if (isHostUnreachable(error)) await this.move();
+        else throw error;
+      }
+    }
+  }
+
+  /** Concurrent reads that all find the sandbox missing share one preparation. */
+  private async prepare(): Promise<void> {
+    if (!this.preparing) {
+      this.preparing = prepareSandbox(this.state, this.input).finally(() => {
+        this.preparing = null;
+      });
+    }
+    return this.preparing;
+  }
+}
+
+/** The worker that answers on the shared task queue becomes the sandbox's host. */
+async function claimSandboxHost(state: RunState): Promise<void> {
+  const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions({ summary: 'choose a worker for the sandbox' }, []);
+  state.sandbox = { sandboxId: sandboxIdFor(workflowInfo().workflowId), taskQueue: hostQueue, host };
+}
+
+/** Builds or reuses the image with the repository's dependencies, on the sandbox's host (the only step with network). */
+async function prepareEnvironment(state: RunState, input: DebugInput): Promise<void> {
+  const placement = state.sandbox as NonNullable<RunState['sandbox']>;
+  const info = workflowInfo();
+  state.environment = await environmentActivities(placement.taskQueue).prepareEnvironment.executeWithOptions(
+    { summary: `environment · ${input.environment ? 'as the run input names it' : (state.snapshot?.environment ?? 'none needed')} · on ${placement.host}` },
+    [{ snapshotId: (state.snapshot as RepositorySnapshot).snapshotId, choice: input.environment ?? {}, workflowId: info.workflowId, runId: info.runId }],
+  );
+  setCurrentDetails(describeEnvironment(state.environment));
+}
+
+/** Makes the container and the workspace (the snapshot with the log replayed) on the host; another host if that one is gone. */
+async function prepareSandbox(state: RunState, input: DebugInput): Promise<void> {
+  const workspace = state.workspace;
+  if (!state.sandbox || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
+  const info = workflowInfo();
+  for (let attempt = 1; ; attempt++) {
+    const current = state.sandbox as NonNullable<RunState['sandbox']>;
+    try {
+      const prepared = await hostActivities(current.taskQueue, 60).prepareSandbox.executeWithOptions(
+        { summary: `prepare the sandbox on ${current.host}` },
+        [{ sandboxId: current.sandboxId, workflowId: info.workflowId, runId: info.runId, log: workspace, limits: input.sandbox, environment: environmentForSandbox(state.environment) }],
+      );
+      if (prepared.rebuiltBecause) setCurrentDetails(`sandbox rebuilt: ${prepared.rebuiltBecause}`);
+      return;
+    } catch (error) {
+      if (attempt >= maxPrepareAttempts || !isHostUnreachable(error)) throw error;
+      await claimSandboxHost(state);
+    }
+  }
+}
