@@ -10,7 +10,7 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');
 
