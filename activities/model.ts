@@ -11,7 +11,7 @@ import type { ConversationDelta } from '../src/agent/conversationDelta.js';
 import type { TokenUsage } from '../src/agent/budgets.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { sanitizeReply } from '../src/agent/reply.js';
-import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
+import { apiTools, dropOversizedInputs } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
@@ -104,15 +104,8 @@ export function createModelActivities(options: ModelActivityOptions) {
           },
           { signal: context.cancellationSignal },
         );
-        const oversizedToolInputs: Array<{ id: string; bytes: number }> = [];
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
-        const content = sanitizeReply(response.content).map((block) => {
-          if (block.type !== 'tool_use') return block;
-          const bytes = JSON.stringify(block.input ?? {}).length;
-          if (bytes <= maxToolInputBytes) return block;
-          oversizedToolInputs.push({ id: block.id, bytes });
-          return { ...block, input: {} };
-        });
+        const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(response.content));
         return {
           content,
           stopReason: response.stopReason,
