@@ -25,7 +25,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import type { ModelActivities, ModelCallResult } from '../activities/model.js';
+import type { ModelActivities } from '../activities/model.js';
+import type { ModelReply as ModelCallResult } from '../src/agent/modelReply.js';
 import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
 import {
   addCallCost,
