@@ -9,8 +9,9 @@ import * as prompts from '../src/agent/prompts.js';
 import type { Phase } from '../src/agent/runState.js';
 import type { WorkspaceLog } from '../src/agent/workspace.js';
 import { approveUpdate, rejectUpdate, searchAttributes, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { approvalActivityRetry } from '../src/temporal/retryPolicies.js';
 
-const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 5 } });
+const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: approvalActivityRetry });
 
 /** What the finish call's tool_result says, and whether the run ends there. */
 export interface FixReview {
