@@ -21,7 +21,7 @@ function typeScriptFiles(folder: string): string[] {
   });
 }
 
-export interface ImportEdge {
+interface ImportEdge {
   /** The importing file, relative to the repository root, with / separators. */
   from: string;
   /** The module specifier as written. */
@@ -31,7 +31,7 @@ export interface ImportEdge {
 }
 
 /** Every import of a file: static, type-only, re-exports, side-effect and dynamic `import()`. */
-export function importsOf(file: string, text: string): ImportEdge[] {
+function importsOf(file: string, text: string): ImportEdge[] {
   const from = toPosix(relative(projectRoot, file));
   return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName: specifier }) => ({
     from,
@@ -49,7 +49,7 @@ function topFolder(path: string): string {
 }
 
 /** The rules' violations, one line each. */
-export function violations(edges: ImportEdge[]): string[] {
+function violations(edges: ImportEdge[]): string[] {
   const found: string[] = [];
   for (const edge of edges) {
     const source = topFolder(edge.from);
