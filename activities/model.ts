@@ -6,16 +6,15 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type Anthropic from '@anthropic-ai/sdk';
-import type { AssistantBlock, Message, StopReason } from '../src/agent/conversation.js';
+import type { Message } from '../src/agent/conversation.js';
 import type { ConversationDelta } from '../src/agent/conversationDelta.js';
-import type { TokenUsage } from '../src/agent/budgets.js';
+import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { sanitizeReply } from '../src/agent/reply.js';
-import { apiTools, maxToolInputBytes } from '../src/agent/tools.js';
+import { apiTools, dropOversizedInputs } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
-import { costOfCall } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
 
 export interface ModelCallRequest {
@@ -30,22 +29,6 @@ export interface ModelCallRequest {
   allowCommands: boolean;
   thinkingBudgetTokens?: number;
   temperature?: number;
-}
-
-export interface ModelCallResult {
-  content: AssistantBlock[];
-  stopReason: StopReason;
-  usage: TokenUsage;
-  /** At the model's listed price; null when it has none. */
-  costUsd: number | null;
-  /** What a cost budget counts: the listed price, else a stated conservative one (priceNote). */
-  budgetCostUsd: number;
-  priceNote: string | null;
-  model: string;
-  answeredBy: string;
-  requestId: string | null;
-  /** Tool calls whose input was too large to keep; the workflow answers them with an error. */
-  oversizedToolInputs: Array<{ id: string; bytes: number }>;
 }
 
 export interface ModelActivityOptions {
@@ -80,7 +63,7 @@ export function createModelActivities(options: ModelActivityOptions) {
   }
 
   return {
-    async callModel(request: ModelCallRequest): Promise<ModelCallResult> {
+    async callModel(request: ModelCallRequest): Promise<ModelReply> {
       const anthropic = options.anthropic;
       const context = Context.current();
       const execution = context.info.workflowExecution;
@@ -91,7 +74,7 @@ export function createModelActivities(options: ModelActivityOptions) {
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
       try {
-        const response = await requestModelTurn(
+        const reply = await requestModelTurn(
           anthropic,
           {
             model,
@@ -104,25 +87,9 @@ export function createModelActivities(options: ModelActivityOptions) {
           },
           { signal: context.cancellationSignal },
         );
-        const oversizedToolInputs: Array<{ id: string; bytes: number }> = [];
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
-        const content = sanitizeReply(response.content).map((block) => {
-          if (block.type !== 'tool_use') return block;
-          const bytes = JSON.stringify(block.input ?? {}).length;
-          if (bytes <= maxToolInputBytes) return block;
-          oversizedToolInputs.push({ id: block.id, bytes });
-          return { ...block, input: {} };
-        });
-        return {
-          content,
-          stopReason: response.stopReason,
-          usage: response.usage,
-          ...costOfCall(model, response.model, response.usage),
-          model,
-          answeredBy: options.describeAnswerer?.(model) ?? `Claude (${response.model})`,
-          requestId: response.requestId,
-          oversizedToolInputs,
-        };
+        const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
+        return { ...reply, content, answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy, oversizedToolInputs };
       } catch (error) {
         const failure = classifyModelError(error);
         if (!failure) throw error;

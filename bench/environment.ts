@@ -13,7 +13,7 @@ import { createModelClient } from '../src/model/anthropic.js';
 import { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import type { FakeAnthropicApi, RecordedRequest } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../test/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../lab/support/harness.js';
 import type { Script, ScriptStep } from '../src/demo/script.js';
 
 /** Every benchmark run asks for this model, so that token counts can be priced. */

@@ -71,7 +71,7 @@ const lines = [
   `durable-debugger benchmarks · ${new Date().toISOString()}`,
   `machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}`,
   `Temporal: the CLI dev server (SQLite file, with the embedded server's settings: src/temporal/serverSettings.ts), started by`,
-  `test/support/harness.ts; worker, fake API and`,
+  `lab/support/harness.ts; worker, fake API and`,
   `plain loop in this one process · every figure over ${repetitions} repetitions (min / median / max)`,
   '',
   'Ratios first',

@@ -10,7 +10,7 @@ import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
 import { approveUpdate, hintSignal, statusQuery } from '../src/temporal/definitions.js';
 import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
-import { startTestServer, startTestWorker } from '../test/support/harness.js';
+import { startTestServer, startTestWorker } from '../lab/support/harness.js';
 import type { ScriptStep } from '../src/demo/script.js';
 
 const server = await startTestServer();

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { projectRoot } from '../src/config.js';
 import { loadFixture, scriptsByName } from '../src/demo/fixtures.js';
-import { Lab } from '../test/reliability/lab.js';
-import { Scenarios, type ScenarioRow } from '../test/reliability/scenarios.js';
+import { Lab } from '../lab/reliability/lab.js';
+import { Scenarios, type ScenarioRow } from '../lab/reliability/scenarios.js';
 
 const quick = process.argv.includes('--quick');
 const fixtureNames = ['01_off_by_one', '02_bug_in_src_package', '05_two_bugs_rerun', '07_infinite_loop_timeout', '11_js_multi_file'];

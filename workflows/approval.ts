@@ -10,9 +10,10 @@ import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '..
 import type { Phase } from '../src/agent/runState.js';
 import type { WorkspaceLog } from '../src/agent/workspace.js';
 import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/temporal/definitions.js';
+import { approvalActivityRetry } from '../src/temporal/retryPolicies.js';
 import { statusAttribute } from './progress.js';
 
-const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 5 } });
+const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: approvalActivityRetry });
 
 export interface ApprovalOptions {
   enabled: boolean;

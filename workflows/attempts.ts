@@ -31,12 +31,13 @@ import {
   transcriptQuery,
   workflowType,
 } from '../src/temporal/definitions.js';
+import { attemptActivityRetry } from '../src/temporal/retryPolicies.js';
 
 type LoopWorkflow = (input: DebugInput) => Promise<DebugReport>;
 
 const attemptActivities = proxyActivities<AttemptActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
+  retry: attemptActivityRetry,
 });
 
 export async function runAttempts(input: DebugInput): Promise<DebugReport> {

@@ -2,7 +2,8 @@
 // When no worker of that endpoint takes the call it waits (and says so in the status view)
 // until one does, or a stop or the time budget ends the wait.
 import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
-import type { ModelActivities, ModelCallResult } from '../activities/model.js';
+import type { ModelActivities } from '../activities/model.js';
+import type { ModelReply } from '../src/agent/modelReply.js';
 import { totalTokens, type Stop } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
@@ -37,12 +38,12 @@ export class ModelStep {
   ) {}
 
   /** The model's reply, counted in the run's usage; or the stop that ended the call (a model error, a stop while waiting). */
-  async call(): Promise<{ reply: ModelCallResult; stop?: undefined } | { stop: Stop }> {
+  async call(): Promise<{ reply: ModelReply; stop?: undefined } | { stop: Stop }> {
     const { state, input } = this;
     // Only what changed since this run's previous model call goes into the activity's input.
     const { delta, sent } = conversationDelta(this.sent, state.conversation);
     this.sent = sent;
-    let reply: ModelCallResult;
+    let reply: ModelReply;
     try {
       reply = await this.whenWorkerServes(() =>
         modelActivities(input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [

@@ -53,12 +53,6 @@ export interface ToolCall {
   input: unknown;
 }
 
-/** What the loop needs from one model response. */
-export interface ModelTurn {
-  content: AssistantBlock[];
-  stopReason: StopReason;
-}
-
 export type StopReason =
   | 'end_turn'
   | 'tool_use'

@@ -18,7 +18,7 @@ import {
   type ToolResultBlock,
 } from './conversation.js';
 import * as prompts from './prompts.js';
-import { describeToolCall, maxToolInputBytes, parseToolCall, type ParsedToolCall } from './tools.js';
+import { describeToolCall, oversizedInputError, parseToolCall, type ParsedToolCall } from './tools.js';
 
 /** Replies without a tool call allowed in a row (each answered with a nudge); the next one ends the run. */
 export const maxTextOnlyRepliesInARow = 3;
@@ -167,7 +167,7 @@ export function sortToolCalls(
       sorted.refused.push({
         call,
         description: `${call.name} (input too large)`,
-        error: `The input of this ${call.name} call was ${bytes} bytes, over the limit of ${maxToolInputBytes}. Make smaller changes, one edit at a time.`,
+        error: oversizedInputError(call.name, bytes),
       });
       continue;
     }

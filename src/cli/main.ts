@@ -23,8 +23,10 @@ import {
   hintSignal,
   raiseBudgetUpdate,
   rejectUpdate,
+  searchAttributes,
   statusQuery,
   stopSignal,
+  workflowType,
   type ApprovalAnswer,
 } from '../temporal/definitions.js';
 import { runDemo } from './demo.js';
@@ -331,15 +333,17 @@ program
   .action(async (options: { limit: number; json?: boolean }) =>
     withSession(async (session) => {
       let count = 0;
-      for await (const run of session.client.workflow.list({ query: 'WorkflowType = "debugRepository"' })) {
+      for await (const run of session.client.workflow.list({ query: `WorkflowType = "${workflowType}"` })) {
         if (count++ >= options.limit) break;
         const attributes = run.searchAttributes as Record<string, unknown[] | undefined>;
+        const first = (key: { name: string }) => attributes[key.name]?.[0];
+        const costUsd = first(searchAttributes.costUsd);
         const row = {
           workflowId: run.workflowId,
-          status: String(attributes.DebugStatus?.[0] ?? run.status.name.toLowerCase()),
+          status: String(first(searchAttributes.status) ?? run.status.name.toLowerCase()),
           execution: run.status.name.toLowerCase(),
-          iterations: Number(attributes.DebugIterations?.[0] ?? 0),
-          costUsd: attributes.DebugCostUsd?.[0] === undefined ? null : Number(attributes.DebugCostUsd[0]),
+          iterations: Number(first(searchAttributes.iterations) ?? 0),
+          costUsd: costUsd === undefined ? null : Number(costUsd),
           started: run.startTime.toISOString(),
         };
         if (options.json) console.log(JSON.stringify(row));

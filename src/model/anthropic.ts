@@ -5,7 +5,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { repairConversation, type AssistantBlock, type Message, type StopReason } from '../agent/conversation.js';
 import type { ApiTool } from '../agent/tools.js';
-import type { TokenUsage } from '../agent/budgets.js';
+import type { ModelReply } from '../agent/modelReply.js';
+import { costOfCall } from './pricing.js';
 
 export interface ModelClientSettings {
   apiKey?: string;
@@ -31,14 +32,6 @@ export interface ModelRequest {
   /** Extended thinking budget; thinking blocks are passed back unchanged. */
   thinkingBudgetTokens?: number;
   temperature?: number;
-}
-
-export interface ModelResponse {
-  content: AssistantBlock[];
-  stopReason: StopReason;
-  usage: TokenUsage;
-  model: string;
-  requestId: string | null;
 }
 
 /** Above this output budget the SDK requires streaming (a non-streamed call could exceed 10 minutes). */
@@ -86,7 +79,7 @@ export async function requestModelTurn(
   client: Anthropic,
   request: ModelRequest,
   options: { signal?: AbortSignal } = {},
-): Promise<ModelResponse> {
+): Promise<ModelReply> {
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
   let requestId: string | null = null;
@@ -99,17 +92,22 @@ export async function requestModelTurn(
     message = data;
     requestId = request_id ?? null;
   }
+  const usage = {
+    inputTokens: message.usage.input_tokens,
+    outputTokens: message.usage.output_tokens,
+    cacheReadTokens: message.usage.cache_read_input_tokens ?? 0,
+    cacheWriteTokens: message.usage.cache_creation_input_tokens ?? 0,
+  };
   return {
     content: message.content.flatMap(toAssistantBlock),
     stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
-    usage: {
-      inputTokens: message.usage.input_tokens,
-      outputTokens: message.usage.output_tokens,
-      cacheReadTokens: message.usage.cache_read_input_tokens ?? 0,
-      cacheWriteTokens: message.usage.cache_creation_input_tokens ?? 0,
-    },
-    model: message.model,
+    usage,
+    ...costOfCall(request.model, message.model, usage),
+    model: request.model,
+    answeredBy: `Claude (${message.model})`,
     requestId,
+    // The tools' input limit is applied by whoever keeps the reply (the callModel activity).
+    oversizedToolInputs: [],
   };
 }
 

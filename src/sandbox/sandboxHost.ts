@@ -12,9 +12,7 @@ import type {
   ToolOutcome,
   ToolRequest,
 } from '../agent/sandboxProtocol.js';
-import { truncateObservation } from '../agent/observations.js';
-import { formatTestSummary, summarizeTestOutput, type TestSummary } from '../agent/testResults.js';
-import type { ToolInput } from '../agent/tools.js';
+import { summarizeTestOutput, type TestSummary } from '../agent/testResults.js';
 import {
   createSandboxContainer,
   findSandboxContainer,
@@ -26,14 +24,12 @@ import { EnvironmentBuilder } from './environmentImage.js';
 import { manifestCandidates, planEnvironment, withBuildSteps } from './environmentPlan.js';
 import { EnvironmentConfigError, type EnvironmentPlan } from './environmentPlanTypes.js';
 import { execInSandbox, type ExecResult } from './exec.js';
-import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { removeFolder } from './ownerAccess.js';
-import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
-import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import type { ContentStore } from './store.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
-import { detectTestCommand, testCommandFor } from './testCommand.js';
-import { gitListedFiles, ignoredFolders, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
+import { detectTestCommand } from './testCommand.js';
+import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
+import { executeTool } from './toolExecutors.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
 /** Raised when the container or the workspace is not what the workflow expects. */
@@ -42,17 +38,7 @@ export class SandboxNeedsPrepareError extends Error {}
 /** Raised for a repository that cannot be debugged as given (the message names the field). */
 export class RepositoryInputError extends Error {}
 
-export const defaultTestFileGlobs = [
-  '**/test_*.py',
-  '**/*_test.py',
-  '**/conftest.py',
-  '**/tests/**',
-  '**/test/**',
-  '**/__tests__/**',
-  '**/*.test.*',
-  '**/*.spec.*',
-  '**/*_test.go',
-];
+export { defaultTestFileGlobs } from './toolExecutors.js';
 
 export const snapshotLimits = { maxFiles: 20_000, maxTotalBytes: 200 * 1024 * 1024 };
 
@@ -266,92 +252,18 @@ export class SandboxHost {
       if (done && done.digestAfter === before.digest) return done.outcome;
       throw new SandboxNeedsPrepareError('the workspace differs from the run’s mutation log');
     }
-    const outcome = await this.execute(container, folder, before, request, hooks);
+    const outcome = await executeTool(request.call, {
+      callId: request.call.id,
+      folder,
+      before,
+      settings: request.settings,
+      exec: (command, settings) => this.exec(container, command, settings, hooks),
+    });
     if (outcome.mutations.length > 0) {
       journal.set(request.call.id, { digestAfter: outcome.digest, outcome });
       if (journal.size > 100) journal.delete(journal.keys().next().value as string);
     }
     return outcome;
-  }
-
-  private async execute(
-    container: Docker.Container,
-    folder: WorkspaceFolder,
-    before: Tree,
-    request: ToolRequest,
-    hooks: ExecHooks,
-  ): Promise<ToolOutcome> {
-    const { call, settings } = request;
-    const workspace = folder.path;
-    const reply = (content: string, isError = false) => ({
-      content: truncateObservation(content, settings.observation),
-      isError,
-      mutations: [],
-      digest: before.digest,
-    });
-    try {
-      switch (call.name) {
-        case 'list_files':
-          return reply(await listFiles(workspace, (call.input as ToolInput<'list_files'>).path, await folder.ignoredCheck()));
-        case 'read_file':
-          return reply(await readTextForTool(workspace, call.input as ToolInput<'read_file'>));
-        case 'search_code':
-          return reply(await this.searchCode(container, workspace, before, call.input as ToolInput<'search_code'>, settings, hooks));
-        case 'edit_file':
-        case 'write_file': {
-          const input = call.input as ToolInput<'edit_file'> | ToolInput<'write_file'>;
-          const relative = normalizeRelativePath(input.path);
-          if (!settings.allowTestEdits && isTestFile(relative, settings)) {
-            return {
-              ...reply(
-                `Refused: "${relative}" is a test file, and this run does not allow changing tests (allowTestEdits is off). The tests describe the intended behaviour; fix the code under test instead.`,
-                true,
-              ),
-              refusedBy: 'test-file-guardrail',
-            };
-          }
-          const message =
-            call.name === 'edit_file'
-              ? await editFileForTool(workspace, input as ToolInput<'edit_file'>)
-              : await writeFileForTool(workspace, input as ToolInput<'write_file'>);
-          await folder.giveToSandboxUser(relative);
-          const { tree, mutations } = await folder.capture(before, call.id);
-          return { content: message, isError: false, mutations, digest: tree.digest };
-        }
-        case 'run_tests':
-        case 'run_command': {
-          const command =
-            call.name === 'run_tests'
-              ? testCommandFor(settings.testCommand, checkedTestTarget((call.input as ToolInput<'run_tests'>).path))
-              : (call.input as ToolInput<'run_command'>).command;
-          const result = await this.exec(container, command, settings, hooks);
-          const testSummary =
-            call.name === 'run_tests' ? summarizeTestOutput(result.output, result.exitCode, result.timedOut) : undefined;
-          let { tree, mutations } = await folder.capture(before, call.id);
-          let note = '';
-          const forbidden = settings.allowTestEdits ? [] : mutations.filter((m) => isTestFile(m.path, settings));
-          if (forbidden.length > 0) {
-            await folder.restore(before, forbidden.map((m) => m.path));
-            ({ tree, mutations } = await folder.capture(before, call.id));
-            note = `\n\nNote: the command changed test files, which this run does not allow; they were restored: ${forbidden.map((m) => m.path).join(', ')}.`;
-          }
-          const body = describeExec(result, settings);
-          const content = testSummary ? `${formatTestSummary(testSummary)}\n\n${body}` : body;
-          return {
-            content: truncateObservation(content, settings.observation) + note,
-            isError: false,
-            mutations,
-            digest: tree.digest,
-            testSummary,
-          };
-        }
-        default:
-          return reply(`The tool "${call.name}" does not run in the sandbox.`, true);
-      }
-    } catch (error) {
-      if (error instanceof PathRefusedError || error instanceof ToolInputError) return reply(error.message, true);
-      throw error;
-    }
   }
 
   /** Runs the test command for the workflow itself (baseline and verification). */
@@ -371,26 +283,6 @@ export class SandboxHost {
     const { mutations } = await folder.capture(before, 'verification');
     if (mutations.length > 0) await folder.restore(before, mutations.map((m) => m.path));
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
-  }
-
-  /** grep in the sandbox (a hostile pattern cannot stall the worker); see searchResults.ts for what is shown. */
-  private async searchCode(
-    container: Docker.Container,
-    workspace: string,
-    tree: Tree,
-    input: ToolInput<'search_code'>,
-    settings: SandboxSettings,
-    hooks: ExecHooks,
-  ): Promise<string> {
-    // grep follows a symlink named on its command line: check the path on the host first.
-    const target = (await resolveInsideWorkspace(workspace, input.path ?? '')).relative || '.';
-    const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
-    const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-    // -Z ends each file name with a NUL, so names with colons are read back exactly.
-    const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
-    const result = await this.exec(container, command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: 30 } }, hooks);
-    if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-    return formatSearchResults(result.output, tree, target, input.pattern);
   }
 
   private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
@@ -495,35 +387,4 @@ async function hasStopped(container: Docker.Container, settleMs = 0): Promise<bo
     if (stopped || Date.now() >= deadline) return stopped;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function isTestFile(relative: string, settings: SandboxSettings): boolean {
-  const globs = settings.testFileGlobs ?? defaultTestFileGlobs;
-  return picomatch(globs, { dot: true })(relative) || picomatch(globs, { dot: true, basename: true })(relative);
-}
-
-/** A run_tests target is a path (optionally with a ::test id) that must stay inside the workspace. */
-function checkedTestTarget(target: string | undefined): string | undefined {
-  if (!target) return undefined;
-  const [file, ...rest] = target.split('::');
-  const relative = normalizeRelativePath(file ?? '');
-  return [relative, ...rest].join('::');
-}
-
-function describeExec(result: ExecResult, settings: SandboxSettings): string {
-  const lines: string[] = [];
-  if (result.timedOut) {
-    lines.push(
-      `The command timed out after ${settings.limits.commandTimeoutSeconds} s and was stopped, together with everything it started.`,
-    );
-  } else if (result.exitCode === 137) {
-    lines.push('The command was killed (exit code 137): it most likely ran out of memory.');
-  } else {
-    lines.push(`Exit code: ${result.exitCode}`);
-  }
-  if (result.droppedBytes > 0) {
-    lines.push(`The command printed ${result.outputBytes} bytes; ${result.droppedBytes} bytes from the middle were dropped.`);
-  }
-  lines.push('', result.output.trimEnd() || '(no output)');
-  return lines.join('\n');
 }

@@ -12,10 +12,10 @@ import { projectRoot } from '../../src/config.js';
 import { loadScript, type Script } from '../../src/demo/script.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { approveUpdate, rejectUpdate, statusQuery } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { killCliProcesses, startCli, type CliProcess } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');
-const children: ChildProcess[] = [];
 let server: TestServer;
 let worker: TestWorker;
 
@@ -44,23 +44,13 @@ before(async () => {
   worker = await startTestWorker(server, { fake: { scripts: { '01_off_by_one': script }, latencyMs: 100 } });
 });
 after(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killCliProcesses();
   await worker?.stop();
   await server?.stop();
 });
 
-function cli(args: string[]): { done: Promise<{ code: number | null; output: string }>; output: () => string } {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const done = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
-  return { done, output: () => output };
+function cli(args: string[]): CliProcess {
+  return startCli(server, args);
 }
 
 function temporal(args: string[]): Promise<{ code: number | null; output: string }> {

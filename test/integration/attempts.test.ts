@@ -2,7 +2,6 @@
 // speaking to the fake API. The scripted model tells the attempts apart by their opening
 // instruction ("Attempt k of n"), so each attempt plays its own story.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
@@ -10,7 +9,8 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { runCli, type CliResult } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');
 
@@ -237,16 +237,6 @@ async function cliOutput(args: string[]): Promise<string> {
   return output;
 }
 
-function cli(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-      cwd: projectRoot,
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('close', (code) => resolve({ code, output }));
-  });
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(server, args);
 }

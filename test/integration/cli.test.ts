@@ -1,7 +1,6 @@
 // Our CLI as a person uses it, in real processes: the model is the fake API reached through
 // ANTHROPIC_BASE_URL, as any Anthropic-compatible gateway would be.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
@@ -9,11 +8,11 @@ import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { statusQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
+import { startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { killCliProcesses, startCli, type CliProcess } from '../support/cli.js';
 
 let server: TestServer;
 let fake: FakeAnthropicApi;
-const children: ChildProcess[] = [];
 
 before(async () => {
   server = await startTestServer();
@@ -21,30 +20,14 @@ before(async () => {
   await fake.start();
 });
 after(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killCliProcesses();
   await fake?.stop();
   await server?.stop();
 });
 
-function cli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-    cwd: projectRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
-      DURABLE_DEBUGGER_HOME: server.home,
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const done = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
-  return { child, done };
+/** Our CLI, with the fake API as its model (reached through ANTHROPIC_BASE_URL). */
+function cli(args: string[]): CliProcess {
+  return startCli(server, args, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
 }
 
 async function waitFor(predicate: () => boolean, timeoutMs = 60_000): Promise<void> {

@@ -13,7 +13,7 @@ import { connectDocker, labels } from '../../src/sandbox/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environmentImage.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environmentImages.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
 
 const docker = connectDocker();
 const fixture = await loadFixture('17_requirements_pytest_asyncio');

@@ -1,7 +1,7 @@
 // `run --apply` and `apply <id>`: the verified patch becomes one commit on a new branch of the
 // user's git repository; every refusal leaves the repository exactly as it was. Real CLI processes.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
+import { startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { runCli, type CliResult } from '../support/cli.js';
 
 let server: TestServer;
 let fake: FakeAnthropicApi;
@@ -28,23 +29,8 @@ after(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-function cli(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-    cwd: projectRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
-      DURABLE_DEBUGGER_HOME: server.home,
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(server, args, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
 }
 
 function git(repo: string, ...args: string[]): string {

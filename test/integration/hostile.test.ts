@@ -15,7 +15,7 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
 
 let server: TestServer;
 let scratch: string;

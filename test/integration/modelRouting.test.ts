@@ -2,19 +2,18 @@
 // on one task queue never answer each other's runs, and a run whose endpoint no worker serves
 // waits, says so in its status, and goes on when such a worker comes.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import { createModelClient } from '../../src/model/anthropic.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
-import { containersOf, startTestServer, uniqueTaskQueue, type TestServer } from '../support/harness.js';
+import { containersOf, startTestServer, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { runCli, type CliResult } from '../support/cli.js';
 
 let server: TestServer;
 let fixture: Fixture;
@@ -137,7 +136,7 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
     assert.ok(Date.now() < deadline, 'the run reached its first model call');
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  const cli = await runCli(['status', 'routing-waits'], taskQueue);
+  const cli = await cliOn(taskQueue, ['status', 'routing-waits']);
   assert.equal(cli.code, 0, cli.output);
   assert.match(cli.output, new RegExp(`waiting for a worker serving model endpoint ${carol.id}`));
   assert.match(cli.output, /with the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY this run was started with/);
@@ -174,29 +173,13 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
 
 test('`run` without a key, when no worker serves runs without an endpoint, says what to do instead of waiting', async () => {
   const taskQueue = uniqueTaskQueue('no-key');
-  const result = await runCli(['run', 'fixtures/01_off_by_one'], taskQueue);
+  const result = await cliOn(taskQueue, ['run', 'fixtures/01_off_by_one']);
   assert.equal(result.code, 2, result.output);
   assert.match(result.output, /ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one/);
   assert.match(result.output, /durable-debugger dev --scripted/);
 });
 
-function runCli(args: string[], taskQueue: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-      cwd: projectRoot,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: server.address,
-        DURABLE_DEBUGGER_HOME: server.home,
-        DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
-        ANTHROPIC_API_KEY: '',
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('close', (code) => resolve({ code, output }));
-  });
+/** Our CLI on the run's task queue, with no API key of its own. */
+function cliOn(taskQueue: string, args: string[]): Promise<CliResult> {
+  return runCli(server, args, { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: '' });
 }

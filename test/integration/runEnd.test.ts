@@ -2,7 +2,7 @@
 // payload stays under Temporal's 2 MB limit (a conversation or a patch that would pass it), and
 // the report's "tests after" is the workflow's own run of the whole suite.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmod, chown, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +13,13 @@ import type { DebugInputJson } from '../../src/agent/input.js';
 import { conversationByteBudget, jsonBytes, temporalPayloadLimitBytes } from '../../src/agent/payloads.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
-import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { sha256 } from '../../src/sandbox/tree.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../support/harness.js';
+import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { runCli } from '../support/cli.js';
 
 let server: TestServer;
 let parent: string;
@@ -110,18 +110,7 @@ test('a patch larger than 2 MB is kept in the content store; the report shows it
   assert.match(report.patch, /^diff --git a\/buggy_code\.py b\/buggy_code\.py/);
   assert.match(report.patch, /more bytes of this patch are not shown/);
 
-  const printed = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'result', handle.workflowId, '--patch'], {
-      cwd: projectRoot,
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const printed = await runCli(server, ['result', handle.workflowId, '--patch']);
   assert.equal(printed.code, 0, printed.stderr);
   assert.equal(Buffer.byteLength(printed.stdout), report.fullPatch.bytes);
   // The whole patch applies to a fresh copy of the repository and gives the fixed files.

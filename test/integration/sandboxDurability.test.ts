@@ -26,7 +26,7 @@ import {
   startWorkerProcess,
   uniqueTaskQueue,
   type TestServer,
-} from '../support/harness.js';
+} from '../../lab/support/harness.js';
 import type { Script } from '../../src/demo/script.js';
 
 const buggyLine = '    for i in range(len(items) - 1):';

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { ensureTemporalServer } from '../../src/temporal/embeddedServer.js';
 import { serverDynamicConfig, sqlitePragmas } from '../../src/temporal/serverSettings.js';
-import { freePort } from '../support/harness.js';
+import { freePort } from '../../lab/support/harness.js';
 
 test('the embedded dev server starts with the dynamic config and SQLite settings of src/temporal/serverSettings.ts', async () => {
   const home = await mkdtemp(join(tmpdir(), 'server-settings-'));

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
+import { startTestServer, type TestServer } from '../../lab/support/harness.js';
 
 let server: TestServer;
 let dev: ChildProcess;

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiTools, parseToolCall } from '../../src/agent/tools.js';
+import {
+  apiTools,
+  describeToolCall,
+  dropOversizedInputs,
+  maxToolInputBytes,
+  oversizedInputError,
+  parseToolCall,
+  toolNames,
+  tools,
+} from '../../src/agent/tools.js';
+import type { AssistantBlock } from '../../src/agent/conversation.js';
 import { parseDebugInput } from '../../src/agent/input.js';
 
 test('the API tool list is generated from the registry, with run_command only when allowed', () => {
@@ -37,4 +47,47 @@ test('workflow input errors name the field', () => {
   assert.equal(input.budgets.maxIterations, 30);
   assert.equal(input.sandbox.memoryMb, 512);
   assert.equal(input.allowTestEdits, false);
+});
+
+test('each tool is one record: schema, description, effect, summary and executor', () => {
+  for (const name of toolNames) {
+    const record = tools[name];
+    assert.ok(record.description.length > 20, name);
+    assert.equal(record.input.safeParse(null).success, false, name);
+    assert.ok(['read', 'mutate', 'finish'].includes(record.effect), name);
+    assert.ok(['sandbox', 'workflow'].includes(record.executor), name);
+    assert.equal((record.effect === 'finish') === (record.executor === 'workflow'), true, name);
+    assert.ok(describeToolCall(name, {}).startsWith(name), name);
+  }
+});
+
+test('a call is described in one short line from its record, whatever its input', () => {
+  assert.equal(describeToolCall('read_file', { path: 'a.py', start_line: 3, end_line: 9 }), 'read_file a.py:3-9');
+  assert.equal(describeToolCall('read_file', { path: 'a.py', start_line: 3 }), 'read_file a.py:3-');
+  assert.equal(describeToolCall('edit_file', { path: 'src/x.py' }), 'edit_file src/x.py');
+  assert.equal(describeToolCall('list_files', undefined), 'list_files .');
+  assert.equal(describeToolCall('run_tests', {}), 'run_tests');
+  assert.equal(describeToolCall('run_tests', { path: 't.py::x' }), 'run_tests t.py::x');
+  assert.equal(describeToolCall('search_code', { pattern: 'def +mean', path: 'src' }), 'search_code def +mean in src');
+  assert.equal(describeToolCall('run_command', { command: 'ls   -la\n\tpwd' }), 'run_command ls -la pwd');
+  assert.equal(describeToolCall('write_file', { path: 'x'.repeat(100) }), `write_file ${'x'.repeat(59)}…`);
+  assert.equal(describeToolCall('finish', { root_cause: 'anything' }), 'finish');
+  // Unknown names (and names of Object.prototype members) are shown, shortened, not run.
+  assert.equal(describeToolCall('toString', {}), 'toString');
+  assert.equal(describeToolCall('y'.repeat(80), null), `${'y'.repeat(59)}…`);
+});
+
+test('the oversized-input rule drops a too large input and keeps the call, so it can be refused', () => {
+  const atLimit = { path: 'a', content: 'x'.repeat(maxToolInputBytes - JSON.stringify({ path: 'a', content: '' }).length) };
+  const over = { path: 'b', content: 'x'.repeat(maxToolInputBytes) };
+  const blocks: AssistantBlock[] = [
+    { type: 'text', text: 'Writing two files.' },
+    { type: 'tool_use', id: 'kept', name: 'write_file', input: atLimit },
+    { type: 'tool_use', id: 'dropped', name: 'write_file', input: over },
+  ];
+  const { blocks: kept, oversized } = dropOversizedInputs(blocks);
+  assert.deepEqual(kept.slice(0, 2), blocks.slice(0, 2));
+  assert.deepEqual(kept[2], { type: 'tool_use', id: 'dropped', name: 'write_file', input: {} });
+  assert.deepEqual(oversized, [{ id: 'dropped', bytes: JSON.stringify(over).length }]);
+  assert.match(oversizedInputError('write_file', 300_000), /write_file call was 300000 bytes, over the limit of 262144\. Make smaller changes/);
 });

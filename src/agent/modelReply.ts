@@ -1,0 +1,22 @@
+// The model's reply to one call: one type from the API client (src/model/anthropic.ts) through
+// the callModel activity to the workflow and the plain loop of the bench.
+import type { TokenUsage } from './budgets.js';
+import type { AssistantBlock, StopReason } from './conversation.js';
+
+export interface ModelReply {
+  content: AssistantBlock[];
+  stopReason: StopReason;
+  usage: TokenUsage;
+  /** At the model's listed price; null when it has none. */
+  costUsd: number | null;
+  /** What a cost budget counts: the listed price, else a stated conservative one (priceNote). */
+  budgetCostUsd: number;
+  priceNote: string | null;
+  /** The model the run asked for (the API may answer with a dated version of it: see answeredBy). */
+  model: string;
+  /** Who answered, in words: "Claude (<the model id the API reported>)", or the scripted responses' source. */
+  answeredBy: string;
+  requestId: string | null;
+  /** Tool calls whose input was too large to keep (see dropOversizedInputs); the workflow answers them with an error. */
+  oversizedToolInputs: Array<{ id: string; bytes: number }>;
+}
