@@ -120,14 +120,32 @@ export interface ApiTool {
   input_schema: Record<string, unknown>;
 }
 
-/** The `tools` parameter of a Messages API request, in a fixed order (a stable, cacheable prefix). */
+/**
+ * The `tools` parameter of a Messages API request, in a fixed order (a stable, cacheable prefix).
+ * Made once per process and kept (converting the schemas took about 1 ms per model call); the
+ * list is frozen, deeply, because every model call shares it.
+ */
 export function apiTools(options: { allowCommands: boolean }): ApiTool[] {
-  return toolNames
-    .filter((name) => !toolDefinitions[name].optIn || options.allowCommands)
-    .map((name) => {
-      const { $schema: _ignored, ...schema } = z.toJSONSchema(toolInputSchemas[name]) as Record<string, unknown>;
-      return { name, description: toolDefinitions[name].description, input_schema: schema };
-    });
+  const key = options.allowCommands ? 'withCommands' : 'withoutCommands';
+  madeTools[key] ??= deepFreeze(
+    toolNames
+      .filter((name) => !toolDefinitions[name].optIn || options.allowCommands)
+      .map((name) => {
+        const { $schema: _ignored, ...schema } = z.toJSONSchema(toolInputSchemas[name]) as Record<string, unknown>;
+        return { name, description: toolDefinitions[name].description, input_schema: schema };
+      }),
+  );
+  return madeTools[key];
+}
+
+const madeTools: { withCommands?: ApiTool[]; withoutCommands?: ApiTool[] } = {};
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 export type ParsedToolCall =
