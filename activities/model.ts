@@ -59,6 +59,8 @@ export interface ModelActivityOptions {
   onTranscript?: (source: 'cache' | 'query', ms: number) => void;
   /** False: read every call's conversation through the transcript query (the bench measures what the cache saves). */
   cacheConversations?: boolean;
+  /** Told how long each call's activity function took, and the model request within it (the bench's breakdown). */
+  onModelCall?: (timing: { ms: number; requestMs: number }) => void;
 }
 
 export function createModelActivities(options: ModelActivityOptions) {
@@ -81,6 +83,7 @@ export function createModelActivities(options: ModelActivityOptions) {
 
   return {
     async callModel(request: ModelCallRequest): Promise<ModelCallResult> {
+      const started = performance.now();
       const anthropic = options.anthropic;
       const context = Context.current();
       const execution = context.info.workflowExecution;
@@ -90,7 +93,9 @@ export function createModelActivities(options: ModelActivityOptions) {
       if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
+      let requestMs = 0;
       try {
+        const requestStarted = performance.now();
         const response = await requestModelTurn(
           anthropic,
           {
@@ -104,6 +109,7 @@ export function createModelActivities(options: ModelActivityOptions) {
           },
           { signal: context.cancellationSignal },
         );
+        requestMs = performance.now() - requestStarted;
         const oversizedToolInputs: Array<{ id: string; bytes: number }> = [];
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
         const content = sanitizeReply(response.content).map((block) => {
@@ -113,7 +119,7 @@ export function createModelActivities(options: ModelActivityOptions) {
           oversizedToolInputs.push({ id: block.id, bytes });
           return { ...block, input: {} };
         });
-        return {
+        const result: ModelCallResult = {
           content,
           stopReason: response.stopReason,
           usage: response.usage,
@@ -123,6 +129,8 @@ export function createModelActivities(options: ModelActivityOptions) {
           requestId: response.requestId,
           oversizedToolInputs,
         };
+        options.onModelCall?.({ ms: performance.now() - started, requestMs });
+        return result;
       } catch (error) {
         const failure = classifyModelError(error);
         if (!failure) throw error;

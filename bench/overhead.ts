@@ -43,7 +43,9 @@ export interface OverheadResult {
   /** added − floor, per repetition: what our workflow, activities and worker add above the floor. */
   aboveFloorMsPerIteration?: Figure;
   /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
-  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure };
+  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure; modelCallMs?: Figure; modelRequestMs?: Figure };
+  /** The plain loop's own model request and tool times, per iteration. */
+  plainLoop?: { modelRequestMs: Figure; toolMs: Figure };
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -57,12 +59,14 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     env.takeWorkerTimings();
     const { report, handle } = await env.runWorkflow(input);
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
-    const { transcripts, toolRuns } = env.takeWorkerTimings();
+    const { transcripts, toolRuns, modelCalls } = env.takeWorkerTimings();
     const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
     const worker = {
       toolRunMs: sum(toolRuns) / report.iterations,
       transcriptMs: sum(transcripts.map((transcript) => transcript.ms)) / report.iterations,
       transcriptQueries: transcripts.filter((transcript) => transcript.source === 'query').length,
+      modelCallMs: sum(modelCalls.map((call) => call.ms)) / report.iterations,
+      modelRequestMs: sum(modelCalls.map((call) => call.requestMs)) / report.iterations,
     };
     return { ms, timeline: await iterationTimeline(handle), worker };
   };
@@ -71,7 +75,8 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     plainRuns += 1;
     const sandboxId = sandboxIdFor(`bench-plain-loop-${process.pid}-${plainRuns}`);
     const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId });
-    return checked('plain loop', result.status, result.iterations, env.takeRequests());
+    const ms = checked('plain loop', result.status, result.iterations, env.takeRequests());
+    return { ms, modelRequestMs: result.modelRequestMs / result.iterations, toolMs: result.toolMs / result.iterations };
   };
 
   const floorRunner = await typescriptFloorRunner(env.server.client, env.server.address, agentShapedFloorName, {}, { agentShaped: true });
@@ -81,7 +86,11 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   };
 
   // One untimed run of each warms up the worker, the workflow bundle and the HTTP connections.
-  let pairs: Array<{ workflow: Awaited<ReturnType<typeof throughWorkflow>>; plain: number; floor: Awaited<ReturnType<typeof throughFloor>> }>;
+  let pairs: Array<{
+    workflow: Awaited<ReturnType<typeof throughWorkflow>>;
+    plain: Awaited<ReturnType<typeof throughPlainLoop>>;
+    floor: Awaited<ReturnType<typeof throughFloor>>;
+  }>;
   try {
     await throughWorkflow();
     await throughPlainLoop();
@@ -91,8 +100,8 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   } finally {
     await floorRunner.close();
   }
-  const added = pairs.map((pair) => pair.workflow.ms - pair.plain);
-  const share = pairs.map((pair) => (pair.workflow.ms - pair.plain) / (modelCallMs + pair.workflow.ms));
+  const added = pairs.map((pair) => pair.workflow.ms - pair.plain.ms);
+  const share = pairs.map((pair) => (pair.workflow.ms - pair.plain.ms) / (modelCallMs + pair.workflow.ms));
   const timelines = pairs.map((pair) => pair.workflow.timeline);
   const timelineFigure = (key: keyof IterationTimeline) => figure(timelines.map((timeline) => timeline[key]));
   const addedFigure = figure(added);
@@ -100,7 +109,8 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   return {
     iterations: overheadIterations,
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
-    plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
+    plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain.ms)),
+    plainLoop: { modelRequestMs: figure(pairs.map((pair) => pair.plain.modelRequestMs)), toolMs: figure(pairs.map((pair) => pair.plain.toolMs)) },
     addedMsPerIteration: addedFigure,
     workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
     floorMsPerIteration: figure(pairs.map((pair) => pair.floor.ms)),
@@ -108,11 +118,13 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       keyof IterationTimeline,
       Figure
     >,
-    aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain - pair.floor.ms)),
+    aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
     worker: {
       toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
       transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
       transcriptQueries: figure(pairs.map((pair) => pair.workflow.worker.transcriptQueries)),
+      modelCallMs: figure(pairs.map((pair) => pair.workflow.worker.modelCallMs)),
+      modelRequestMs: figure(pairs.map((pair) => pair.workflow.worker.modelRequestMs)),
     },
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
@@ -162,6 +174,18 @@ export function formatOverhead(result: OverheadResult): string[] {
       { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
       { label: 'conversation for the model call (cache, or transcript query)', figure: result.worker.transcriptMs, format: ms },
       { label: 'transcript queries per run (0: every call hit the cache)', figure: result.worker.transcriptQueries, format: (value) => number(value, 0) },
+      ...(result.worker.modelCallMs && result.worker.modelRequestMs
+        ? [
+            { label: 'callModel activity function, whole', figure: result.worker.modelCallMs, format: ms },
+            { label: 'of it the model request (requestModelTurn: body, HTTP, fake API)', figure: result.worker.modelRequestMs, format: ms },
+          ]
+        : []),
+      ...(result.plainLoop
+        ? [
+            { label: 'plain loop: model request (the same requestModelTurn)', figure: result.plainLoop.modelRequestMs, format: ms },
+            { label: 'plain loop: tool in the sandbox host', figure: result.plainLoop.toolMs, format: ms },
+          ]
+        : []),
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
     `  class and the same SDK client. Share = added / (${modelCallMs} ms + workflow ms per iteration).`,

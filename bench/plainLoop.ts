@@ -27,6 +27,9 @@ export interface PlainLoopResult {
   status: 'fixed' | 'no_failing_tests' | 'not_fixed' | 'budget_exhausted';
   iterations: number;
   tokens: TokenUsage;
+  /** Time spent in model requests and in tools, over the run. */
+  modelRequestMs: number;
+  toolMs: number;
 }
 
 export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId }: PlainLoopOptions): Promise<PlainLoopResult> {
@@ -42,8 +45,11 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
   };
   await host.prepare({ sandboxId, workflowId: sandboxId, runId: 'plain-loop', log: workspace, limits: input.sandbox });
   try {
+    let modelRequestMs = 0;
+    let toolMs = 0;
     const runTestSuite = () => host.runTestSuite(sandboxId, workspace.digest, settings);
     const runTool = async (call: Extract<ParsedToolCall, { ok: true }>, iteration: number) => {
+      const toolStarted = performance.now();
       const outcome = await host.runTool({
         sandboxId,
         iteration,
@@ -53,11 +59,12 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       });
       workspace.mutations.push(...outcome.mutations);
       workspace.digest = outcome.digest;
+      toolMs += performance.now() - toolStarted;
       return outcome;
     };
     const baseline = await runTestSuite();
     let tokens = emptyUsage();
-    if (!testsFailed(baseline)) return { status: 'no_failing_tests', iterations: 0, tokens };
+    if (!testsFailed(baseline)) return { status: 'no_failing_tests', iterations: 0, tokens, modelRequestMs, toolMs };
 
     const conversation: Message[] = [
       userText(taskPrompt({ repositoryName: snapshot.repositoryName, goal: input.goal ?? defaultGoal, testCommand: snapshot.testCommand, baseline })),
@@ -74,9 +81,10 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         elapsedMs: Date.now() - startedAt,
         nextRequestTokens: lastRequestTokens + estimateTokens(conversationBytes(conversation) - lastRequestCharacters),
       });
-      if (stop) return { status: 'budget_exhausted', iterations: iteration, tokens };
+      if (stop) return { status: 'budget_exhausted', iterations: iteration, tokens, modelRequestMs, toolMs };
       iteration += 1;
 
+      const requestStarted = performance.now();
       const turn = await requestModelTurn(anthropic, {
         model,
         maxOutputTokens: input.maxOutputTokens,
@@ -84,12 +92,13 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         tools: apiTools({ allowCommands: input.allowCommands }),
         messages: conversation,
       });
+      modelRequestMs += performance.now() - requestStarted;
       tokens = addUsage(tokens, turn.usage);
       lastRequestTokens = requestInputTokens(turn.usage);
       lastRequestCharacters = conversationBytes(conversation);
       const content = sanitizeReply(turn.content);
       const calls = toolCallsOf(content);
-      if (calls.length === 0) return { status: 'not_fixed', iterations: iteration, tokens };
+      if (calls.length === 0) return { status: 'not_fixed', iterations: iteration, tokens, modelRequestMs, toolMs };
 
       const results: ToolResultBlock[] = [];
       let fixed = false;
@@ -112,7 +121,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         results.push({ type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
       }
       appendExchange(conversation, { role: 'assistant', content }, results);
-      if (fixed) return { status: 'fixed', iterations: iteration, tokens };
+      if (fixed) return { status: 'fixed', iterations: iteration, tokens, modelRequestMs, toolMs };
     }
   } finally {
     await host.destroy(sandboxId);

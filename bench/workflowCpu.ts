@@ -3,7 +3,7 @@
 // workflow of the same shape, each replayed many times by the SDK's replayer (the same worker
 // thread, V8 context and promise hooks a live worker uses), alternating. What ours costs above
 // the floor is the CPU time our workflow code adds to every iteration's two workflow tasks.
-//   node --import tsx bench/workflowCpu.ts [replays] [folder]
+//   node --import tsx bench/workflowCpu.ts [replays] [folder] [variant workflows/index.ts]
 // With a folder, the two histories are kept there and reused (compare code changes against the
 // same histories); without one, they are recorded first (a server, a worker and Docker).
 import { existsSync } from 'node:fs';
@@ -21,6 +21,8 @@ import { figure, figureTable, number, repeat } from './stats.js';
 type History = ReturnType<typeof historyFromJSON>;
 const replays = Number(process.argv[2] ?? 20);
 const folder = process.argv[3];
+/** Another copy of the workflow code (its index.ts), replayed beside ours: a change measured side by side. */
+const variantPath = process.argv[4];
 
 async function recordHistories(): Promise<{ ours: History; floor: History }> {
   const env = await openBenchEnvironment();
@@ -70,9 +72,12 @@ const oursBundle = await workflowBundle();
 const floorBundle = await bundleWorkflowCode({ workflowsPath: join(import.meta.dirname, 'floor', 'trivialWorkflow.ts'), logger: silent });
 await replayMs(oursBundle, ours, 'warm-ours', 2);
 await replayMs(floorBundle, floor, 'warm-floor', 2);
+const variantBundle = variantPath ? await bundleWorkflowCode({ workflowsPath: variantPath, logger: silent }) : null;
+if (variantBundle) await replayMs(variantBundle, ours, 'warm-variant', 2);
 const rounds = await repeat(5, async () => ({
   ours: await replayMs(oursBundle, ours, 'ours', replays),
   floor: await replayMs(floorBundle, floor, 'floor', replays),
+  variant: variantBundle ? await replayMs(variantBundle, ours, 'variant', replays) : 0,
 }));
 const ms = (value: number) => `${number(value, 2)} ms`;
 console.log(`Replaying a ${overheadIterations}-iteration run ${replays} times, 5 rounds (workflow code and SDK, per iteration):`);
@@ -81,5 +86,11 @@ console.log(
     { label: 'ours (the overhead benchmark\'s run)', figure: figure(rounds.map((round) => round.ours)), format: ms },
     { label: 'the floor\'s trivial workflow of the agent\'s shape', figure: figure(rounds.map((round) => round.floor)), format: ms },
     { label: 'ours − floor', figure: figure(rounds.map((round) => round.ours - round.floor)), format: ms },
+    ...(variantBundle
+      ? [
+          { label: `variant (${variantPath})`, figure: figure(rounds.map((round) => round.variant)), format: ms },
+          { label: 'variant − ours', figure: figure(rounds.map((round) => round.variant - round.ours)), format: ms },
+        ]
+      : []),
   ]).join('\n'),
 );
