@@ -42,6 +42,8 @@ export interface ModelActivityOptions {
   onTranscript?: (source: 'cache' | 'query', ms: number) => void;
   /** False: read every call's conversation through the transcript query (the bench measures what the cache saves). */
   cacheConversations?: boolean;
+  /** Told how long each call's activity function took, and the model request within it (the bench's breakdown). */
+  onModelCall?: (timing: { ms: number; requestMs: number }) => void;
 }
 
 export function createModelActivities(options: ModelActivityOptions) {
@@ -64,6 +66,7 @@ export function createModelActivities(options: ModelActivityOptions) {
 
   return {
     async callModel(request: ModelCallRequest): Promise<ModelReply> {
+      const started = performance.now();
       const anthropic = options.anthropic;
       const context = Context.current();
       const execution = context.info.workflowExecution;
@@ -73,7 +76,9 @@ export function createModelActivities(options: ModelActivityOptions) {
       if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
+      let requestMs = 0;
       try {
+        const requestStarted = performance.now();
         const reply = await requestModelTurn(
           anthropic,
           {
@@ -87,8 +92,10 @@ export function createModelActivities(options: ModelActivityOptions) {
           },
           { signal: context.cancellationSignal },
         );
+        requestMs = performance.now() - requestStarted;
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
         const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
+        options.onModelCall?.({ ms: performance.now() - started, requestMs });
         return { ...reply, content, answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy, oversizedToolInputs };
       } catch (error) {
         const failure = classifyModelError(error);

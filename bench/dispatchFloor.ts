@@ -30,8 +30,9 @@ export interface FloorSample {
   /** Median scheduled → started of one workflow task, and of one activity task. */
   workflowTaskWaitMs: number;
   activityTaskWaitMs: number;
-  /** Median started → completed of one workflow task. */
+  /** Median started → completed of one workflow task, and of one activity task (a no-op: the SDK's and server's share). */
   workflowTaskMs: number;
+  activityTaskMs: number;
 }
 
 export type FloorFigures = Record<keyof FloorSample, Figure>;
@@ -51,7 +52,7 @@ export interface FloorRunner {
 
 export function floorSample(events: Parameters<typeof taskTimings>[0]): FloorSample {
   const tasks = taskTimings(events);
-  const activities = tasks.filter((task) => task.kind === 'noop');
+  const activities = tasks.filter((task) => task.kind !== 'workflow task');
   const first = activities[0];
   const last = activities[activities.length - 1];
   if (!first || !last || activities.length < 4) throw new Error(`a trivial run with ${activities.length} activities`);
@@ -63,44 +64,70 @@ export function floorSample(events: Parameters<typeof taskTimings>[0]): FloorSam
     msPerIteration: (last.scheduledAt - first.scheduledAt) / iterations,
     waitingMs: inWindow.reduce((sum, task) => sum + task.startedAt - task.scheduledAt, 0) / iterations,
     workflowTaskWaitMs: median(workflowTasks.map((task) => task.startedAt - task.scheduledAt)),
-    activityTaskWaitMs: median(inWindow.filter((task) => task.kind === 'noop').map((task) => task.startedAt - task.scheduledAt)),
+    activityTaskWaitMs: median(inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.startedAt - task.scheduledAt)),
+    activityTaskMs: median(inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.closedAt - task.startedAt)),
     workflowTaskMs: median(workflowTasks.map((task) => task.closedAt - task.startedAt)),
   };
 }
 
-/** The trivial workflow on a TypeScript SDK worker in this process, with the given worker options. */
+/**
+ * The trivial workflow on a TypeScript SDK worker in this process, with the given worker options.
+ * `agentShaped`: its activities go to two other task queues, each served by a worker of its own
+ * in this process (as src/worker.ts serves the agent's model and sandbox-host queues), so that
+ * none is handed over eagerly: the floor of the agent's own iteration.
+ */
 export async function typescriptFloorRunner(
   client: Client,
   address: string,
   name: string,
   options: Partial<WorkerOptions> = {},
+  shape: { agentShaped?: boolean } = {},
 ): Promise<FloorRunner> {
   const connection = await NativeConnection.connect({ address });
   const taskQueue = `floor-typescript-${process.pid}-${name.replace(/\W+/g, '-')}`;
-  const worker = await Worker.create({
-    connection,
-    namespace: client.options.namespace,
-    taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(here, 'floor', 'trivialWorkflow.ts'), logger: silentLogger }),
-    activities: { async noop() {} },
-    ...options,
-  });
-  const running = worker.run();
+  const queues = { model: `${taskQueue}/model`, host: `${taskQueue}/host` };
+  const noop = async () => {};
+  const workers = [
+    await Worker.create({
+      connection,
+      namespace: client.options.namespace,
+      taskQueue,
+      workflowBundle: await floorBundle(),
+      activities: { noop },
+      ...options,
+    }),
+  ];
+  if (shape.agentShaped) {
+    for (const [queue, activities] of [
+      [queues.model, { callModel: noop }],
+      [queues.host, { runTool: noop }],
+    ] as const) {
+      workers.push(await Worker.create({ connection, namespace: client.options.namespace, taskQueue: queue, activities, ...options }));
+    }
+  }
+  const running = Promise.all(workers.map((worker) => worker.run()));
   let runs = 0;
   return {
     name,
     async run(iterations) {
       runs += 1;
       const workflowId = `${taskQueue}-${runs}`;
-      await client.workflow.execute('trivialLoop', { taskQueue, workflowId, args: [iterations] });
+      if (shape.agentShaped) await client.workflow.execute('agentShapedLoop', { taskQueue, workflowId, args: [iterations, queues] });
+      else await client.workflow.execute('trivialLoop', { taskQueue, workflowId, args: [iterations] });
       return workflowId;
     },
     async close() {
-      worker.shutdown();
+      for (const worker of workers) worker.shutdown();
       await running;
       await connection.close();
     },
   };
+}
+
+let bundle: ReturnType<typeof bundleWorkflowCode> | null = null;
+function floorBundle(): ReturnType<typeof bundleWorkflowCode> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: join(here, 'floor', 'trivialWorkflow.ts'), logger: silentLogger });
+  return bundle;
 }
 
 const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
@@ -183,11 +210,14 @@ export async function measureFloor(client: Client, runners: FloorRunner[], repet
           workflowTaskWaitMs: of('workflowTaskWaitMs'),
           activityTaskWaitMs: of('activityTaskWaitMs'),
           workflowTaskMs: of('workflowTaskMs'),
+          activityTaskMs: of('activityTaskMs'),
         },
       };
     }),
   };
 }
+
+export const agentShapedFloorName = 'TypeScript SDK, the agent\'s shape (activities on two other task queues, as the agent\'s model and tool calls)';
 
 /** The section of `npm run bench`: our SDK, another SDK and the bare gRPC loop on the bench's server. */
 export async function measureDispatchFloor(client: Client, address: string, repetitions: number): Promise<DispatchFloorResult> {
@@ -199,11 +229,13 @@ export async function measureDispatchFloor(client: Client, address: string, repe
     note = `Python's SDK and the bare gRPC loop were not measured: ${(error as Error).message}`;
   }
   const typescript = await typescriptFloorRunner(client, address, 'TypeScript SDK (@temporalio/worker 1.24.0, default options)');
+  const agentShaped = await typescriptFloorRunner(client, address, agentShapedFloorName, {}, { agentShaped: true });
   try {
-    const result = await measureFloor(client, [typescript, ...(python ? [python.sdk, python.raw] : [])], repetitions);
+    const result = await measureFloor(client, [typescript, agentShaped, ...(python ? [python.sdk, python.raw] : [])], repetitions);
     return note ? { ...result, note } : result;
   } finally {
     await typescript.close();
+    await agentShaped.close();
     await python?.sdk.close();
   }
 }
@@ -220,6 +252,7 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
         { label: 'one workflow task waiting (median)', figure: figures.workflowTaskWaitMs, format: ms },
         { label: 'one activity task waiting (median)', figure: figures.activityTaskWaitMs, format: ms },
         { label: 'one workflow task running (median)', figure: figures.workflowTaskMs, format: ms },
+        ...(figures.activityTaskMs ? [{ label: 'one no-op activity task running (median)', figure: figures.activityTaskMs, format: ms }] : []),
       ]).map((line) => `  ${line}`),
     ]),
     ...(result.note ? [`  ${result.note}`] : []),

@@ -40,6 +40,8 @@ export interface BenchEnvironment {
 export interface WorkerTimings {
   transcripts: Array<{ source: 'cache' | 'query'; ms: number }>;
   toolRuns: number[];
+  /** Each callModel activity function's time, and the model request within it. */
+  modelCalls: Array<{ ms: number; requestMs: number }>;
 }
 
 /** The same scripted step, `count` times: a run that loops until its iteration budget ends. */
@@ -59,11 +61,12 @@ export async function openBenchEnvironment(
   // The fake API looks a script up by repository name when a request arrives, so
   // repositories can be added while it runs.
   const scripts: Record<string, Script> = {};
-  let timings: WorkerTimings = { transcripts: [], toolRuns: [] };
+  let timings: WorkerTimings = { transcripts: [], toolRuns: [], modelCalls: [] };
   const worker = await startTestWorker(server, {
     fake: { scripts },
     onTranscript: (source, ms) => timings.transcripts.push({ source, ms }),
     onToolRun: (_tool, ms) => timings.toolRuns.push(ms),
+    onModelCall: (timing) => timings.modelCalls.push(timing),
     cacheConversations: options.cacheConversations,
   });
   const fake = worker.fake;
@@ -96,7 +99,7 @@ export async function openBenchEnvironment(
     },
     takeWorkerTimings() {
       const taken = timings;
-      timings = { transcripts: [], toolRuns: [] };
+      timings = { transcripts: [], toolRuns: [], modelCalls: [] };
       return taken;
     },
     async close() {

@@ -4,11 +4,13 @@
 // requests, which covers the model call, the tool call and everything around them.
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './environment.js';
+import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
 import { runPlainLoop } from './plainLoop.js';
-import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
+import { figure, figureTable, number, percent, repeat, signed, table, type Figure } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
 const timelineKeys: Array<keyof IterationTimeline> = [
+  'iterationMs',
   'dispatchMs',
   'workflowTaskWaitMs',
   'workflowTaskMs',
@@ -31,8 +33,19 @@ export interface OverheadResult {
   addedMsPerIteration: Figure;
   /** Where a workflow iteration's time goes, from the server's event times. */
   workflowTimeline: Record<keyof IterationTimeline, Figure>;
+  /**
+   * The floor, measured alternately with the two loops: a trivial workflow of the agent's shape
+   * (two no-op activities per iteration, each on another task queue, as the agent's model and tool
+   * calls are) on a TypeScript SDK worker in this process, on the same server.
+   */
+  floorMsPerIteration?: Figure;
+  floorTimeline?: Record<keyof IterationTimeline, Figure>;
+  /** added − floor, per repetition: what our workflow, activities and worker add above the floor. */
+  aboveFloorMsPerIteration?: Figure;
   /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
-  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure };
+  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure; modelCallMs?: Figure; modelRequestMs?: Figure };
+  /** The plain loop's own model request and tool times, per iteration. */
+  plainLoop?: { modelRequestMs: Figure; toolMs: Figure };
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -46,12 +59,14 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     env.takeWorkerTimings();
     const { report, handle } = await env.runWorkflow(input);
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
-    const { transcripts, toolRuns } = env.takeWorkerTimings();
+    const { transcripts, toolRuns, modelCalls } = env.takeWorkerTimings();
     const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
     const worker = {
       toolRunMs: sum(toolRuns) / report.iterations,
       transcriptMs: sum(transcripts.map((transcript) => transcript.ms)) / report.iterations,
       transcriptQueries: transcripts.filter((transcript) => transcript.source === 'query').length,
+      modelCallMs: sum(modelCalls.map((call) => call.ms)) / report.iterations,
+      modelRequestMs: sum(modelCalls.map((call) => call.requestMs)) / report.iterations,
     };
     return { ms, timeline: await iterationTimeline(handle), worker };
   };
@@ -60,16 +75,33 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     plainRuns += 1;
     const sandboxId = sandboxIdFor(`bench-plain-loop-${process.pid}-${plainRuns}`);
     const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId });
-    return checked('plain loop', result.status, result.iterations, env.takeRequests());
+    const ms = checked('plain loop', result.status, result.iterations, env.takeRequests());
+    return { ms, modelRequestMs: result.modelRequestMs / result.iterations, toolMs: result.toolMs / result.iterations };
+  };
+
+  const floorRunner = await typescriptFloorRunner(env.server.client, env.server.address, agentShapedFloorName, {}, { agentShaped: true });
+  const throughFloor = async () => {
+    const timeline = await iterationTimeline(env.server.client.workflow.getHandle(await floorRunner.run(overheadIterations)));
+    return { ms: timeline.iterationMs, timeline };
   };
 
   // One untimed run of each warms up the worker, the workflow bundle and the HTTP connections.
-  await throughWorkflow();
-  await throughPlainLoop();
-  // Alternate the two, so that a slow moment of the machine does not land on one side only.
-  const pairs = await repeat(repetitions, async () => ({ workflow: await throughWorkflow(), plain: await throughPlainLoop() }));
-  const added = pairs.map((pair) => pair.workflow.ms - pair.plain);
-  const share = pairs.map((pair) => (pair.workflow.ms - pair.plain) / (modelCallMs + pair.workflow.ms));
+  let pairs: Array<{
+    workflow: Awaited<ReturnType<typeof throughWorkflow>>;
+    plain: Awaited<ReturnType<typeof throughPlainLoop>>;
+    floor: Awaited<ReturnType<typeof throughFloor>>;
+  }>;
+  try {
+    await throughWorkflow();
+    await throughPlainLoop();
+    await throughFloor();
+    // Alternate the three, so that a slow moment of the machine does not land on one side only.
+    pairs = await repeat(repetitions, async () => ({ workflow: await throughWorkflow(), plain: await throughPlainLoop(), floor: await throughFloor() }));
+  } finally {
+    await floorRunner.close();
+  }
+  const added = pairs.map((pair) => pair.workflow.ms - pair.plain.ms);
+  const share = pairs.map((pair) => (pair.workflow.ms - pair.plain.ms) / (modelCallMs + pair.workflow.ms));
   const timelines = pairs.map((pair) => pair.workflow.timeline);
   const timelineFigure = (key: keyof IterationTimeline) => figure(timelines.map((timeline) => timeline[key]));
   const addedFigure = figure(added);
@@ -77,13 +109,22 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   return {
     iterations: overheadIterations,
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
-    plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain)),
+    plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain.ms)),
+    plainLoop: { modelRequestMs: figure(pairs.map((pair) => pair.plain.modelRequestMs)), toolMs: figure(pairs.map((pair) => pair.plain.toolMs)) },
     addedMsPerIteration: addedFigure,
     workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
+    floorMsPerIteration: figure(pairs.map((pair) => pair.floor.ms)),
+    floorTimeline: Object.fromEntries(timelineKeys.map((key) => [key, figure(pairs.map((pair) => pair.floor.timeline[key]))])) as Record<
+      keyof IterationTimeline,
+      Figure
+    >,
+    aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
     worker: {
       toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
       transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
       transcriptQueries: figure(pairs.map((pair) => pair.workflow.worker.transcriptQueries)),
+      modelCallMs: figure(pairs.map((pair) => pair.workflow.worker.modelCallMs)),
+      modelRequestMs: figure(pairs.map((pair) => pair.workflow.worker.modelRequestMs)),
     },
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
@@ -109,6 +150,12 @@ export function formatOverhead(result: OverheadResult): string[] {
       { label: 'added by Temporal per iteration', figure: result.addedMsPerIteration, format: ms },
       { label: 'Temporal workflow, per iteration', figure: result.workflowMsPerIteration, format: ms },
       { label: 'plain in-process loop, per iteration', figure: result.plainLoopMsPerIteration, format: ms },
+      ...(result.floorMsPerIteration && result.aboveFloorMsPerIteration
+        ? [
+            { label: 'floor: trivial workflow of the agent\'s shape, per iteration', figure: result.floorMsPerIteration, format: ms },
+            { label: 'added above the floor (added − floor)', figure: result.aboveFloorMsPerIteration, format: ms },
+          ]
+        : []),
     ]),
     '  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run\'s history):',
     ...figureTable([
@@ -121,14 +168,49 @@ export function formatOverhead(result: OverheadResult): string[] {
       { label: 'runTool activity: running (list_files)', figure: timeline.runToolMs, format: ms },
       { label: 'between tasks', figure: timeline.otherMs, format: ms },
     ]),
+    ...(result.floorTimeline ? floorComparison(timeline, result.floorTimeline) : []),
     '  Measured in the worker (per iteration):',
     ...figureTable([
       { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
       { label: 'conversation for the model call (cache, or transcript query)', figure: result.worker.transcriptMs, format: ms },
       { label: 'transcript queries per run (0: every call hit the cache)', figure: result.worker.transcriptQueries, format: (value) => number(value, 0) },
+      ...(result.worker.modelCallMs && result.worker.modelRequestMs
+        ? [
+            { label: 'callModel activity function, whole', figure: result.worker.modelCallMs, format: ms },
+            { label: 'of it the model request (requestModelTurn: body, HTTP, fake API)', figure: result.worker.modelRequestMs, format: ms },
+          ]
+        : []),
+      ...(result.plainLoop
+        ? [
+            { label: 'plain loop: model request (the same requestModelTurn)', figure: result.plainLoop.modelRequestMs, format: ms },
+            { label: 'plain loop: tool in the sandbox host', figure: result.plainLoop.toolMs, format: ms },
+          ]
+        : []),
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
     `  class and the same SDK client. Share = added / (${modelCallMs} ms + workflow ms per iteration).`,
+  ];
+}
+
+/** Medians of ours beside the floor's, per part of an iteration. */
+function floorComparison(ours: Record<keyof IterationTimeline, Figure>, floor: Record<keyof IterationTimeline, Figure>): string[] {
+  const rows: Array<[string, keyof IterationTimeline]> = [
+    ['iteration (server clock: model call scheduled → next)', 'iterationMs'],
+    ['tasks waiting for a worker, all', 'dispatchMs'],
+    ['workflow tasks: waiting', 'workflowTaskWaitMs'],
+    ['workflow tasks: running', 'workflowTaskMs'],
+    ['callModel: waiting', 'callModelWaitMs'],
+    ['callModel: running', 'callModelMs'],
+    ['runTool: waiting', 'runToolWaitMs'],
+    ['runTool: running', 'runToolMs'],
+    ['between tasks', 'otherMs'],
+  ];
+  return [
+    '  Beside the floor (medians per iteration; the floor\'s activities are no-ops named like ours, on other task queues):',
+    ...table(
+      ['', 'ours', 'floor', 'ours − floor'],
+      rows.map(([label, key]) => [label, `${number(ours[key].median)} ms`, `${number(floor[key].median)} ms`, `${signed(ours[key].median - floor[key].median)} ms`]),
+    ),
   ];
 }
 

@@ -39,12 +39,17 @@ export interface PlainLoopResult {
   status: RunStatus;
   iterations: number;
   tokens: TokenUsage;
+  /** Time spent in model requests and in tools, over the run. */
+  modelRequestMs: number;
+  toolMs: number;
 }
 
 export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId }: PlainLoopOptions): Promise<PlainLoopResult> {
   const input = parseDebugInput(rawInput);
   const state = startRunState(input, undefined, Date.now());
-  const end = (stop: Stop): PlainLoopResult => ({ status: statusFor(stop.condition), iterations: state.iteration, tokens: state.tokens });
+  let modelRequestMs = 0;
+  let toolMs = 0;
+  const end = (stop: Stop): PlainLoopResult => ({ status: statusFor(stop.condition), iterations: state.iteration, tokens: state.tokens, modelRequestMs, toolMs });
   const snapshot = await host.snapshotRepository(input.repo, input.testCommand);
   state.snapshot = snapshot;
   state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
@@ -61,6 +66,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       const stop = stopBeforeNextCall(state, Date.now()) ?? compactIfContextIsFull(state, input);
       if (stop) return end(stop);
       beginIteration(state);
+      const requestStarted = performance.now();
       const response = await requestModelTurn(anthropic, {
         model,
         maxOutputTokens: input.maxOutputTokens,
@@ -68,6 +74,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         tools: apiTools({ allowCommands: input.allowCommands }),
         messages: state.conversation,
       });
+      modelRequestMs += performance.now() - requestStarted;
       recordModelCall(state, { ...response, costUsd: null, answeredBy: response.model });
       const step = takeReply(state, response, input);
       if (step.next === 'stop') return end(step.stop);
@@ -75,7 +82,9 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       // Unlike the workflow, the calls run one after the other.
       for (const call of step.turn.groups.flat()) {
         const request = { id: call.id, name: call.name, input: call.input };
+        const toolStarted = performance.now();
         const outcome = await host.runTool({ sandboxId, iteration: state.iteration, call: request, expectedDigest: workspaceDigest(state), settings });
+        toolMs += performance.now() - toolStarted;
         applyToolOutcome(state, step.turn, call, outcome);
       }
       // As in the workflow: never trust the model's claim, run the tests.

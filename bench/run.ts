@@ -102,7 +102,10 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
       `1. Temporal adds ${number(overhead.addedMsPerIteration.median)} ms per iteration (${number(overhead.workflowMsPerIteration.median)} vs ` +
         `${number(overhead.plainLoopMsPerIteration.median)} ms): ${percent(overhead.shareOfTwoSecondRun.median, 2)} of an iteration with ${modelCallMs / 1000} s model calls. ` +
         `Goals: < ${goals.addedMsPerIteration} ms ${verdict(overhead.goalsMet.addedMsPerIteration)}, < ${percent(goals.shareOfRun, 0)} ${verdict(overhead.goalsMet.shareOfRun)}. ` +
-        `Of a workflow iteration, ${number(overhead.workflowTimeline.dispatchMs.median)} ms are tasks waiting for a worker.`,
+        `Of a workflow iteration, ${number(overhead.workflowTimeline.dispatchMs.median)} ms are tasks waiting for a worker.` +
+        (overhead.floorMsPerIteration && overhead.aboveFloorMsPerIteration
+          ? ` The floor (a trivial workflow of the same shape) takes ${number(overhead.floorMsPerIteration.median)} ms per iteration: ours adds ${number(overhead.aboveFloorMsPerIteration.median)} ms above it.`
+          : ''),
     );
   }
   if (sandbox) {

@@ -41,6 +41,8 @@ export function taskTimings(events: HistoryEvent[]): TaskTiming[] {
 }
 
 export interface IterationTimeline {
+  /** First model call scheduled → last model call scheduled, per iteration. */
+  iterationMs: number;
   /** Scheduled → started, for activity and workflow tasks: waiting for a worker to pick the task up. */
   dispatchMs: number;
   /** Workflow tasks, scheduled → started. */
@@ -83,6 +85,7 @@ export async function iterationTimeline(handle: WorkflowHandle): Promise<Iterati
   const perIteration = (ms: number) => ms / iterations;
   const accounted = Object.values(totals).reduce((sum, ms) => sum + ms, 0);
   return {
+    iterationMs: perIteration(windowEnd - windowStart),
     dispatchMs: perIteration(totals.workflowTaskWaitMs + totals.callModelWaitMs + totals.runToolWaitMs),
     workflowTaskWaitMs: perIteration(totals.workflowTaskWaitMs),
     workflowTaskMs: perIteration(totals.workflowTaskMs),

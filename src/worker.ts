@@ -89,6 +89,8 @@ export interface WorkerOptions {
   onTranscript?: ModelActivityOptions['onTranscript'];
   /** Told how long each tool call took in the sandbox host (the bench's breakdown). */
   onToolRun?: (tool: string, ms: number) => void;
+  /** Told how long each model call's activity function took, and the model request within it. */
+  onModelCall?: ModelActivityOptions['onModelCall'];
   /** False: model calls read the transcript query every time (for measuring what the cache saves). */
   cacheConversations?: boolean;
 }
@@ -193,6 +195,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           defaultModel: config.anthropic.model,
           describeAnswerer: options.describeAnswerer,
           onTranscript: options.onTranscript,
+          onModelCall: options.onModelCall,
           cacheConversations: options.cacheConversations,
         }),
       }),

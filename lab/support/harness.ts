@@ -95,6 +95,7 @@ export async function startTestWorker(
     apiKey?: string;
     onTranscript?: WorkerOptions['onTranscript'];
     onToolRun?: WorkerOptions['onToolRun'];
+    onModelCall?: WorkerOptions['onModelCall'];
     cacheConversations?: boolean;
   },
 ): Promise<TestWorker> {
@@ -112,6 +113,7 @@ export async function startTestWorker(
     taskQueue,
     onTranscript: options.onTranscript,
     onToolRun: options.onToolRun,
+    onModelCall: options.onModelCall,
     cacheConversations: options.cacheConversations,
   });
   return {

@@ -131,7 +131,8 @@ export function appendUserText(conversation: Message[], text: string): void {
  * - each tool_use gets exactly one tool_result in the next message, in call order, before any
  *   text (a missing one is an is_error result saying `reason`); results that answer no call go;
  * - the final assistant message (a paused turn) does not end with whitespace.
- * Returns the number of changes made.
+ * Returns the number of changes made. It replaces messages' block lists and blocks, never changes
+ * a block in place (the model request repairs a copy of the lists only: src/model/anthropic.ts).
  */
 export function repairConversation(conversation: Message[], reason: string): number {
   let changes = 0;

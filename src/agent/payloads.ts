@@ -36,20 +36,34 @@ export function dropOldestRecords<T>(records: T[], max = maxToolCallRecords): nu
 /** The largest context window of any Claude model: a larger setting would never compact in time. */
 export const maxContextWindowTokens = 1_000_000;
 
-/** Bytes of a string once encoded as UTF-8 (what Temporal's JSON payloads carry). */
+/** Characters beyond ASCII: the only ones that take more than one byte in UTF-8. */
+const nonAscii = /[^\x00-\x7f]/g;
+
+/**
+ * Bytes of a string once encoded as UTF-8 (what Temporal's JSON payloads carry). Runs of ASCII
+ * (nearly all of a conversation) are skipped by one native regular-expression scan each instead
+ * of a JavaScript step per character: the workflow measures its whole conversation every
+ * iteration. Lone surrogates count 3 bytes, as the replacement character they become.
+ */
 export function utf8Bytes(text: string): number {
   let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
+  let index = 0;
+  while (index < text.length) {
+    nonAscii.lastIndex = index;
+    const next = nonAscii.exec(text)?.index ?? text.length;
+    bytes += next - index;
+    index = next;
+    if (index >= text.length) break;
     const code = text.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
+    if (code < 0x800) bytes += 2;
     else if (code >= 0xd800 && code <= 0xdbff && index + 1 < text.length) {
-      const next = text.charCodeAt(index + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
+      const following = text.charCodeAt(index + 1);
+      if (following >= 0xdc00 && following <= 0xdfff) {
         bytes += 4;
         index++;
       } else bytes += 3;
     } else bytes += 3;
+    index++;
   }
   return bytes;
 }

@@ -198,12 +198,30 @@ function availableTools(options: { allowCommands: boolean }): ToolName[] {
   });
 }
 
-/** The `tools` parameter of a Messages API request, in a fixed order (a stable, cacheable prefix). */
+/**
+ * The `tools` parameter of a Messages API request, in a fixed order (a stable, cacheable prefix).
+ * Made once per process and kept (converting the schemas took about 1 ms per model call); the
+ * list is frozen, deeply, because every model call shares it.
+ */
 export function apiTools(options: { allowCommands: boolean }): ApiTool[] {
-  return availableTools(options).map((name) => {
-    const { $schema: _ignored, ...schema } = z.toJSONSchema(tools[name].input) as Record<string, unknown>;
-    return { name, description: tools[name].description, input_schema: schema };
-  });
+  const key = options.allowCommands ? 'withCommands' : 'withoutCommands';
+  madeTools[key] ??= deepFreeze(
+    availableTools(options).map((name) => {
+      const { $schema: _ignored, ...schema } = z.toJSONSchema(tools[name].input) as Record<string, unknown>;
+      return { name, description: tools[name].description, input_schema: schema };
+    }),
+  );
+  return madeTools[key];
+}
+
+const madeTools: { withCommands?: ApiTool[]; withoutCommands?: ApiTool[] } = {};
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 export type ParsedToolCall =

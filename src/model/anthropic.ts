@@ -58,7 +58,9 @@ export function buildRequestBody(request: ModelRequest): Anthropic.MessageCreate
  * but one stored by older code (or answered by a worker of another version) may not be.
  */
 function requestReadyMessages(messages: Message[]): Message[] {
-  const copy = structuredClone(messages);
+  // Repair replaces messages' block lists and blocks, never changes a block in place: copying the
+  // lists is enough to leave the caller's conversation as it is (a deep copy cost O(conversation) per call).
+  const copy = messages.map((message) => ({ ...message, content: [...message.content] }) as Message);
   repairConversation(copy, 'the stored conversation had no result for it');
   return copy;
 }

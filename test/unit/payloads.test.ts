@@ -39,6 +39,18 @@ test('UTF-8 bytes are counted as Temporal stores them', () => {
   assert.equal(jsonBytes({ text: 'ü' }), Buffer.byteLength(JSON.stringify({ text: 'ü' })));
 });
 
+test('UTF-8 bytes match Node\'s count for text of every kind (ASCII runs, accents, emoji, lone surrogates)', () => {
+  const pieces = ['plain ascii ', 'é', '’', '😀', '\ud800', '\udc00', 'x', '\n', '字', '\u007f', '\u0080', '\u07ff', '\u0800', '\uffff'];
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let sample = 0; sample < 300; sample++) {
+    const text = Array.from({ length: Math.floor(random() * 30) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+    assert.equal(utf8Bytes(text), Buffer.byteLength(text), JSON.stringify(text));
+  }
+  assert.equal(utf8Bytes(''), 0);
+  assert.equal(utf8Bytes('a'.repeat(100_000) + 'é'), 100_002);
+});
+
 test('a conversation under its budget is left as it is', () => {
   const conversation = [userText('task'), ...exchange(1), ...exchange(2)];
   const copy = structuredClone(conversation);

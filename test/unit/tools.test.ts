@@ -25,6 +25,18 @@ test('the API tool list is generated from the registry, with run_command only wh
   assert.ok(apiTools({ allowCommands: true }).some((tool) => tool.name === 'run_command'));
 });
 
+test('the API tool list is made once per setting and shared, frozen, by every model call', () => {
+  const first = apiTools({ allowCommands: false });
+  assert.equal(apiTools({ allowCommands: false }), first);
+  assert.notEqual(apiTools({ allowCommands: true }), first);
+  assert.equal(apiTools({ allowCommands: true }), apiTools({ allowCommands: true }));
+  const readFile = first.find((tool) => tool.name === 'read_file');
+  assert.throws(() => {
+    (readFile?.input_schema as Record<string, unknown>).type = 'array';
+  }, TypeError);
+  assert.equal(readFile?.input_schema.type, 'object');
+});
+
 test('bad tool calls become errors the model can act on', () => {
   const unknown = parseToolCall({ id: '1', name: 'delete_everything', input: {} }, { allowCommands: false });
   assert.equal(unknown.ok, false);
