@@ -2,8 +2,12 @@
 // child runs of the loop (ids `<parent>-attempt-<k>`), started at once, each with its own
 // sandbox, budget share and opening. Each child is durable on its own; the parent waits for
 // them (or, with firstWins, cancels the rest once one fix is verified), keeps the smallest
-// verified fix, and reports every attempt with totals summed over them.
+// verified fix, and reports every attempt with totals summed over them. A parent that resumes an
+// interrupted one (resumeFrom) keeps each finished attempt's report as it is and resumes each
+// unfinished attempt from its own saved state, as `resume` of a single run does.
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
   ParentClosePolicy,
@@ -17,7 +21,17 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { AttemptActivities } from '../activities/attempts.js';
-import { attemptOpening, attemptsReport, childInput, splitBudgets, summaryFromReport } from '../src/agent/attempts.js';
+import {
+  attemptOpening,
+  attemptsReport,
+  attemptSummaryLine,
+  childInput,
+  resumePlan,
+  splitBudgets,
+  summaryFromReport,
+  type AttemptOpening,
+  type AttemptPlan,
+} from '../src/agent/attempts.js';
 import { emptyUsage } from '../src/agent/budgets.js';
 import { defaultModelEndpoint } from '../src/agent/modelEndpoint.js';
 import type { DebugInput } from '../src/agent/input.js';
@@ -25,6 +39,7 @@ import type { AttemptSummary, DebugReport } from '../src/agent/report.js';
 import type { AttemptProgress, RunStatusView } from '../src/agent/runState.js';
 import {
   hintSignal,
+  savedStateQuery,
   searchAttributes,
   statusQuery,
   stopSignal,
@@ -47,12 +62,9 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     attemptOpening(index + 1, input.attempts, { temperature: input.temperature, thinking }),
   );
   const budgets = splitBudgets(input.budgets, input.attempts);
-  const progress: AttemptProgress[] = openings.map((opening) => ({
-    attempt: opening.number,
-    workflowId: `${parentId}-attempt-${opening.number}`,
-    status: 'starting',
-    label: opening.label,
-  }));
+  // A resumed parent keeps what its interrupted attempts finished, and resumes the rest.
+  const plans = input.resumeFrom ? await planResume(input, parentId) : openings.map((opening): AttemptPlan => ({ attempt: opening.number, do: 'start' }));
+  const progress: AttemptProgress[] = openings.map((opening, index) => progressOf(parentId, opening, plans[index] as AttemptPlan));
   const handles = new Map<number, ChildWorkflowHandle<LoopWorkflow>>();
   let stopRequested: string | null = null;
   let phase: RunStatusView['phase'] = 'attempts';
@@ -64,6 +76,8 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   };
   setHandler(statusQuery, () => statusView(input, progress, startedAt, phase, stopRequested));
   setHandler(transcriptQuery, () => ({ messages: [], version: 0 }));
+  // A parent has no loop state of its own: `resume` reads its input here, its attempts from `status`.
+  setHandler(savedStateQuery, () => ({ input, state: null }));
   setHandler(stopSignal, (reason?: string) => {
     stopRequested = typeof reason === 'string' && reason.trim() ? reason.trim() : 'stop requested by the user';
     forward((handle) => handle.signal(stopSignal, stopRequested ?? undefined));
@@ -73,7 +87,9 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   });
 
   upsertSearchAttributes([{ key: searchAttributes.status, value: 'running' }]);
-  setCurrentDetails(`${input.attempts} attempts in parallel${input.firstWins ? ' (the first verified fix wins)' : ''}: ${progress.map((entry) => entry.workflowId).join(', ')}`);
+  setCurrentDetails(
+    `${input.attempts} attempts in parallel${input.firstWins ? ' (the first verified fix wins)' : ''}${input.resumeFrom ? `, resuming ${input.resumeFrom}` : ''}: ${progress.map((entry) => entry.workflowId).join(', ')}`,
+  );
 
   const scopes = openings.map(() => new CancellationScope());
   const cancelOthers = (winner: number) => {
@@ -84,16 +100,25 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   };
   const outcomes = await Promise.allSettled(
     openings.map((opening, index) =>
-      (scopes[index] as CancellationScope).run(async () => {
+      (scopes[index] as CancellationScope).run(async (): Promise<DebugReport | null> => {
         const entry = progress[index] as AttemptProgress;
+        const plan = plans[index] as AttemptPlan;
+        if (plan.do === 'adopt') return plan.report;
+        if (plan.do === 'cancelled') return null;
+        const resumeFrom = plan.do === 'resume' ? plan.from : undefined;
         const handle = await startChild<LoopWorkflow>(workflowType, {
           workflowId: entry.workflowId,
-          args: [childInput(input, opening, budgets[index] as DebugInput['budgets'])],
+          args: [childInput(input, opening, budgets[index] as DebugInput['budgets'], resumeFrom)],
           // Cancelling the parent cancels the children, whose clean-up then removes their sandboxes.
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-          staticSummary: `Attempt ${opening.number} of ${opening.of} · ${opening.label.replace(/^attempt \d+ of \d+ · /, '')}`,
-          staticDetails: [`Attempt ${opening.number} of ${opening.of} of ${parentId}`, `Repository: ${input.repo}`, `Opening: ${opening.instruction}`].join('\n'),
+          staticSummary: attemptSummaryLine(opening, resumeFrom),
+          staticDetails: [
+            `Attempt ${opening.number} of ${opening.of} of ${parentId}`,
+            ...(resumeFrom ? [`Resumes ${resumeFrom} (an attempt of ${input.resumeFrom})`] : []),
+            `Repository: ${input.repo}`,
+            `Opening: ${opening.instruction}`,
+          ].join('\n'),
         });
         handles.set(opening.number, handle);
         entry.status = 'running';
@@ -115,12 +140,13 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   const summaries: AttemptSummary[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = progress[index] as AttemptProgress;
-    if (outcome.status === 'fulfilled') {
+    if (outcome.status === 'fulfilled' && outcome.value) {
       reports.set(entry.attempt, outcome.value);
       summaries.push(summaryFromReport(entry.attempt, outcome.value));
       continue;
     }
-    const cancelled = isCancellation(outcome.reason);
+    // No report: cancelled here or (a resumed parent) by the first-wins of the interrupted one, or failed.
+    const cancelled = outcome.status === 'fulfilled' || isCancellation(outcome.reason);
     entry.status = cancelled ? 'cancelled' : 'failed';
     // A cancelled or failed child has no report: its usage so far comes from its status query.
     const usage = await attemptActivities.attemptUsage.executeWithOptions({ summary: `usage of ${entry.workflowId}` }, [
@@ -130,7 +156,7 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
       attempt: entry.attempt,
       workflowId: entry.workflowId,
       status: entry.status as 'cancelled' | 'failed',
-      detail: cancelled ? 'cancelled: another attempt’s fix was verified first' : failureMessage(outcome.reason),
+      detail: cancelled ? 'cancelled: another attempt’s fix was verified first' : failureMessage((outcome as PromiseRejectedResult).reason),
       rootCause: null,
       diffLines: 0,
       iterations: usage?.iterations ?? 0,
@@ -140,7 +166,14 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     });
   }
 
-  const report = attemptsReport({ workflowId: parentId, repository: input.repo, durationMs: Date.now() - startedAt, attempts: summaries, reports });
+  const report = attemptsReport({
+    workflowId: parentId,
+    repository: input.repo,
+    durationMs: Date.now() - startedAt,
+    attempts: summaries,
+    reports,
+    resumedFrom: input.resumeFrom ?? null,
+  });
   phase = 'done';
   upsertSearchAttributes([
     { key: searchAttributes.status, value: report.status },
@@ -149,6 +182,32 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   ]);
   setCurrentDetails(`${report.status}: ${report.stopDetail}`);
   return report;
+}
+
+/** What became of the interrupted parent's attempts, and so what to do with each. */
+async function planResume(input: DebugInput, parentId: string): Promise<AttemptPlan[]> {
+  const earlierId = input.resumeFrom as string;
+  try {
+    const earlier = await attemptActivities.earlierAttempts.executeWithOptions({ summary: `the attempts of ${earlierId}` }, [
+      { workflowId: earlierId, attempts: input.attempts, resumedBy: parentId },
+    ]);
+    return resumePlan(earlier, input.firstWins);
+  } catch (error) {
+    // A bad resumeFrom is the user's input: say so at the top, not inside an activity failure.
+    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'InvalidInput') {
+      throw ApplicationFailure.nonRetryable(error.cause.message, 'InvalidInput');
+    }
+    throw error;
+  }
+}
+
+/** An attempt as the status shows it: a new child runs under `<parent>-attempt-k`, an adopted one keeps its run. */
+function progressOf(parentId: string, opening: AttemptOpening, plan: AttemptPlan): AttemptProgress {
+  const entry = { attempt: opening.number, label: opening.label };
+  if (plan.do === 'adopt') return { ...entry, workflowId: plan.report.workflowId, status: plan.report.status };
+  if (plan.do === 'cancelled') return { ...entry, workflowId: plan.workflowId, status: 'cancelled' };
+  const workflowId = `${parentId}-attempt-${opening.number}`;
+  return { ...entry, workflowId, status: 'starting', label: plan.do === 'resume' ? `${opening.label} · resumed from ${plan.from}` : opening.label };
 }
 
 function failureMessage(error: unknown): string {

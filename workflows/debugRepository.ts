@@ -64,7 +64,7 @@ import { sandboxIdFor } from '../src/agent/ids.js';
 import { testsFailed, verifyFix, type TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall, type ParsedToolCall } from '../src/agent/tools.js';
 import {
-  checkpointQuery,
+  savedStateQuery,
   hintSignal,
   raiseBudgetUpdate,
   searchAttributes,
@@ -217,7 +217,7 @@ class DebugRun {
     this.approval.register();
     setHandler(statusQuery, () => this.statusView());
     setHandler(transcriptQuery, () => ({ messages: this.state.conversation, version: this.state.conversationVersion }));
-    setHandler(checkpointQuery, () => ({ input: this.input, state: this.state }));
+    setHandler(savedStateQuery, () => ({ input: this.input, state: this.state }));
     setHandler(hintSignal, (text: string) => {
       if (typeof text === 'string' && text.trim()) this.state.pendingHints.push(text.trim());
     });
@@ -244,7 +244,7 @@ class DebugRun {
 
   async execute(): Promise<DebugReport> {
     const state = this.state;
-    if (this.input.resumeFrom && !state.snapshot) await this.adoptEarlierRun(this.input.resumeFrom);
+    if (this.input.resumeFrom && !state.snapshot) await this.resumeEarlierRun(this.input.resumeFrom);
     if (!state.snapshot) {
       this.setPhase('preparing');
       const snapshot = await shared.snapshotRepository.executeWithOptions({ summary: `snapshot ${this.input.repo}` }, [
@@ -353,8 +353,8 @@ class DebugRun {
    * Continues an earlier run that ended (on its budget, a stop, an error): its conversation,
    * workspace log, baseline and usage carry over; its sandbox is rebuilt here from the log.
    */
-  private async adoptEarlierRun(workflowId: string): Promise<void> {
-    const { state: earlier, elapsedMs } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+  private async resumeEarlierRun(workflowId: string): Promise<void> {
+    const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
     const state = this.state;
     Object.assign(state, {
       // The time budget goes on counting from where the earlier run stopped (as tokens and cost do).
@@ -730,7 +730,7 @@ class DebugRun {
   async finish(stop: Stop): Promise<DebugReport> {
     const state = this.state;
     this.setPhase('reporting');
-    // The run may be resumed from its checkpoint: that query must stay under the payload limit too.
+    // The run may be resumed from its saved state: that query must stay under the payload limit too.
     if (fitConversationToBudget(state.conversation, conversationByteBudget) > 0) state.conversationVersion += 1;
     const workspace = state.workspace;
     const status = statusFor(stop.condition);
