@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
 import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
@@ -120,7 +121,7 @@ test('three attempts: one fails, two fix the bug; the smaller fix is kept and th
   const childDescription = await server.client.workflow.getHandle(`${id}-attempt-2`).describe();
   assert.equal(childDescription.parentExecution?.workflowId, id);
   assert.match((await childDescription.staticSummary()) ?? '', /^Attempt 2 of 3 · the second most likely hypothesis · temperature 0\.6$/);
-  const { input } = await server.client.workflow.getHandle(`${id}-attempt-2`).query<{ input: { budgets: { maxIterations: number } } }>('checkpoint');
+  const { input } = await server.client.workflow.getHandle(`${id}-attempt-2`).query<{ input: { budgets: { maxIterations: number } } }>('savedState');
   assert.equal(input.budgets.maxIterations, 10);
   const parentDescription = await handle.describe();
   assert.equal(parentDescription.searchAttributes.DebugStatus?.[0], 'fixed');
@@ -195,7 +196,9 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
   assert.match(printed, /attempt 1 of 2 · the most likely hypothesis · temperature 0\.2 · running · phase \w+ · iteration \d+\/60/);
   assert.match(printed, new RegExp(`${id}-attempt-2`));
 
-  await childHandle(1).signal(stopSignal, 'enough of this one');
+  // `stop` on one attempt (our CLI) stops only that attempt.
+  const stopped = await cli(['stop', `${id}-attempt-1`, 'enough of this one']);
+  assert.equal(stopped.code, 0, stopped.output);
   const first = (await childHandle(1).result()) as DebugReport;
   assert.equal(first.status, 'stopped');
   assert.equal((await childHandle(2).describe()).status.name, 'RUNNING', 'the other attempt goes on');
@@ -211,10 +214,79 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
     ],
   );
   assert.equal(await containersOf(server), 0);
-  // resume works on one attempt, not on the parent: it says which to resume.
+  // A parent that ended with a report has nothing left to resume: the user is told to resume one attempt.
   const resumed = await cli(['resume', id]);
   assert.equal(resumed.code, 2, resumed.output);
-  assert.match(resumed.output, new RegExp(`${id} ran 2 attempts: resume one of them \\(${id}-attempt-1, ${id}-attempt-2\\)`));
+  assert.match(resumed.output, new RegExp(`${id} ended with a report: every attempt finished, so nothing is left to resume\\. To give one attempt more budget, resume that attempt \\(${id}-attempt-1, ${id}-attempt-2\\)`));
+  // raise-budget is for one running run: a parent's attempts each have their own budget.
+  const raised = await cli(['raise-budget', id, '--more-iterations', '5']);
+  assert.equal(raised.code, 2, raised.output);
+  assert.match(raised.output, /has ended \(completed\): continue it in a new run with `durable-debugger resume/);
+});
+
+test('resume of an interrupted parent: a finished attempt is kept, the unfinished ones go on from their saved state, and the run ends as without the interruption', async () => {
+  const fake = new FakeAnthropicApi({ scripts: { '01_off_by_one': scriptFor(3, [givesUp, [...wanders(10), ...fixesLarge], [...wanders(12), ...fixesSmall]]) }, latencyMs: 200 });
+  await fake.start();
+  try {
+    await worker?.stop();
+    worker = await startTestWorker(server, { fake });
+    const id = 'attempts-resumed';
+    const handle = await startDebugRun(server.client, { input: { repo, attempts: 3, budgets: { maxIterations: 60 } }, taskQueue: worker.taskQueue, workflowId: id });
+    const child = (k: number) => server.client.workflow.getHandle(`${id}-attempt-${k}`);
+    // Attempt 1 has ended (with a report); attempts 2 and 3 are under way.
+    await waitFor(async () => {
+      const first = await child(1).describe().catch(() => null);
+      const others = await Promise.all([2, 3].map((k) => child(k).query(statusQuery).catch(() => null)));
+      return first?.status.name === 'COMPLETED' && others.every((status) => (status?.iteration ?? 0) >= 2);
+    });
+    // The interruption: attempt 2 and the parent are terminated (attempt 3 is cancelled with its parent), and the worker is gone.
+    await child(2).terminate('interrupted by the test');
+    await handle.terminate('interrupted by the test');
+    // Read before the worker goes (a closed run replays on a worker to answer).
+    const earlierUsage = await Promise.all([2, 3].map(async (k) => (await child(k).query(statusQuery)).tokens.outputTokens));
+    await worker.stop();
+    worker = undefined as unknown as TestWorker;
+    assert.equal((await child(2).describe()).status.name, 'TERMINATED');
+    assert.notEqual((await child(3).describe()).status.name, 'COMPLETED', 'attempt 3 had not finished');
+
+    // `resume` of the parent, served by the CLI's own worker (the same model endpoint: the fake API).
+    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: worker.taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    assert.equal(resumed.code, 0, resumed.output);
+    const next = `${id}-resumed-2`;
+    assert.match(resumed.output, new RegExp(`Resuming ${id} \\(terminated\\) in a new run, ${next}: its finished attempts are kept`));
+    assert.match(resumed.output, /Status: fixed/);
+
+    const report = (await server.client.workflow.getHandle(next).result()) as DebugReport;
+    // As the run without the interruption ends: the smaller verified fix, attempt 3, is kept.
+    assert.equal(report.status, 'fixed', report.stopDetail);
+    assert.equal(report.chosenAttempt, 3);
+    assert.equal(report.resumedFrom, id);
+    assert.equal(report.rootCause, 'range(len(items) - 1) skipped the last element');
+    assert.deepEqual(
+      report.attempts?.map((attempt) => [attempt.attempt, attempt.workflowId, attempt.status, attempt.diffLines]),
+      [
+        [1, `${id}-attempt-1`, 'not_fixed', 0],
+        [2, `${next}-attempt-2`, 'fixed', 6],
+        [3, `${next}-attempt-3`, 'fixed', 2],
+      ],
+    );
+    // Each unfinished attempt went on from its own saved state: its usage before the interruption is counted once, in its report.
+    const children = await Promise.all(report.attempts?.map((attempt) => childReport(attempt.workflowId)) ?? []);
+    assert.deepEqual(children.map((each) => each.resumedFrom), [null, `${id}-attempt-2`, `${id}-attempt-3`]);
+    for (const [index, earlier] of earlierUsage.entries()) {
+      assert.ok((children[index + 1]?.tokens.outputTokens ?? 0) > earlier, `attempt ${index + 2} carries its earlier usage`);
+    }
+    assert.equal(report.iterations, sumOf(children.map((each) => each.iterations)));
+    assert.equal(report.tokens.outputTokens, sumOf(children.map((each) => each.tokens.outputTokens)));
+    assert.ok(Math.abs((report.costUsd ?? 0) - sumOf(children.map((each) => each.costUsd ?? 0))) < 1e-9);
+    // The resumed attempts did not start over: no second task prompt for them, and attempt 2 went on past its wandering.
+    const description = await server.client.workflow.getHandle(`${next}-attempt-2`).describe();
+    assert.equal(description.parentExecution?.workflowId, next);
+    assert.equal(await description.staticSummary(), `Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from ${id}-attempt-2`);
+    assert.match((await (await server.client.workflow.getHandle(next).describe()).staticSummary()) ?? '', new RegExp(`· 3 attempts · resumes ${id}$`));
+  } finally {
+    await fake.stop();
+  }
 });
 
 test('attempts with approve are refused at once, naming the field', async () => {
@@ -237,11 +309,11 @@ async function cliOutput(args: string[]): Promise<string> {
   return output;
 }
 
-function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
       cwd: projectRoot,
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1' },
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
