@@ -244,13 +244,14 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     await handle.terminate('interrupted by the test');
     // Read before the worker goes (a closed run replays on a worker to answer).
     const earlierUsage = await Promise.all([2, 3].map(async (k) => (await child(k).query(statusQuery)).tokens.outputTokens));
+    const taskQueue = worker.taskQueue;
     await worker.stop();
     worker = undefined as unknown as TestWorker;
     assert.equal((await child(2).describe()).status.name, 'TERMINATED');
     assert.notEqual((await child(3).describe()).status.name, 'COMPLETED', 'attempt 3 had not finished');
 
     // `resume` of the parent, served by the CLI's own worker (the same model endpoint: the fake API).
-    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: worker.taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
     assert.equal(resumed.code, 0, resumed.output);
     const next = `${id}-resumed-2`;
     assert.match(resumed.output, new RegExp(`Resuming ${id} \\(terminated\\) in a new run, ${next}: its finished attempts are kept`));
