@@ -285,6 +285,21 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     assert.equal(description.parentExecution?.workflowId, next);
     assert.equal(await description.staticSummary(), `Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from ${id}-attempt-2`);
     assert.match((await (await server.client.workflow.getHandle(next).describe()).staticSummary()) ?? '', new RegExp(`· 3 attempts · resumes ${id}$`));
+
+    // Resumes that do not fit are refused at once, naming what to do instead.
+    const more = await cli(['resume', id, '--more-iterations', '5'], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    assert.equal(more.code, 2, more.output);
+    assert.match(more.output, new RegExp(`${id} ran 3 attempts, each with its own share of the budgets: to give one more, resume that attempt with the --more-\\* options`));
+    worker = await startTestWorker(server, { fake, taskQueue });
+    const refused: Array<[Record<string, unknown>, RegExp]> = [
+      [{ resumeFrom: id }, new RegExp(`resumeFrom: "${id}" ran 3 parallel attempts: resume it with attempts 3, or resume one attempt`)],
+      [{ attempts: 2, resumeFrom: id }, new RegExp(`resumeFrom: "${id}" ran 3 attempts: resume it with attempts 3, not 2`)],
+      [{ attempts: 2, resumeFrom: `${id}-attempt-1` }, new RegExp(`resumeFrom: "${id}-attempt-1" is a single run, not a parent of parallel attempts`)],
+    ];
+    for (const [fields, expected] of refused) {
+      const bad = await startDebugRun(server.client, { input: { repo, ...fields }, taskQueue });
+      await assert.rejects(bad.result(), (error: Error & { cause?: Error }) => expected.test(error.cause?.message ?? ''), JSON.stringify(fields));
+    }
   } finally {
     await fake.stop();
   }
