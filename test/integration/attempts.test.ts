@@ -9,6 +9,7 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { modelEndpointId } from '../../src/model/endpoint.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
 import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../support/harness.js';
@@ -300,6 +301,35 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
       const bad = await startDebugRun(server.client, { input: { repo, ...fields }, taskQueue });
       await assert.rejects(bad.result(), (error: Error & { cause?: Error }) => expected.test(error.cause?.message ?? ''), JSON.stringify(fields));
     }
+  } finally {
+    await fake.stop();
+  }
+});
+
+test('resume of a parent whose worker is gone: no new run, this command’s worker takes it to its end', async () => {
+  const fake = new FakeAnthropicApi({ scripts: { '01_off_by_one': scriptFor(2, [[...wanders(4), ...fixesLarge], [...wanders(4), ...fixesSmall]]) }, latencyMs: 200 });
+  await fake.start();
+  try {
+    await worker?.stop();
+    worker = await startTestWorker(server, { fake });
+    const taskQueue = worker.taskQueue;
+    const id = 'attempts-worker-lost';
+    // Started as `run` does: with the starter's model endpoint, which the CLI's worker (same settings) serves.
+    const modelEndpoint = modelEndpointId({ apiKey: 'test-key', baseURL: fake.url }) as string;
+    const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, modelEndpoint, budgets: { maxIterations: 40 } }, taskQueue, workflowId: id });
+    await waitFor(async () => {
+      const statuses = await Promise.all([1, 2].map((k) => server.client.workflow.getHandle(`${id}-attempt-${k}`).query(statusQuery).catch(() => null)));
+      return statuses.every((status) => (status?.iteration ?? 0) >= 1);
+    });
+    await worker.stop();
+    worker = undefined as unknown as TestWorker;
+    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    assert.equal(resumed.code, 0, resumed.output);
+    assert.match(resumed.output, new RegExp(`${id} is still running \\(phase attempts\\): following it; this command's worker serves it if its own is gone`));
+    assert.match(resumed.output, /Status: fixed/);
+    const report = (await handle.result()) as DebugReport;
+    assert.equal(report.chosenAttempt, 2);
+    assert.deepEqual(report.attempts?.map((attempt) => attempt.workflowId), [`${id}-attempt-1`, `${id}-attempt-2`]);
   } finally {
     await fake.stop();
   }
