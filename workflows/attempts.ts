@@ -21,15 +21,20 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { AttemptActivities } from '../activities/attempts.js';
+import { attemptFixRejected } from '../src/agent/prompts.js';
+import { ApprovalGate } from './approval.js';
 import {
   attemptOpening,
   attemptsReport,
   attemptSummaryLine,
   childInput,
+  keptAttempt,
   resumePlan,
   splitBudgets,
   summaryFromReport,
+  withApprovalAnswer,
   type AttemptOpening,
+  type KeptFixAnswer,
   type AttemptPlan,
 } from '../src/agent/attempts.js';
 import { emptyUsage } from '../src/agent/budgets.js';
@@ -74,7 +79,19 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   const forward = (send: (handle: ChildWorkflowHandle<LoopWorkflow>) => Promise<void>) => {
     for (const entry of running()) void send(handles.get(entry.attempt) as ChildWorkflowHandle<LoopWorkflow>).catch(() => undefined);
   };
-  setHandler(statusQuery, () => statusView(input, progress, startedAt, phase, stopRequested));
+  // With approve, the parent asks a person about the fix it keeps (workflows/approval.ts).
+  const gate = input.approve
+    ? new ApprovalGate({
+        enabled: true,
+        timeoutMinutes: input.approvalTimeoutMinutes,
+        stopRequested: () => stopRequested,
+        setPhase: (next) => {
+          phase = next;
+        },
+      })
+    : null;
+  gate?.register();
+  setHandler(statusQuery, () => ({ ...statusView(input, progress, startedAt, phase, stopRequested), awaitingApproval: gate?.awaiting ?? null }));
   setHandler(transcriptQuery, () => ({ messages: [], version: 0 }));
   // A parent has no loop state of its own: `resume` reads its input here, its attempts from `status`.
   setHandler(savedStateQuery, () => ({ input, state: null }));
@@ -91,6 +108,33 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     `${input.attempts} attempts in parallel${input.firstWins ? ' (the first verified fix wins)' : ''}${input.resumeFrom ? `, resuming ${input.resumeFrom}` : ''}: ${progress.map((entry) => entry.workflowId).join(', ')}`,
   );
 
+  /** Runs attempt `index` as a child (from scratch, or resuming `resumeFrom`) to its report. */
+  const runChild = async (index: number, resumeFrom?: string, hint?: string): Promise<DebugReport> => {
+    const opening = openings[index] as AttemptOpening;
+    const entry = progress[index] as AttemptProgress;
+    const handle = await startChild<LoopWorkflow>(workflowType, {
+      workflowId: entry.workflowId,
+      args: [childInput(input, opening, budgets[index] as DebugInput['budgets'], resumeFrom)],
+      // Cancelling the parent cancels the children, whose clean-up then removes their sandboxes.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      staticSummary: attemptSummaryLine(opening, resumeFrom),
+      staticDetails: [
+        `Attempt ${opening.number} of ${opening.of} of ${parentId}`,
+        ...(resumeFrom ? [`Resumes ${resumeFrom}`] : []),
+        `Repository: ${input.repo}`,
+        `Opening: ${opening.instruction}`,
+      ].join('\n'),
+    });
+    handles.set(opening.number, handle);
+    entry.status = 'running';
+    if (hint) await handle.signal(hintSignal, hint);
+    if (stopRequested) await handle.signal(stopSignal, stopRequested).catch(() => undefined);
+    const report = await handle.result();
+    entry.status = report.status;
+    return report;
+  };
+
   const scopes = openings.map(() => new CancellationScope());
   const cancelOthers = (winner: number) => {
     scopes.forEach((scope, index) => {
@@ -99,32 +143,12 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     });
   };
   const outcomes = await Promise.allSettled(
-    openings.map((opening, index) =>
+    openings.map((_opening, index) =>
       (scopes[index] as CancellationScope).run(async (): Promise<DebugReport | null> => {
-        const entry = progress[index] as AttemptProgress;
         const plan = plans[index] as AttemptPlan;
         if (plan.do === 'adopt') return plan.report;
         if (plan.do === 'cancelled') return null;
-        const resumeFrom = plan.do === 'resume' ? plan.from : undefined;
-        const handle = await startChild<LoopWorkflow>(workflowType, {
-          workflowId: entry.workflowId,
-          args: [childInput(input, opening, budgets[index] as DebugInput['budgets'], resumeFrom)],
-          // Cancelling the parent cancels the children, whose clean-up then removes their sandboxes.
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-          staticSummary: attemptSummaryLine(opening, resumeFrom),
-          staticDetails: [
-            `Attempt ${opening.number} of ${opening.of} of ${parentId}`,
-            ...(resumeFrom ? [`Resumes ${resumeFrom} (an attempt of ${input.resumeFrom})`] : []),
-            `Repository: ${input.repo}`,
-            `Opening: ${opening.instruction}`,
-          ].join('\n'),
-        });
-        handles.set(opening.number, handle);
-        entry.status = 'running';
-        if (stopRequested) await handle.signal(stopSignal, stopRequested).catch(() => undefined);
-        const report = await handle.result();
-        entry.status = report.status;
+        const report = await runChild(index, plan.do === 'resume' ? plan.from : undefined);
         if (input.firstWins && report.status === 'fixed') cancelOthers(index);
         return report;
       }),
@@ -166,14 +190,42 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     });
   }
 
-  const report = attemptsReport({
+  // With approve, a person answers about the kept fix; a rejection sends its attempt on with the feedback.
+  let answer: KeptFixAnswer | null = null;
+  // The attempt revised after a rejection is the one asked about again, if its revision is verified.
+  let revised: number | null = null;
+  for (let round = 1; gate && answer === null; round++) {
+    const chosen = keptAttempt(summaries, revised);
+    const kept = summaries.find((summary) => summary.attempt === chosen);
+    if (!kept) break;
+    const given = await gate.awaitAnswer(kept.patch);
+    if (given?.decision === 'approved') answer = { decision: 'approved' };
+    else if (stopRequested) answer = { decision: 'stopped', reason: stopRequested };
+    else if (!given) answer = { decision: 'timed_out', minutes: input.approvalTimeoutMinutes ?? 0 };
+    else {
+      const index = kept.attempt - 1;
+      const entry = progress[index] as AttemptProgress;
+      entry.workflowId = `${parentId}-attempt-${kept.attempt}-review-${round}`;
+      entry.label = `${openings[index]?.label} · revising after review ${round}`;
+      phase = 'attempts';
+      const continued = await runChild(index, kept.workflowId, attemptFixRejected(given.feedback ?? ''));
+      phase = 'reporting';
+      revised = kept.attempt;
+      reports.set(kept.attempt, continued);
+      summaries[summaries.indexOf(kept)] = summaryFromReport(kept.attempt, continued);
+    }
+  }
+
+  const chosenReport = attemptsReport({
     workflowId: parentId,
     repository: input.repo,
     durationMs: Date.now() - startedAt,
     attempts: summaries,
     reports,
     resumedFrom: input.resumeFrom ?? null,
+    preferred: revised,
   });
+  const report = answer ? withApprovalAnswer(chosenReport, answer) : chosenReport;
   phase = 'done';
   upsertSearchAttributes([
     { key: searchAttributes.status, value: report.status },

@@ -65,9 +65,11 @@ function round(value: number): number {
  * `resumeFrom` (the parent's names the earlier parent) is the earlier run of this attempt, if any.
  */
 export function childInput(parent: DebugInput, opening: AttemptOpening, budgets: Budgets, resumeFrom?: string): DebugInput {
-  const { temperature: _parentTemperature, resumeFrom: _parentResumedFrom, ...rest } = parent;
+  const { temperature: _parentTemperature, resumeFrom: _parentResumedFrom, approvalTimeoutMinutes: _parentTimeout, ...rest } = parent;
   return {
     ...rest,
+    // The parent asks for approval of the fix it keeps; an attempt never waits for one itself.
+    approve: false,
     ...(opening.temperature === undefined ? {} : { temperature: opening.temperature }),
     ...(resumeFrom ? { resumeFrom } : {}),
     budgets,
@@ -135,6 +137,11 @@ export function chooseAttempt(attempts: AttemptSummary[]): number | null {
   return fixed[0]?.attempt ?? null;
 }
 
+/** The preferred attempt when it is a verified fix, else the usual choice. */
+export function keptAttempt(attempts: AttemptSummary[], preferred: number | null): number | null {
+  return attempts.some((attempt) => attempt.attempt === preferred && attempt.status === 'fixed') ? preferred : chooseAttempt(attempts);
+}
+
 /** An attempt's line in the report, from its own report. */
 export function summaryFromReport(attempt: number, report: DebugReport): AttemptSummary {
   return {
@@ -185,9 +192,11 @@ export function attemptsReport(options: {
   reports: Map<number, DebugReport>;
   /** The interrupted parent this one resumed. */
   resumedFrom?: string | null;
+  /** An attempt to keep if it is fixed (one revised after a review), before choosing among all. */
+  preferred?: number | null;
 }): DebugReport {
   const { attempts, reports } = options;
-  const chosen = chooseAttempt(attempts);
+  const chosen = keptAttempt(attempts, options.preferred ?? null);
   const kept = chosen === null ? undefined : reports.get(chosen);
   const any = [...reports.values()][0];
   const status = kept ? kept.status : statusWithoutFix(attempts);
@@ -226,5 +235,21 @@ export function attemptsReport(options: {
     costNote: [...reports.values()].find((report) => report.costNote)?.costNote ?? null,
     attempts,
     chosenAttempt: chosen,
+  };
+}
+
+/** How the person answered about the kept fix of a parent run with approve. */
+export type KeptFixAnswer = { decision: 'approved' } | { decision: 'stopped'; reason: string } | { decision: 'timed_out'; minutes: number };
+
+/** The parent's report after the person's answer on its kept fix (a rejection goes back to the attempt instead). */
+export function withApprovalAnswer(report: DebugReport, answer: KeptFixAnswer): DebugReport {
+  if (report.status !== 'fixed') return report;
+  if (answer.decision === 'approved') return { ...report, stopDetail: `${report.stopDetail}, approved` };
+  if (answer.decision === 'stopped') return { ...report, status: 'stopped', stopCondition: 'stop_signal', stopDetail: answer.reason };
+  return {
+    ...report,
+    status: 'not_approved',
+    stopCondition: 'not_approved',
+    stopDetail: `the verified fix of attempt ${report.chosenAttempt} was not approved within ${answer.minutes} minutes`,
   };
 }

@@ -114,9 +114,6 @@ function conflictingFields(input: DebugInput): string | null {
     if (input.firstWins) return 'firstWins: needs attempts above 1';
     return null;
   }
-  if (input.approve) {
-    return 'approve: works with one attempt only; with attempts, review the kept fix (`result <id> --patch`) and commit it with `apply <id>`';
-  }
   if (input.attempt) return 'attempt: is set by the parent run for its children, together with attempts 1';
   if (input.attempts > input.budgets.maxIterations) {
     return `attempts: ${input.attempts} attempts need at least as many iterations (budgets.maxIterations is ${input.budgets.maxIterations}), since the budget is shared`;

@@ -335,10 +335,64 @@ test('resume of a parent whose worker is gone: no new run, this command’s work
   }
 });
 
-test('attempts with approve are refused at once, naming the field', async () => {
-  await useScript(scriptFor(2, [givesUp, givesUp]));
-  const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, approve: true }, taskQueue: worker.taskQueue, workflowId: 'attempts-bad-input' });
-  await assert.rejects(handle.result(), (error: Error & { cause?: Error }) => /approve: works with one attempt only/.test(error.cause?.message ?? ''));
+test('attempts with approve: the parent waits for approval of the kept fix; a rejection sends that attempt on with the feedback; approve ends fixed', async () => {
+  const rewriteAfterSmallFix = {
+    name: 'edit_file',
+    input: {
+      path: 'buggy_code.py',
+      old_string: '    for i in range(len(items)):\n        if items[i] > largest:\n            largest = items[i]',
+      new_string: '    for item in items:\n        if item > largest:\n            largest = item',
+    },
+  };
+  await useScript(
+    scriptFor(2, [fixesLarge, [...fixesSmall, { thought: 'Rewrite as the reviewer asks.', tool_calls: [rewriteAfterSmallFix] }, { thought: 'Done again.', tool_calls: [finish('the loop skipped the last element (rewritten for the reviewer)')] }]]),
+  );
+  const id = 'attempts-approval';
+  const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, approve: true, budgets: { maxIterations: 20 } }, taskQueue: worker.taskQueue, workflowId: id });
+  const awaiting = async (since = 0) => {
+    let patch = '';
+    await waitFor(async () => {
+      const status = await handle.query(statusQuery);
+      patch = status.awaitingApproval && status.awaitingApproval.since !== since ? status.awaitingApproval.patch : '';
+      return patch !== '';
+    });
+    return { patch, since: (await handle.query(statusQuery)).awaitingApproval?.since ?? 0 };
+  };
+  // Both attempts fixed it; the parent asks about the smaller fix, attempt 2's, and waits.
+  const first = await awaiting();
+  assert.match(first.patch, /\+    for i in range\(len\(items\)\):/);
+  assert.equal((await handle.describe()).searchAttributes.DebugStatus?.[0], 'awaiting_approval');
+  const rejected = await cli(['reject', id, 'loop', 'over', 'the', 'items', 'themselves']);
+  assert.equal(rejected.code, 0, rejected.output);
+
+  // Attempt 2 goes on from where it was, with the feedback, and its revised fix is asked about.
+  const second = await awaiting(first.since);
+  assert.match(second.patch, /\+    for item in items:/);
+  assert.ok(
+    worker.fake.requests.some((request) => JSON.stringify(request.body.messages).includes('the reviewer rejected it and wrote: loop over the items themselves')),
+    'the attempt received the feedback',
+  );
+  const approved = await cli(['approve', id]);
+  assert.equal(approved.code, 0, approved.output);
+
+  const report = (await handle.result()) as DebugReport;
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  assert.match(report.stopDetail, /kept attempt 2 of 2.*approved$/);
+  assert.equal(report.chosenAttempt, 2);
+  assert.equal(report.rootCause, 'the loop skipped the last element (rewritten for the reviewer)');
+  assert.deepEqual(
+    report.attempts?.map((attempt) => [attempt.workflowId, attempt.status]),
+    [
+      [`${id}-attempt-1`, 'fixed'],
+      [`${id}-attempt-2-review-1`, 'fixed'],
+    ],
+  );
+  // The revised attempt's report carries its usage before the review: totals count it once.
+  const children = await Promise.all((report.attempts ?? []).map((attempt) => childReport(attempt.workflowId)));
+  assert.equal(children[1]?.resumedFrom, `${id}-attempt-2`);
+  assert.equal(report.iterations, sumOf(children.map((each) => each.iterations)));
+  assert.equal(report.tokens.outputTokens, sumOf(children.map((each) => each.tokens.outputTokens)));
+  assert.equal((await handle.describe()).searchAttributes.DebugStatus?.[0], 'fixed');
 });
 
 async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
