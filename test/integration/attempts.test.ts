@@ -257,6 +257,8 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     const next = `${id}-resumed-2`;
     assert.match(resumed.output, new RegExp(`Resuming ${id} \\(terminated\\) in a new run, ${next}: its finished attempts are kept`));
     assert.match(resumed.output, /Status: fixed/);
+    assert.match(resumed.output, new RegExp(`Resumed from: ${id} \\(its work before the resume is counted here\\)`));
+    assert.match(resumed.output, new RegExp(`1\\. not_fixed · 0 lines changed · \\d+ iterations · \\$\\d+\\.\\d{4} · ${id}-attempt-1\\n`));
 
     const report = (await server.client.workflow.getHandle(next).result()) as DebugReport;
     // As the run without the interruption ends: the smaller verified fix, attempt 3, is kept.
