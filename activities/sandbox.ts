@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DebugInput } from '../src/agent/input.js';
 import type { PatchForReport } from '../src/agent/report.js';
 import type { RunState } from '../src/agent/runState.js';
-import { checkpointQuery } from '../src/temporal/definitions.js';
+import { savedStateQuery } from '../src/temporal/definitions.js';
 import type {
   PrepareSandboxRequest,
   PrepareSandboxResult,
@@ -109,15 +109,21 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
 export function createSharedActivities(host: SandboxHost, hostTaskQueue: string, temporal: Client) {
   return {
     /**
-     * The state of an earlier run, read through its `checkpoint` query (it replays if closed),
-     * and how long it ran, so that a run continuing it keeps counting its time budget.
+     * The saved state of an earlier run, read through its `savedState` query (it replays if
+     * closed), and how long it ran, so that a run resuming it keeps counting its time budget.
      */
-    async loadCheckpoint(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState; elapsedMs: number }> {
+    async loadSavedState(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState; elapsedMs: number }> {
       try {
         const handle = temporal.workflow.getHandle(request.workflowId);
-        const checkpoint = await handle.query(checkpointQuery);
+        const { input, state } = await handle.query(savedStateQuery);
+        if (!state) {
+          throw ApplicationFailure.nonRetryable(
+            `resumeFrom: "${request.workflowId}" ran ${input.attempts} parallel attempts: resume it with attempts ${input.attempts}, or resume one attempt (${request.workflowId}-attempt-<k>) with attempts 1`,
+            'InvalidInput',
+          );
+        }
         const closedAt = (await handle.describe()).closeTime?.getTime() ?? Date.now();
-        return { ...checkpoint, elapsedMs: Math.max(0, closedAt - checkpoint.state.startedAt) };
+        return { input, state, elapsedMs: Math.max(0, closedAt - state.startedAt) };
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) {
           throw ApplicationFailure.nonRetryable(`resumeFrom: no run with workflow id "${request.workflowId}"`, 'InvalidInput');

@@ -35,7 +35,7 @@ export async function startDebugRun(
     // Otherwise Temporal lets a new run take the id of a closed one, which then hides behind it.
     ...(options.idMustBeNew ? { workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE } : {}),
     args: [input],
-    staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}`,
+    staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}${input.resumeFrom ? ` · resumes ${input.resumeFrom}` : ''}`,
     staticDetails: [`Repository: ${input.repo}`, `Goal: ${input.goal ?? 'make the failing tests pass'}`].join('\n'),
   });
 }

@@ -55,6 +55,26 @@ export class ApprovalGate {
         ]).then((computed) => computed.patch) // a large patch is shown by its beginning
       : '';
     const timeout = this.options.timeoutMinutes;
+    const answer = await this.awaitAnswer(patch);
+    if (answer?.decision === 'approved') {
+      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verifiedStop, detail: 'the fix was verified and approved' } };
+    }
+    if (answer?.decision === 'rejected') return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
+    const stop = this.options.stopRequested();
+    if (stop) return { accepted: false, message: 'The run was stopped while the fix awaited approval.', stop: { condition: 'stop_signal', detail: stop } };
+    return {
+      accepted: false,
+      message: 'No one approved the fix in time.',
+      stop: { condition: 'not_approved', detail: `the verified fix was not approved within ${timeout} minutes` },
+    };
+  }
+
+  /**
+   * Shows `patch` as awaiting approval and waits for a person's answer: null when the run was
+   * stopped or the timeout passed first. (The parent of parallel attempts asks about its kept fix.)
+   */
+  async awaitAnswer(patch: string): Promise<ApprovalAnswer | null> {
+    const timeout = this.options.timeoutMinutes;
     this.waiting = { patch, since: Date.now() };
     this.answer = null;
     this.options.setPhase('awaiting_approval');
@@ -72,17 +92,7 @@ export class ApprovalGate {
     this.answer = null;
     upsertSearchAttributes([statusAttribute(runningStatus)]);
     this.options.setPhase('acting');
-    if (answer?.decision === 'approved') {
-      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verifiedStop, detail: 'the fix was verified and approved' } };
-    }
-    if (answer?.decision === 'rejected') return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
-    const stop = this.options.stopRequested();
-    if (stop) return { accepted: false, message: 'The run was stopped while the fix awaited approval.', stop: { condition: 'stop_signal', detail: stop } };
-    return {
-      accepted: false,
-      message: 'No one approved the fix in time.',
-      stop: { condition: 'not_approved', detail: `the verified fix was not approved within ${timeout} minutes` },
-    };
+    return answer;
   }
 
   private take(answer: ApprovalAnswer): ApprovalAnswer {

@@ -2,8 +2,12 @@
 // child runs of the loop (ids `<parent>-attempt-<k>`), started at once, each with its own
 // sandbox, budget share and opening. Each child is durable on its own; the parent waits for
 // them (or, with firstWins, cancels the rest once one fix is verified), keeps the smallest
-// verified fix, and reports every attempt with totals summed over them.
+// verified fix, and reports every attempt with totals summed over them. A parent that resumes an
+// interrupted one (resumeFrom) keeps each finished attempt's report as it is and resumes each
+// unfinished attempt from its own saved state, as `resume` of a single run does.
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
   ParentClosePolicy,
@@ -17,14 +21,31 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { AttemptActivities } from '../activities/attempts.js';
-import { attemptOpening, attemptsReport, childInput, splitBudgets, summaryFromReport } from '../src/agent/attempts.js';
+import { attemptFixRejected } from '../src/agent/prompts.js';
+import { ApprovalGate } from './approval.js';
+import { statusAttribute } from './progress.js';
+import {
+  attemptOpening,
+  attemptsReport,
+  attemptSummaryLine,
+  childInput,
+  keptAttempt,
+  resumePlan,
+  splitBudgets,
+  summaryFromReport,
+  withApprovalAnswer,
+  type AttemptOpening,
+  type KeptFixAnswer,
+  type AttemptPlan,
+} from '../src/agent/attempts.js';
 import { emptyUsage } from '../src/agent/budgets.js';
 import { defaultModelEndpoint } from '../src/agent/modelEndpoint.js';
 import type { DebugInput } from '../src/agent/input.js';
-import type { AttemptSummary, DebugReport } from '../src/agent/report.js';
+import { runningStatus, type AttemptSummary, type DebugReport } from '../src/agent/report.js';
 import type { AttemptProgress, RunStatusView } from '../src/agent/runState.js';
 import {
   hintSignal,
+  savedStateQuery,
   searchAttributes,
   statusQuery,
   stopSignal,
@@ -48,12 +69,9 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     attemptOpening(index + 1, input.attempts, { temperature: input.temperature, thinking }),
   );
   const budgets = splitBudgets(input.budgets, input.attempts);
-  const progress: AttemptProgress[] = openings.map((opening) => ({
-    attempt: opening.number,
-    workflowId: `${parentId}-attempt-${opening.number}`,
-    status: 'starting',
-    label: opening.label,
-  }));
+  // A resumed parent keeps what its interrupted attempts finished, and resumes the rest.
+  const plans = input.resumeFrom ? await planResume(input, parentId) : openings.map((opening): AttemptPlan => ({ attempt: opening.number, do: 'start' }));
+  const progress: AttemptProgress[] = openings.map((opening, index) => progressOf(parentId, opening, plans[index] as AttemptPlan));
   const handles = new Map<number, ChildWorkflowHandle<LoopWorkflow>>();
   let stopRequested: string | null = null;
   let phase: RunStatusView['phase'] = 'attempts';
@@ -63,8 +81,22 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   const forward = (send: (handle: ChildWorkflowHandle<LoopWorkflow>) => Promise<void>) => {
     for (const entry of running()) void send(handles.get(entry.attempt) as ChildWorkflowHandle<LoopWorkflow>).catch(() => undefined);
   };
-  setHandler(statusQuery, () => statusView(input, progress, startedAt, phase, stopRequested));
+  // With approve, the parent asks a person about the fix it keeps (workflows/approval.ts).
+  const gate = input.approve
+    ? new ApprovalGate({
+        enabled: true,
+        timeoutMinutes: input.approvalTimeoutMinutes,
+        stopRequested: () => stopRequested,
+        setPhase: (next) => {
+          phase = next;
+        },
+      })
+    : null;
+  gate?.register();
+  setHandler(statusQuery, () => ({ ...statusView(input, progress, startedAt, phase, stopRequested), awaitingApproval: gate?.awaiting ?? null }));
   setHandler(transcriptQuery, () => ({ messages: [], version: 0 }));
+  // A parent has no loop state of its own: `resume` reads its input here, its attempts from `status`.
+  setHandler(savedStateQuery, () => ({ input, state: null }));
   setHandler(stopSignal, (reason?: string) => {
     stopRequested = typeof reason === 'string' && reason.trim() ? reason.trim() : 'stop requested by the user';
     forward((handle) => handle.signal(stopSignal, stopRequested ?? undefined));
@@ -73,8 +105,37 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     if (typeof text === 'string' && text.trim()) forward((handle) => handle.signal(hintSignal, text.trim()));
   });
 
-  upsertSearchAttributes([{ key: searchAttributes.status, value: 'running' }]);
-  setCurrentDetails(`${input.attempts} attempts in parallel${input.firstWins ? ' (the first verified fix wins)' : ''}: ${progress.map((entry) => entry.workflowId).join(', ')}`);
+  upsertSearchAttributes([statusAttribute(runningStatus)]);
+  setCurrentDetails(
+    `${input.attempts} attempts in parallel${input.firstWins ? ' (the first verified fix wins)' : ''}${input.resumeFrom ? `, resuming ${input.resumeFrom}` : ''}: ${progress.map((entry) => entry.workflowId).join(', ')}`,
+  );
+
+  /** Runs attempt `index` as a child (from scratch, or resuming `resumeFrom`) to its report. */
+  const runChild = async (index: number, resumeFrom?: string, hint?: string): Promise<DebugReport> => {
+    const opening = openings[index] as AttemptOpening;
+    const entry = progress[index] as AttemptProgress;
+    const handle = await startChild<LoopWorkflow>(workflowType, {
+      workflowId: entry.workflowId,
+      args: [childInput(input, opening, budgets[index] as DebugInput['budgets'], resumeFrom)],
+      // Cancelling the parent cancels the children, whose clean-up then removes their sandboxes.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      staticSummary: attemptSummaryLine(opening, resumeFrom),
+      staticDetails: [
+        `Attempt ${opening.number} of ${opening.of} of ${parentId}`,
+        ...(resumeFrom ? [`Resumes ${resumeFrom}`] : []),
+        `Repository: ${input.repo}`,
+        `Opening: ${opening.instruction}`,
+      ].join('\n'),
+    });
+    handles.set(opening.number, handle);
+    entry.status = 'running';
+    if (hint) await handle.signal(hintSignal, hint);
+    if (stopRequested) await handle.signal(stopSignal, stopRequested).catch(() => undefined);
+    const report = await handle.result();
+    entry.status = report.status;
+    return report;
+  };
 
   const scopes = openings.map(() => new CancellationScope());
   const cancelOthers = (winner: number) => {
@@ -84,23 +145,12 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     });
   };
   const outcomes = await Promise.allSettled(
-    openings.map((opening, index) =>
-      (scopes[index] as CancellationScope).run(async () => {
-        const entry = progress[index] as AttemptProgress;
-        const handle = await startChild<LoopWorkflow>(workflowType, {
-          workflowId: entry.workflowId,
-          args: [childInput(input, opening, budgets[index] as DebugInput['budgets'])],
-          // Cancelling the parent cancels the children, whose clean-up then removes their sandboxes.
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-          staticSummary: `Attempt ${opening.number} of ${opening.of} · ${opening.label.replace(/^attempt \d+ of \d+ · /, '')}`,
-          staticDetails: [`Attempt ${opening.number} of ${opening.of} of ${parentId}`, `Repository: ${input.repo}`, `Opening: ${opening.instruction}`].join('\n'),
-        });
-        handles.set(opening.number, handle);
-        entry.status = 'running';
-        if (stopRequested) await handle.signal(stopSignal, stopRequested).catch(() => undefined);
-        const report = await handle.result();
-        entry.status = report.status;
+    openings.map((_opening, index) =>
+      (scopes[index] as CancellationScope).run(async (): Promise<DebugReport | null> => {
+        const plan = plans[index] as AttemptPlan;
+        if (plan.do === 'adopt') return plan.report;
+        if (plan.do === 'cancelled') return null;
+        const report = await runChild(index, plan.do === 'resume' ? plan.from : undefined);
         if (input.firstWins && report.status === 'fixed') cancelOthers(index);
         return report;
       }),
@@ -116,12 +166,13 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   const summaries: AttemptSummary[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = progress[index] as AttemptProgress;
-    if (outcome.status === 'fulfilled') {
+    if (outcome.status === 'fulfilled' && outcome.value) {
       reports.set(entry.attempt, outcome.value);
       summaries.push(summaryFromReport(entry.attempt, outcome.value));
       continue;
     }
-    const cancelled = isCancellation(outcome.reason);
+    // No report: cancelled here or (a resumed parent) by the first-wins of the interrupted one, or failed.
+    const cancelled = outcome.status === 'fulfilled' || isCancellation(outcome.reason);
     entry.status = cancelled ? 'cancelled' : 'failed';
     // A cancelled or failed child has no report: its usage so far comes from its status query.
     const usage = await attemptActivities.attemptUsage.executeWithOptions({ summary: `usage of ${entry.workflowId}` }, [
@@ -131,7 +182,7 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
       attempt: entry.attempt,
       workflowId: entry.workflowId,
       status: entry.status as 'cancelled' | 'failed',
-      detail: cancelled ? 'cancelled: another attempt’s fix was verified first' : failureMessage(outcome.reason),
+      detail: cancelled ? 'cancelled: another attempt’s fix was verified first' : failureMessage((outcome as PromiseRejectedResult).reason),
       rootCause: null,
       diffLines: 0,
       iterations: usage?.iterations ?? 0,
@@ -141,15 +192,76 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
     });
   }
 
-  const report = attemptsReport({ workflowId: parentId, repository: input.repo, durationMs: Date.now() - startedAt, attempts: summaries, reports });
+  // With approve, a person answers about the kept fix; a rejection sends its attempt on with the feedback.
+  let answer: KeptFixAnswer | null = null;
+  // The attempt revised after a rejection is the one asked about again, if its revision is verified.
+  let revised: number | null = null;
+  for (let round = 1; gate && answer === null; round++) {
+    const chosen = keptAttempt(summaries, revised);
+    const kept = summaries.find((summary) => summary.attempt === chosen);
+    if (!kept) break;
+    const given = await gate.awaitAnswer(kept.patch);
+    if (given?.decision === 'approved') answer = { decision: 'approved' };
+    else if (stopRequested) answer = { decision: 'stopped', reason: stopRequested };
+    else if (!given) answer = { decision: 'timed_out', minutes: input.approvalTimeoutMinutes ?? 0 };
+    else {
+      const index = kept.attempt - 1;
+      const entry = progress[index] as AttemptProgress;
+      entry.workflowId = `${parentId}-attempt-${kept.attempt}-review-${round}`;
+      entry.label = `${openings[index]?.label} · revising after review ${round}`;
+      phase = 'attempts';
+      const continued = await runChild(index, kept.workflowId, attemptFixRejected(given.feedback ?? ''));
+      phase = 'reporting';
+      revised = kept.attempt;
+      reports.set(kept.attempt, continued);
+      summaries[summaries.indexOf(kept)] = summaryFromReport(kept.attempt, continued);
+    }
+  }
+
+  const chosenReport = attemptsReport({
+    workflowId: parentId,
+    repository: input.repo,
+    durationMs: Date.now() - startedAt,
+    attempts: summaries,
+    reports,
+    resumedFrom: input.resumeFrom ?? null,
+    preferred: revised,
+  });
+  const report = answer ? withApprovalAnswer(chosenReport, answer) : chosenReport;
   phase = 'done';
   upsertSearchAttributes([
-    { key: searchAttributes.status, value: report.status },
+    statusAttribute(report.status),
     { key: searchAttributes.iterations, value: report.iterations },
     ...(report.costUsd === null ? [] : [{ key: searchAttributes.costUsd, value: report.costUsd }]),
   ]);
   setCurrentDetails(`${report.status}: ${report.stopDetail}`);
   return report;
+}
+
+/** What became of the interrupted parent's attempts, and so what to do with each. */
+async function planResume(input: DebugInput, parentId: string): Promise<AttemptPlan[]> {
+  const earlierId = input.resumeFrom as string;
+  try {
+    const earlier = await attemptActivities.earlierAttempts.executeWithOptions({ summary: `the attempts of ${earlierId}` }, [
+      { workflowId: earlierId, attempts: input.attempts, resumedBy: parentId },
+    ]);
+    return resumePlan(earlier, input.firstWins);
+  } catch (error) {
+    // A bad resumeFrom is the user's input: say so at the top, not inside an activity failure.
+    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'InvalidInput') {
+      throw ApplicationFailure.nonRetryable(error.cause.message, 'InvalidInput');
+    }
+    throw error;
+  }
+}
+
+/** An attempt as the status shows it: a new child runs under `<parent>-attempt-k`, an adopted one keeps its run. */
+function progressOf(parentId: string, opening: AttemptOpening, plan: AttemptPlan): AttemptProgress {
+  const entry = { attempt: opening.number, label: opening.label };
+  if (plan.do === 'adopt') return { ...entry, workflowId: plan.report.workflowId, status: plan.report.status };
+  if (plan.do === 'cancelled') return { ...entry, workflowId: plan.workflowId, status: 'cancelled' };
+  const workflowId = `${parentId}-attempt-${opening.number}`;
+  return { ...entry, workflowId, status: 'starting', label: plan.do === 'resume' ? `${opening.label} · resumed from ${plan.from}` : opening.label };
 }
 
 function failureMessage(error: unknown): string {

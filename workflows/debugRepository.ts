@@ -24,7 +24,7 @@ import { raiseProblem } from '../src/agent/budgetRaise.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
 import type { DebugReport } from '../src/agent/report.js';
 import {
-  adoptEarlierState,
+  resumeEarlierState,
   applyToolOutcome,
   beginIteration,
   compactIfContextIsFull,
@@ -42,7 +42,7 @@ import {
 import type { RunState } from '../src/agent/runState.js';
 import type { ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { testsFailed } from '../src/agent/testResults.js';
-import { checkpointQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal, transcriptQuery, type BudgetRaise } from '../src/temporal/definitions.js';
+import { savedStateQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal, transcriptQuery, type BudgetRaise } from '../src/temporal/definitions.js';
 import { ApprovalGate } from './approval.js';
 import { runAttempts } from './attempts.js';
 import { environmentFailureMessage, failureMessage, isFailureOfType } from './failures.js';
@@ -119,7 +119,7 @@ class DebugRun {
     this.approval.register();
     setHandler(statusQuery, view);
     setHandler(transcriptQuery, () => ({ messages: state.conversation, version: state.conversationVersion, replyIterations: replyIterationsOf(state) }));
-    setHandler(checkpointQuery, () => ({ input, state }));
+    setHandler(savedStateQuery, () => ({ input, state }));
     setHandler(hintSignal, (text: string) => {
       if (typeof text === 'string' && text.trim()) state.pendingHints.push(text.trim());
     });
@@ -192,8 +192,8 @@ class DebugRun {
     const { state, input } = this;
     if (input.resumeFrom && !state.snapshot) {
       const workflowId = input.resumeFrom;
-      const { state: earlier, elapsedMs } = await shared.loadCheckpoint.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
-      adoptEarlierState(state, earlier, { workflowId, elapsedMs, now: Date.now() });
+      const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+      resumeEarlierState(state, earlier, { workflowId, elapsedMs, now: Date.now() });
     }
     if (!state.snapshot) {
       this.progress.setPhase('preparing');

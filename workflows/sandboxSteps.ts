@@ -13,7 +13,7 @@ import type { TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall } from '../src/agent/tools.js';
 import { isFailureOfType, isHostUnreachable } from './failures.js';
 
-/** Work that any worker can do (snapshots, patches, checkpoints, removing a container). */
+/** Work that any worker can do (snapshots, patches, saved states, removing a container). */
 export const shared = proxyActivities<SharedActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] },

@@ -60,17 +60,59 @@ function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
-/** The input of attempt k: the parent's, with its budget share, its opening, and one attempt. */
-export function childInput(parent: DebugInput, opening: AttemptOpening, budgets: Budgets): DebugInput {
-  const { temperature: _parentTemperature, ...rest } = parent;
+/**
+ * The input of attempt k: the parent's, with its budget share, its opening, and one attempt;
+ * `resumeFrom` (the parent's names the earlier parent) is the earlier run of this attempt, if any.
+ */
+export function childInput(parent: DebugInput, opening: AttemptOpening, budgets: Budgets, resumeFrom?: string): DebugInput {
+  const { temperature: _parentTemperature, resumeFrom: _parentResumedFrom, approvalTimeoutMinutes: _parentTimeout, ...rest } = parent;
   return {
     ...rest,
+    // The parent asks for approval of the fix it keeps; an attempt never waits for one itself.
+    approve: false,
     ...(opening.temperature === undefined ? {} : { temperature: opening.temperature }),
+    ...(resumeFrom ? { resumeFrom } : {}),
     budgets,
     attempts: 1,
     firstWins: false,
     attempt: { number: opening.number, of: opening.of, instruction: opening.instruction },
   };
+}
+
+/** What the Web UI shows for a child run (its static summary): which attempt it is, and what it resumes. */
+export function attemptSummaryLine(opening: AttemptOpening, resumeFrom?: string): string {
+  const line = `Attempt ${opening.number} of ${opening.of} · ${opening.label.replace(/^attempt \d+ of \d+ · /, '')}`;
+  return resumeFrom ? `${line} · resumed from ${resumeFrom}` : line;
+}
+
+/** An attempt of an earlier (interrupted) parent, as the parent that resumes it finds it. */
+export type EarlierAttempt =
+  | { attempt: number; workflowId: string; found: 'finished'; report: DebugReport }
+  /** It ended without a report (terminated, timed out, failed, cancelled with its parent): resume it. */
+  | { attempt: number; workflowId: string; found: 'unfinished' }
+  | { attempt: number; workflowId: string; found: 'not_started' };
+
+/** What a resumed parent does with each attempt. */
+export type AttemptPlan =
+  | { attempt: number; do: 'start' }
+  | { attempt: number; do: 'resume'; from: string }
+  | { attempt: number; do: 'adopt'; report: DebugReport }
+  /** First-wins and another attempt's fix is verified already: counted as the earlier parent would have. */
+  | { attempt: number; do: 'cancelled'; workflowId: string };
+
+/**
+ * Resuming a parent: a finished attempt's report is kept as it is, an unfinished attempt goes on
+ * from its own saved state, one that never started starts; with first-wins, once an attempt is
+ * fixed, the unfinished ones are the cancelled ones they would have been.
+ */
+export function resumePlan(earlier: EarlierAttempt[], firstWins: boolean): AttemptPlan[] {
+  const fixedAlready = earlier.some((attempt) => attempt.found === 'finished' && attempt.report.status === 'fixed');
+  return earlier.map((attempt): AttemptPlan => {
+    if (attempt.found === 'finished') return { attempt: attempt.attempt, do: 'adopt', report: attempt.report };
+    if (firstWins && fixedAlready) return { attempt: attempt.attempt, do: 'cancelled', workflowId: attempt.workflowId };
+    if (attempt.found === 'unfinished') return { attempt: attempt.attempt, do: 'resume', from: attempt.workflowId };
+    return { attempt: attempt.attempt, do: 'start' };
+  });
 }
 
 /** Lines added plus lines removed by a unified diff (file headers not counted). */
@@ -93,6 +135,11 @@ export function chooseAttempt(attempts: AttemptSummary[]): number | null {
   const fixed = attempts.filter((attempt) => attempt.status === 'fixed');
   fixed.sort((a, b) => a.diffLines - b.diffLines || a.iterations - b.iterations || a.attempt - b.attempt);
   return fixed[0]?.attempt ?? null;
+}
+
+/** The preferred attempt when it is a verified fix, else the usual choice. */
+export function keptAttempt(attempts: AttemptSummary[], preferred: number | null): number | null {
+  return attempts.some((attempt) => attempt.attempt === preferred && attempt.status === 'fixed') ? preferred : chooseAttempt(attempts);
 }
 
 /** An attempt's line in the report, from its own report. */
@@ -143,9 +190,13 @@ export function attemptsReport(options: {
   attempts: AttemptSummary[];
   /** The reports of the attempts that ended with one (cancelled or failed ones have none). */
   reports: Map<number, DebugReport>;
+  /** The interrupted parent this one resumed. */
+  resumedFrom?: string | null;
+  /** An attempt to keep if it is fixed (one revised after a review), before choosing among all. */
+  preferred?: number | null;
 }): DebugReport {
   const { attempts, reports } = options;
-  const chosen = chooseAttempt(attempts);
+  const chosen = keptAttempt(attempts, options.preferred ?? null);
   const kept = chosen === null ? undefined : reports.get(chosen);
   const any = [...reports.values()][0];
   const status = kept ? kept.status : statusWithoutFix(attempts);
@@ -179,10 +230,26 @@ export function attemptsReport(options: {
     earlierToolCalls: kept?.earlierToolCalls ?? 0,
     workflowRuns: 1,
     compactions: [...reports.values()].reduce((sum, report) => sum + report.compactions, 0),
-    resumedFrom: null,
+    resumedFrom: options.resumedFrom ?? null,
     problems: kept?.problems ?? [],
     costNote: [...reports.values()].find((report) => report.costNote)?.costNote ?? null,
     attempts,
     chosenAttempt: chosen,
+  };
+}
+
+/** How the person answered about the kept fix of a parent run with approve. */
+export type KeptFixAnswer = { decision: 'approved' } | { decision: 'stopped'; reason: string } | { decision: 'timed_out'; minutes: number };
+
+/** The parent's report after the person's answer on its kept fix (a rejection goes back to the attempt instead). */
+export function withApprovalAnswer(report: DebugReport, answer: KeptFixAnswer): DebugReport {
+  if (report.status !== 'fixed') return report;
+  if (answer.decision === 'approved') return { ...report, stopDetail: `${report.stopDetail}, approved` };
+  if (answer.decision === 'stopped') return { ...report, status: 'stopped', stopCondition: 'stop_signal', stopDetail: answer.reason };
+  return {
+    ...report,
+    status: 'not_approved',
+    stopCondition: 'not_approved',
+    stopDetail: `the verified fix of attempt ${report.chosenAttempt} was not approved within ${answer.minutes} minutes`,
   };
 }

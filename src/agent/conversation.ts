@@ -124,7 +124,7 @@ export function appendUserText(conversation: Message[], text: string): void {
 
 /**
  * Makes a stored conversation valid to send to the Messages API, whatever wrote it (an
- * interrupted run, a checkpoint or continue-as-new input from older code). In place, and a
+ * interrupted run, a saved state or continue-as-new input from older code). In place, and a
  * no-op on a valid conversation, so it can run before every request:
  * - whitespace-only text blocks and messages left empty are dropped;
  * - messages of the same role in a row are joined (tool results first);

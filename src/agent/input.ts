@@ -65,7 +65,10 @@ export const debugInputSchema = z.strictObject({
   allowCommands: z.boolean().default(false),
   /** Iterations per workflow run before continuing as new (history stays small). */
   continueAsNewEvery: z.number().int().min(1).optional(),
-  /** Workflow id of an earlier run to continue from (its conversation and workspace). */
+  /**
+   * Workflow id of an earlier run to resume: this run goes on from its saved state (conversation,
+   * workspace, usage); with attempts, from each of its attempts. The report names it as resumedFrom.
+   */
   resumeFrom: z.string().min(1).optional(),
   /** Parallel attempts: above 1, the run starts this many child runs and keeps the best fix. */
   attempts: z.number().int().min(1).max(10).default(1),
@@ -111,8 +114,6 @@ function conflictingFields(input: DebugInput): string | null {
     if (input.firstWins) return 'firstWins: needs attempts above 1';
     return null;
   }
-  if (input.approve) return 'approve: works with one attempt only (approve the chosen fix by running it again with attempts 1)';
-  if (input.resumeFrom) return 'resumeFrom: resume one attempt (its workflow id ends in -attempt-<k>), not several at once';
   if (input.attempt) return 'attempt: is set by the parent run for its children, together with attempts 1';
   if (input.attempts > input.budgets.maxIterations) {
     return `attempts: ${input.attempts} attempts need at least as many iterations (budgets.maxIterations is ${input.budgets.maxIterations}), since the budget is shared`;

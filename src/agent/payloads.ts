@@ -8,7 +8,7 @@ export const temporalPayloadLimitBytes = 2 * 1024 * 1024;
 
 /**
  * The conversation's share of a payload. The transcript query carries the conversation alone;
- * the checkpoint query and the continue-as-new input carry it beside the rest of the run's state
+ * the savedState query and the continue-as-new input carry it beside the rest of the run's state
  * (tool-call records, the mutation log, test summaries), which needs the remaining room.
  */
 export const conversationByteBudget = 1_000_000;

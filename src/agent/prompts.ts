@@ -75,6 +75,11 @@ export const fixVerified = 'Verified: the test suite passes. The run is complete
 
 export const fixVerifiedAndApproved = 'Verified: the test suite passes, and the reviewer approved the fix. The run is complete.';
 
+/** A rejected kept fix of parallel attempts: its attempt goes on in a new run, told this as a hint. */
+export function attemptFixRejected(feedback: string): string {
+  return `your verified fix was kept over the other attempts', but the reviewer rejected it and wrote: ${feedback}\nRevise the fix as the reviewer asks, run the tests, and call finish again.`;
+}
+
 export function fixRejected(feedback: string): string {
   return [
     'Verified: the test suite passes, but the reviewer rejected this fix. The reviewer wrote:',

@@ -73,7 +73,7 @@ export function startRunState(input: DebugInput, carried: RunState | undefined, 
  * workspace log, baseline and usage carry over, and the model is told it goes on. The time
  * budget goes on counting from where the earlier run stopped (as tokens and cost do).
  */
-export function adoptEarlierState(state: RunState, earlier: RunState, from: { workflowId: string; elapsedMs?: number; now: number }): void {
+export function resumeEarlierState(state: RunState, earlier: RunState, from: { workflowId: string; elapsedMs?: number; now: number }): void {
   Object.assign(state, {
     startedAt: from.now - (from.elapsedMs ?? 0),
     snapshot: earlier.snapshot,
@@ -389,7 +389,7 @@ export function workspaceDigest(state: RunState): string {
 // ── The end: the report ────────────────────────────────────────────────────────────────────
 
 /**
- * Readies the state to end: the run may be resumed from its checkpoint, so that query must
+ * Readies the state to end: the run may be resumed from its saved state, so that query must
  * stay under the payload limit too.
  */
 export function shrinkForCheckpoint(state: RunState): void {

@@ -24,6 +24,7 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
       (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : '') +
       (report.compactions > 0 ? `, context compacted ${report.compactions}×` : ''),
   );
+  if (report.resumedFrom) lines.push(`${pc.bold('Resumed from:')} ${report.resumedFrom} (its work before the resume is counted here)`);
   lines.push(
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,

@@ -23,8 +23,16 @@ export type { BudgetRaise };
 
 export const statusQuery = defineQuery<RunStatusView>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
-/** The run's input and whole state, for resuming it in a new run (`resume`). */
-export const checkpointQuery = defineQuery<{ input: DebugInput; state: RunState }>('checkpoint');
+/**
+ * What a run saves for `resume` (a new run that goes on from it, with input `resumeFrom`): its
+ * input and whole state. A parent of parallel attempts has no loop state (null): its attempts
+ * have theirs, and resuming it resumes them.
+ */
+export interface SavedState {
+  input: DebugInput;
+  state: RunState | null;
+}
+export const savedStateQuery = defineQuery<SavedState>('savedState');
 export const hintSignal = defineSignal<[string]>('hint');
 export const stopSignal = defineSignal<[string?]>('stop');
 /** Raises the budgets of a run; on a paused run it also raises whatever paused it (`{}` raises just that). */

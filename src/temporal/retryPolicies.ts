@@ -4,7 +4,7 @@ import type { RetryPolicy } from '@temporalio/common';
 import { environmentFailure } from '../agent/environment.js';
 import { sandboxNeedsPrepare } from '../agent/sandboxProtocol.js';
 
-/** Quick, idempotent activities on any worker (snapshot, patch, checkpoint, host claim); bad input is final. */
+/** Quick, idempotent activities on any worker (snapshot, patch, saved state, host claim); bad input is final. */
 export const sharedActivityRetry: RetryPolicy = { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] };
 
 /** The approval gate's shared activities (the patch): quick and idempotent. */

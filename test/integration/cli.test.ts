@@ -112,7 +112,7 @@ test('`resume` of a run stopped by its token budget raises that budget (by its f
   assert.deepEqual(fake.rejected.map((request) => request.error), []);
 });
 
-test('`resume --more-tokens` of a run paused on its token budget raises the tokens, and the run goes on to a fix', async () => {
+test('`raise-budget --more-tokens` of a run paused on its token budget raises the tokens, and the run goes on to a fix; `resume` points to it', async () => {
   const id = 'cli-paused-on-tokens';
   const worker = cli(['worker']);
   try {
@@ -126,7 +126,11 @@ test('`resume --more-tokens` of a run paused on its token budget raises the toke
       assert.ok(Date.now() < deadline, 'the run did not pause');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    const resumed = await cli(['resume', id, '--more-tokens', '100000', '--more-minutes', '5']).done;
+    // `resume` continues an ended run; a paused one is still running: it says what to use instead.
+    const refused = await cli(['resume', id, '--more-tokens', '100000']).done;
+    assert.equal(refused.code, 2, refused.output);
+    assert.match(refused.output, new RegExp(`${id} is paused on its budget, not ended: raise it with \`durable-debugger raise-budget ${id}\``));
+    const resumed = await cli(['raise-budget', id, '--more-tokens', '100000', '--more-minutes', '5']).done;
     assert.equal(resumed.code, 0, resumed.output);
     assert.match(resumed.output, /Ignored --more-minutes \(the run has no time budget\): budgets that were not set stay unset\./);
     assert.match(resumed.output, new RegExp(`Raised the budget of ${id}: tokens 3000 → \\d+\\.`));

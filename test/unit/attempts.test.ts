@@ -3,11 +3,16 @@ import { test } from 'node:test';
 import {
   attemptOpening,
   attemptsReport,
+  attemptSummaryLine,
   childInput,
   chooseAttempt,
   diffLines,
+  keptAttempt,
+  resumePlan,
   splitBudgets,
   summaryFromReport,
+  withApprovalAnswer,
+  type EarlierAttempt,
 } from '../../src/agent/attempts.js';
 import { parseDebugInput } from '../../src/agent/input.js';
 import type { AttemptSummary, DebugReport } from '../../src/agent/report.js';
@@ -114,6 +119,70 @@ test('a child’s input: one attempt, its budget share and opening, valid as a w
   assert.equal(child.temperature, opening.temperature);
   assert.deepEqual(child.budgets, { maxIterations: 10 });
   assert.equal(child.attempt?.instruction, opening.instruction);
+  assert.equal(child.resumeFrom, undefined);
+  // With approve, the parent asks about the fix it keeps: its attempts never wait for a person.
+  const approving = parseDebugInput({ repo: '/repo', attempts: 3, approve: true, approvalTimeoutMinutes: 5 });
+  const attempt = childInput(approving, opening, { maxIterations: 10 });
+  assert.equal(attempt.approve, false);
+  assert.equal(attempt.approvalTimeoutMinutes, undefined);
+  assert.deepEqual(parseDebugInput(attempt), attempt);
+});
+
+test('approval of the kept fix: an attempt revised after a review is kept if verified; the answer shapes the report', () => {
+  const attempts = [summary(1, { diffLines: 2 }), summary(2, { diffLines: 9 }), summary(3, { status: 'not_fixed' })];
+  assert.equal(keptAttempt(attempts, null), 1);
+  assert.equal(keptAttempt(attempts, 2), 2);
+  assert.equal(keptAttempt(attempts, 3), 1, 'a revision that is not verified falls back to the usual choice');
+  const reports = new Map([
+    [1, report(1)],
+    [2, report(2)],
+  ]);
+  const kept = attemptsReport({ workflowId: 'p', repository: '/repo', durationMs: 1, attempts, reports, preferred: 2 });
+  assert.equal(kept.chosenAttempt, 2);
+  assert.equal(kept.rootCause, 'cause 2');
+  assert.equal(withApprovalAnswer(kept, { decision: 'approved' }).status, 'fixed');
+  assert.match(withApprovalAnswer(kept, { decision: 'approved' }).stopDetail, /approved$/);
+  const late = withApprovalAnswer(kept, { decision: 'timed_out', minutes: 5 });
+  assert.deepEqual([late.status, late.stopCondition, late.patch], ['not_approved', 'not_approved', kept.patch]);
+  assert.match(late.stopDetail, /attempt 2 was not approved within 5 minutes/);
+  assert.deepEqual([withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).status, withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).stopDetail], ['stopped', 'enough']);
+});
+
+test('a resumed parent’s child: resumes its own earlier attempt, never the parent, and says so in the Web UI', () => {
+  const parent = parseDebugInput({ repo: '/repo', attempts: 3, resumeFrom: 'p', budgets: { maxIterations: 30 } });
+  const opening = attemptOpening(2, 3, { thinking: false });
+  // A child that starts afresh does not inherit the parent's resumeFrom (the earlier parent).
+  assert.equal(childInput(parent, opening, { maxIterations: 10 }).resumeFrom, undefined);
+  const resumed = childInput(parent, opening, { maxIterations: 10 }, 'p-attempt-2');
+  assert.equal(resumed.resumeFrom, 'p-attempt-2');
+  assert.deepEqual(parseDebugInput(resumed), resumed);
+  assert.equal(attemptSummaryLine(opening), 'Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6');
+  assert.equal(attemptSummaryLine(opening, 'p-attempt-2'), 'Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from p-attempt-2');
+});
+
+test('resuming a parent: finished attempts are kept, unfinished ones resumed, unstarted ones started; first-wins already won cancels the rest', () => {
+  const earlier: EarlierAttempt[] = [
+    { attempt: 1, workflowId: 'p-attempt-1', found: 'finished', report: report(1, { status: 'not_fixed' }) },
+    { attempt: 2, workflowId: 'p-attempt-2', found: 'unfinished' },
+    { attempt: 3, workflowId: 'p-attempt-3', found: 'not_started' },
+  ];
+  assert.deepEqual(resumePlan(earlier, false), [
+    { attempt: 1, do: 'adopt', report: report(1, { status: 'not_fixed' }) },
+    { attempt: 2, do: 'resume', from: 'p-attempt-2' },
+    { attempt: 3, do: 'start' },
+  ]);
+  // First-wins without a fix yet: the same.
+  assert.deepEqual(resumePlan(earlier, true).map((plan) => plan.do), ['adopt', 'resume', 'start']);
+  const won: EarlierAttempt[] = [{ attempt: 1, workflowId: 'p-attempt-1', found: 'finished', report: report(1) }, ...earlier.slice(1)];
+  assert.deepEqual(resumePlan(won, true).map((plan) => plan.do), ['adopt', 'cancelled', 'cancelled']);
+  assert.deepEqual(resumePlan(won, false).map((plan) => plan.do), ['adopt', 'resume', 'start']);
+});
+
+test('a resumed parent’s report names the parent it resumed', () => {
+  const reports = new Map([[1, report(1)]]);
+  const attempts = [summaryFromReport(1, report(1)), summary(2, { status: 'not_fixed' })];
+  assert.equal(attemptsReport({ workflowId: 'p-resumed-2', repository: '/repo', durationMs: 1, attempts, reports, resumedFrom: 'p' }).resumedFrom, 'p');
+  assert.equal(attemptsReport({ workflowId: 'p', repository: '/repo', durationMs: 1, attempts, reports }).resumedFrom, null);
 });
 
 test('lines changed by a patch: additions plus removals, headers not counted', () => {
@@ -188,10 +257,8 @@ test('the parent’s report when no attempt fixed the bug, and when a cost is un
 
 test('inputs that do not go together are refused, naming the field', () => {
   const refused: Array<[unknown, RegExp]> = [
-    [{ repo: '/r', attempts: 2, approve: true }, /approve: works with one attempt only/],
     [{ repo: '/r', firstWins: true }, /firstWins: needs attempts above 1/],
     [{ repo: '/r', attempts: 3, budgets: { maxIterations: 2 } }, /attempts: 3 attempts need at least as many iterations/],
-    [{ repo: '/r', attempts: 2, resumeFrom: 'x' }, /resumeFrom: resume one attempt/],
     [{ repo: '/r', approvalTimeoutMinutes: 5 }, /approvalTimeoutMinutes: needs approve true/],
     [{ repo: '/r', attempts: 11 }, /attempts: /],
     [{ repo: '/r', attempts: 1.5 }, /attempts: /],
@@ -199,4 +266,8 @@ test('inputs that do not go together are refused, naming the field', () => {
   for (const [input, expected] of refused) assert.throws(() => parseDebugInput(input), expected, JSON.stringify(input));
   assert.equal(parseDebugInput({ repo: '/r' }).attempts, 1);
   assert.equal(parseDebugInput({ repo: '/r', approve: true, approvalTimeoutMinutes: 0.5 }).approvalTimeoutMinutes, 0.5);
+  // The parent of attempts asks for approval of the fix it keeps.
+  assert.equal(parseDebugInput({ repo: '/r', attempts: 2, approve: true, approvalTimeoutMinutes: 5 }).approve, true);
+  // A parent of attempts resumes an interrupted parent (each attempt from its own saved state).
+  assert.equal(parseDebugInput({ repo: '/r', attempts: 2, resumeFrom: 'x' }).resumeFrom, 'x');
 });

@@ -8,7 +8,7 @@ import { parseDebugInput } from '../../src/agent/input.js';
 import { maxToolCallRecords } from '../../src/agent/payloads.js';
 import * as prompts from '../../src/agent/prompts.js';
 import {
-  adoptEarlierState,
+  resumeEarlierState,
   applyToolOutcome,
   beginIteration,
   buildReport,
@@ -100,7 +100,7 @@ test('resuming takes over the earlier run: conversation, workspace, usage; the c
   // The earlier run ended between a reply and its results: that half exchange is repaired.
   earlier.conversation.push({ role: 'assistant', content: [use('t1', 'read_file', { path: 'a.py' })] });
   const state = startRunState(parseDebugInput({ repo: '/r', resumeFrom: 'run-1' }), undefined, 10_000);
-  adoptEarlierState(state, earlier, { workflowId: 'run-1', elapsedMs: 3_000, now: 10_000 });
+  resumeEarlierState(state, earlier, { workflowId: 'run-1', elapsedMs: 3_000, now: 10_000 });
   assert.equal(state.startedAt, 7_000);
   assert.equal(state.iteration, 4);
   assert.equal(state.tokens.inputTokens, 500);
