@@ -34,6 +34,7 @@ import {
   replyIterationsOf,
   seedConversation,
   startRunState,
+  stopBeforeNextCall,
   statusView,
   takeReply,
   type FixReview,
@@ -49,7 +50,7 @@ import { environmentFailureMessage, failureMessage, isFailureOfType } from './fa
 import { ModelStep } from './modelCall.js';
 import { RunProgress } from './progress.js';
 import { endRun } from './runEnd.js';
-import { continueAsNewIfDue, stopOrWaitForMoreBudget } from './runLimits.js';
+import { continueAsNewDue, continueAsNewWithState, pausesForRaise, waitForMoreBudget } from './runLimits.js';
 import { SandboxSteps, shared } from './sandboxSteps.js';
 
 export interface CarriedState {
@@ -150,9 +151,11 @@ class DebugRun {
 
     for (;;) {
       // While budget remains (a paused run waits for a raise) and the context has room.
-      const stop = (await stopOrWaitForMoreBudget(state, input, this.progress)) ?? compactIfContextIsFull(state, input);
+      let stop = stopBeforeNextCall(state, Date.now());
+      if (pausesForRaise(stop, input)) stop = await waitForMoreBudget(state, input, this.progress, stop);
+      stop ??= compactIfContextIsFull(state, input);
       if (stop) return this.finish(stop);
-      await continueAsNewIfDue(state, input, iterationAtRunStart);
+      if (continueAsNewDue(state, input, iterationAtRunStart)) await continueAsNewWithState(state, input);
       beginIteration(state);
 
       // Call the model.
@@ -222,7 +225,8 @@ class DebugRun {
   /** Runs every tool call of one reply: reads together, mutations one at a time in order; each call gets exactly one result. */
   private async runToolCalls(turn: Turn): Promise<void> {
     for (const group of turn.groups) {
-      const outcomes = await Promise.all(group.map((call) => this.sandbox.runTool(call)));
+      // One call is awaited alone: Promise.all would add promises to every workflow task.
+      const outcomes = group.length === 1 ? [await this.sandbox.runTool(group[0] as (typeof group)[number])] : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
       group.forEach((call, index) => applyToolOutcome(this.state, turn, call, outcomes[index] as ToolOutcome));
     }
   }

@@ -8,28 +8,36 @@ import { stopBeforeNextCall } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import type { RunProgress } from './progress.js';
 
+// Both are awaited only when they will wait: every await in workflow code makes promises whose
+// stacks the SDK records, the largest part of a workflow task's time (bench/workflowPromises.ts).
+
+/** True when this stop pauses the run for a raise (pauseOnBudgetMinutes) instead of ending it. */
+export function pausesForRaise(stop: Stop | null, input: DebugInput): stop is Stop {
+  return stop !== null && stop.condition !== 'stop_signal' && Boolean(input.pauseOnBudgetMinutes);
+}
+
 /**
- * A run out of budget either ends, or (with pauseOnBudgetMinutes) waits for the user to raise
- * its budget with the raiseBudget update, then goes on where it stopped.
+ * A run out of budget with pauseOnBudgetMinutes waits for the user to raise its budget with the
+ * raiseBudget update, then goes on where it stopped; otherwise it ends with `stop`.
  */
-export async function stopOrWaitForMoreBudget(state: RunState, input: DebugInput, progress: RunProgress): Promise<Stop | null> {
-  const stop = stopBeforeNextCall(state, Date.now());
-  const minutes = input.pauseOnBudgetMinutes;
-  if (!stop || stop.condition === 'stop_signal' || !minutes) return stop;
+export async function waitForMoreBudget(state: RunState, input: DebugInput, progress: RunProgress, stop: Stop): Promise<Stop | null> {
+  const minutes = input.pauseOnBudgetMinutes as number;
   progress.setPhase('paused');
   setCurrentDetails(`paused: ${stop.detail}; raise the budget (raiseBudget update) within ${minutes} minutes to continue`);
   const raised = await condition(() => stopBeforeNextCall(state, Date.now()) === null || state.stopRequested !== null, `${minutes} minutes`);
   return raised ? stopBeforeNextCall(state, Date.now()) : stop;
 }
 
-/** Continues as a new workflow run when the server suggests it, the history is large, or every `continueAsNewEvery` iterations. */
-export async function continueAsNewIfDue(state: RunState, input: DebugInput, iterationAtRunStart: number): Promise<void> {
+/** Continue as a new workflow run when the server suggests it, the history is large, or every `continueAsNewEvery` iterations. */
+export function continueAsNewDue(state: RunState, input: DebugInput, iterationAtRunStart: number): boolean {
   const every = input.continueAsNewEvery;
   const info = workflowInfo();
-  const due =
-    info.continueAsNewSuggested || info.historySize > continueAsNewHistoryBytes || (every !== undefined && state.iteration - iterationAtRunStart >= every);
-  if (!due) return;
+  return info.continueAsNewSuggested || info.historySize > continueAsNewHistoryBytes || (every !== undefined && state.iteration - iterationAtRunStart >= every);
+}
+
+/** Hands the state to a new workflow run (throws ContinueAsNew). */
+export async function continueAsNewWithState(state: RunState, input: DebugInput): Promise<never> {
   // Updates in progress (a budget raise) finish first; signals are carried in the state.
   await condition(allHandlersFinished);
-  await continueAsNew(input, { state });
+  return continueAsNew(input, { state });
 }
