@@ -120,48 +120,34 @@ export function stopPostgresql(paths: ClusterPaths = clusterPaths(), log: Log = 
   if (result.status !== 0) throw new ClusterSetupError(`PostgreSQL did not stop: ${result.output}`);
 }
 
-function psql(sql: string, database = 'postgres'): { status: number | null; output: string } {
-  return run('psql', ['-h', host, '-p', String(clusterPorts.postgresql), '-U', clusterDatabase.user, '-d', database, '-tAc', sql], {
-    env: { ...process.env, PGPASSWORD: clusterDatabase.password },
-  });
-}
-
-function databaseExists(name: string): boolean {
-  const result = psql(`select 1 from pg_database where datname = '${name}'`);
-  if (result.status !== 0) throw new ClusterSetupError(`Could not query PostgreSQL: ${result.output}`);
-  return result.output === '1';
-}
-
-/** Temporal's two databases with the schema tool (first time: create + base schema; always: update to latest). */
-function ensureTemporalSchemas(paths: ClusterPaths, log: Log): void {
-  const connection = {
-    SQL_PLUGIN: 'postgres12',
-    SQL_HOST: host,
-    SQL_PORT: String(clusterPorts.postgresql),
-    SQL_USER: clusterDatabase.user,
-    SQL_PASSWORD: clusterDatabase.password,
-  };
+/** deploy/temporal-setup.sh, the setup steps docker-compose.yml runs too; its output goes to the setup log. */
+function temporalSetup(paths: ClusterPaths, args: string[], what: string): void {
   const logFile = openSync(paths.logs.setup, 'a');
-  for (const [database, schema] of [
-    [clusterDatabase.temporal, 'temporal'],
-    [clusterDatabase.visibility, 'visibility'],
-  ] as const) {
-    const env = { ...process.env, ...connection, SQL_DATABASE: database };
-    const tool = (args: string[]) => {
-      const result = spawnSync(paths.tools.schemaTool, args, { env, stdio: ['ignore', logFile, logFile] });
-      if (result.status !== 0) throw new ClusterSetupError(`The schema tool failed (${args.join(' ')} on ${database}); see ${paths.logs.setup}`);
-    };
-    if (!databaseExists(database)) {
-      log(`Setting up the database ${database} with Temporal's schema tool`);
-      tool(['create-database']);
-      tool(['setup-schema', '-v', '0.0']);
-    }
-    tool(['update-schema', '-d', join(paths.tools.schemas, 'v12', schema, 'versioned')]);
-  }
-  if (!databaseExists(clusterDatabase.application)) {
-    const result = psql(`create database ${clusterDatabase.application}`);
-    if (result.status !== 0) throw new ClusterSetupError(`Could not create the database ${clusterDatabase.application}: ${result.output}`);
-  }
+  const result = spawnSync('sh', [join(projectRoot, clusterConfigFiles.setupScript), ...args], {
+    stdio: ['ignore', logFile, logFile],
+    timeout: 300_000,
+    env: {
+      ...process.env,
+      TEMPORAL_SQL_TOOL: paths.tools.schemaTool,
+      TEMPORAL_SCHEMA_DIR: join(paths.tools.schemas, 'v12'),
+      TEMPORAL_CLI: temporalCliPath(loadConfig()),
+      TEMPORAL_ADDRESS: clusterAddresses.temporal,
+      TEMPORAL_NAMESPACE: clusterNamespace,
+      SQL_PLUGIN: 'postgres12',
+      SQL_HOST: host,
+      SQL_PORT: String(clusterPorts.postgresql),
+      SQL_USER: clusterDatabase.user,
+      SQL_PASSWORD: clusterDatabase.password,
+      APPLICATION_DATABASE: clusterDatabase.application,
+    },
+  });
+  if (result.status !== 0) throw new ClusterSetupError(`${what} failed; see ${paths.logs.setup}`);
+}
+
+/** Temporal's two databases with its schema tool, each updated to the latest schema, and our own database. */
+function ensureTemporalSchemas(paths: ClusterPaths, log: Log): void {
+  log(`Setting up the databases ${clusterDatabase.temporal}, ${clusterDatabase.visibility} (Temporal's schema tool) and ${clusterDatabase.application}`);
+  temporalSetup(paths, ['schema'], 'Setting up the schemas');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,35 +284,14 @@ function temporalCli(args: string[]): { status: number | null; output: string } 
   return run(temporalCliPath(loadConfig()), [...args, '--address', clusterAddresses.temporal], { timeout: 60_000 });
 }
 
-async function ensureNamespaceAndSearchAttributes(log: Log): Promise<void> {
-  if (temporalCli(['operator', 'namespace', 'describe', '--namespace', clusterNamespace]).status !== 0) {
-    log(`Registering the namespace ${clusterNamespace} (temporal operator namespace create)`);
-    const created = temporalCli(['operator', 'namespace', 'create', '--namespace', clusterNamespace, '--retention', '72h']);
-    if (created.status !== 0 && !/already/i.test(created.output)) throw new ClusterSetupError(`Could not create the namespace: ${created.output}`);
-  }
-  // A new namespace reaches every service after their namespace caches refresh (seconds).
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const listed = temporalCli(['operator', 'search-attribute', 'list', '--namespace', clusterNamespace, '--output', 'json']);
-    if (listed.status === 0) {
-      const missing = searchAttributeRegistrations.filter(({ name }) => !listed.output.includes(`"${name}"`));
-      if (missing.length === 0) return;
-      log(`Registering the search attributes ${missing.map(({ name }) => name).join(', ')} (temporal operator search-attribute create)`);
-      const created = temporalCli([
-        'operator',
-        'search-attribute',
-        'create',
-        '--namespace',
-        clusterNamespace,
-        ...missing.flatMap(({ name, cliType }) => ['--name', name, '--type', cliType]),
-      ]);
-      if (created.status === 0) continue;
-      if (Date.now() > deadline) throw new ClusterSetupError(`Could not register the search attributes: ${created.output}`);
-    } else if (Date.now() > deadline) {
-      throw new ClusterSetupError(`Could not list the search attributes: ${listed.output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-  }
+function ensureNamespaceAndSearchAttributes(paths: ClusterPaths, log: Log): void {
+  log(`Registering the namespace ${clusterNamespace} and ${searchAttributeRegistrations.length} search attributes (temporal operator)`);
+  temporalSetup(paths, ['namespace', ...searchAttributeArguments()], 'Registering the namespace and search attributes');
+}
+
+/** The search attributes as deploy/temporal-setup.sh takes them (Name=Type), from src/temporal/searchAttributes.ts. */
+export function searchAttributeArguments(): string[] {
+  return searchAttributeRegistrations.map(({ name, cliType }) => `${name}=${cliType}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,7 +305,7 @@ export async function startCluster(log: Log = quiet, paths: ClusterPaths = clust
   await startPostgresql(paths, log);
   ensureTemporalSchemas(paths, log);
   await startTemporalServer(paths, log);
-  await ensureNamespaceAndSearchAttributes(log);
+  ensureNamespaceAndSearchAttributes(paths, log);
   await startUiServer(paths, log);
 }
 

@@ -23,6 +23,8 @@ export const clusterConfigFiles = {
   temporalServer: 'deploy/temporal-server.yaml',
   dynamicConfig: 'deploy/temporal-dynamicconfig.yaml',
   uiServer: 'deploy/temporal-ui-server.yaml',
+  /** Schemas, namespace and search attributes, as an operator would set them up. */
+  setupScript: 'deploy/temporal-setup.sh',
 } as const;
 
 /**
