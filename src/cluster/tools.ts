@@ -18,6 +18,11 @@ export async function ensureGo(paths: ClusterPaths, log: Log): Promise<string> {
   for (const candidate of [process.env.GO, '/usr/local/go/bin/go', onPath('go')]) {
     if (candidate && existsSync(candidate) && goMinor(candidate) >= 21) return candidate;
   }
+  return fetchGoToolchain(paths, log);
+}
+
+/** The toolchain module that GOTOOLCHAIN would fetch, from the Go module proxy, unpacked under the tools folder. */
+export async function fetchGoToolchain(paths: ClusterPaths, log: Log): Promise<string> {
   const goArch = { x64: 'amd64', arm64: 'arm64' }[machineArch() as string];
   if (platform() !== 'linux' || !goArch) throw new ClusterSetupError(`No Go 1.21+ found; install Go from https://go.dev/dl/ and set GO to its go binary.`);
   const version = `v0.0.1-${clusterVersions.goToolchain}.linux-${goArch}`;
