@@ -28,21 +28,35 @@ export const clusterConfigFiles = {
 } as const;
 
 /**
+ * DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET (a multiple of 20 from 0 to 200, default 0) shifts every port
+ * below, so that clusters of two checkouts run side by side (the steps of 20 keep their port ranges apart).
+ */
+function portOffset(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  const offset = Number(value);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 200 || offset % 20 !== 0) {
+    throw new Error(`DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET must be a multiple of 20 from 0 to 200 (got "${value}")`);
+  }
+  return offset;
+}
+const offset = portOffset(process.env.DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET);
+
+/**
  * Ports on 127.0.0.1, away from the defaults (7233, 8233, 5432) so that the cluster runs beside
  * the embedded dev server and a system PostgreSQL.
  */
 export const clusterPorts = {
-  postgresql: 55432,
-  frontendGrpc: 17233,
-  frontendHttp: 17243,
-  history: 17234,
-  matching: 17235,
-  worker: 17239,
-  frontendMembership: 16933,
-  historyMembership: 16934,
-  matchingMembership: 16935,
-  workerMembership: 16939,
-  webUi: 18233,
+  postgresql: 55432 + offset,
+  frontendGrpc: 17233 + offset,
+  frontendHttp: 17243 + offset,
+  history: 17234 + offset,
+  matching: 17235 + offset,
+  worker: 17239 + offset,
+  frontendMembership: 16933 + offset,
+  historyMembership: 16934 + offset,
+  matchingMembership: 16935 + offset,
+  workerMembership: 16939 + offset,
+  webUi: 18233 + offset,
 } as const;
 
 export const clusterDatabase = {
