@@ -187,7 +187,11 @@ async function waitFor(what: string, logFile: string, pid: number, ready: () => 
 async function stopProcess(pid: number | null, what: string, log: Log): Promise<void> {
   if (pid === null) return;
   log(`Stopping ${what} (pid ${pid})`);
-  process.kill(pid, 'SIGTERM');
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // it ended meanwhile
+  }
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && existsSync(`/proc/${pid}`)) await new Promise((resolve) => setTimeout(resolve, 200));
   if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
