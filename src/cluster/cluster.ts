@@ -145,7 +145,7 @@ function temporalSetup(paths: ClusterPaths, args: string[], what: string): void 
 }
 
 /** Temporal's two databases with its schema tool, each updated to the latest schema, and our own database. */
-function ensureTemporalSchemas(paths: ClusterPaths, log: Log): void {
+export function ensureTemporalSchemas(paths: ClusterPaths, log: Log): void {
   log(`Setting up the databases ${clusterDatabase.temporal}, ${clusterDatabase.visibility} (Temporal's schema tool) and ${clusterDatabase.application}`);
   temporalSetup(paths, ['schema'], 'Setting up the schemas');
 }
@@ -288,7 +288,7 @@ function temporalCli(args: string[]): { status: number | null; output: string } 
   return run(temporalCliPath(loadConfig()), [...args, '--address', clusterAddresses.temporal], { timeout: 60_000 });
 }
 
-function ensureNamespaceAndSearchAttributes(paths: ClusterPaths, log: Log): void {
+export function ensureNamespaceAndSearchAttributes(paths: ClusterPaths, log: Log): void {
   log(`Registering the namespace ${clusterNamespace} and ${searchAttributeRegistrations.length} search attributes (temporal operator)`);
   temporalSetup(paths, ['namespace', ...searchAttributeArguments()], 'Registering the namespace and search attributes');
 }

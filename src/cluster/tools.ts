@@ -64,14 +64,15 @@ function goMinor(go: string): number {
   return match ? Number(match[1]) : 0;
 }
 
-/** `go install` of the given packages into `bin`, at low priority, with progress every 30 s. */
-async function goInstall(go: string, bin: string, packages: string[], logFile: string, what: string, log: Log): Promise<void> {
+/** `go` at low priority, with progress every 30 s; its output goes to `logFile`. */
+async function goBuild(go: string, args: string[], options: { cwd?: string; env?: Record<string, string> }, logFile: string, what: string, log: Log): Promise<void> {
   mkdirSync(dirname(logFile), { recursive: true });
   const output = openSync(logFile, 'w');
   const started = Date.now();
-  log(`Building ${what} with go install (once; several minutes on a small machine). Log: ${logFile}`);
-  const child = spawn('nice', ['-n', '10', go, 'install', ...packages], {
-    env: { ...process.env, GOBIN: bin, GOTOOLCHAIN: clusterVersions.goToolchain },
+  log(`Building ${what} (once; it takes minutes, far more on a busy machine). Log: ${logFile}`);
+  const child = spawn('nice', ['-n', '19', go, ...args], {
+    cwd: options.cwd ?? tmpdir(),
+    env: { ...process.env, GOTOOLCHAIN: clusterVersions.goToolchain, ...options.env },
     stdio: ['ignore', output, output],
   });
   const progress = setInterval(() => log(`  … still building ${what} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
@@ -92,37 +93,64 @@ function goModuleDir(go: string, module: string): string {
   return dir;
 }
 
+/**
+ * The UI server is built in a module of ours that requires it, so that two of its dependencies can
+ * be raised by a patch version: the Go module proxy refuses the exact versions its go.mod names
+ * (their .zip answers 403 "This module version is not available"), while it serves these.
+ */
+export const uiServerDependencyOverrides: Record<string, string> = {
+  'github.com/labstack/echo/v4': 'v4.16.4',
+  'go.temporal.io/api': 'v1.64.1',
+};
+
 /** Builds what is missing; a second call returns at once. */
 export async function ensureClusterTools(paths: ClusterPaths, log: Log): Promise<void> {
   const { tools } = paths;
-  const serverModule = `go.temporal.io/server@v${clusterVersions.temporalServer}`;
   const missing = [tools.temporalServer, tools.schemaTool, join(tools.schemas, 'v12'), tools.uiServer].some((file) => !existsSync(file));
   if (!missing) return;
   const go = await ensureGo(paths, log);
   if (!existsSync(tools.temporalServer) || !existsSync(tools.schemaTool)) {
-    await goInstall(
+    const version = clusterVersions.temporalServer;
+    await goBuild(
       go,
-      dirname(tools.temporalServer),
-      [`go.temporal.io/server/cmd/server@v${clusterVersions.temporalServer}`, `go.temporal.io/server/cmd/tools/sql@v${clusterVersions.temporalServer}`],
-      join(tools.buildLogs, `temporal-server-${clusterVersions.temporalServer}.log`),
-      `the Temporal server ${clusterVersions.temporalServer} and its schema tool`,
+      ['install', `go.temporal.io/server/cmd/server@v${version}`, `go.temporal.io/server/cmd/tools/sql@v${version}`],
+      { env: { GOBIN: dirname(tools.temporalServer) } },
+      join(tools.buildLogs, `temporal-server-${version}.log`),
+      `the Temporal server ${version} and its schema tool`,
       log,
     );
   }
   if (!existsSync(join(tools.schemas, 'v12'))) {
     // The schema tool reads versioned schema folders: copy them out of the module cache, which may be cleaned.
-    const moduleDir = goModuleDir(go, serverModule);
+    const moduleDir = goModuleDir(go, `go.temporal.io/server@v${clusterVersions.temporalServer}`);
     mkdirSync(tools.schemas, { recursive: true });
     cpSync(join(moduleDir, 'schema', 'postgresql', 'v12'), join(tools.schemas, 'v12'), { recursive: true });
     spawnSync('chmod', ['-R', 'u+w', tools.schemas]);
   }
   if (!existsSync(tools.uiServer)) {
-    await goInstall(
+    const version = clusterVersions.uiServer;
+    const buildModule = join(dirname(tools.uiServer), 'build');
+    mkdirSync(buildModule, { recursive: true });
+    writeFileSync(
+      join(buildModule, 'go.mod'),
+      [
+        'module durable-debugger.local/ui-server-build',
+        '',
+        'go 1.26.10',
+        '',
+        'require (',
+        `\tgithub.com/temporalio/ui-server/v2 v${version}`,
+        ...Object.entries(uiServerDependencyOverrides).map(([module, override]) => `\t${module} ${override}`),
+        ')',
+        '',
+      ].join('\n'),
+    );
+    await goBuild(
       go,
-      dirname(tools.uiServer),
-      [`github.com/temporalio/ui-server/v2/cmd/server@v${clusterVersions.uiServer}`],
-      join(tools.buildLogs, `temporal-ui-server-${clusterVersions.uiServer}.log`),
-      `the Temporal Web UI server ${clusterVersions.uiServer}`,
+      ['build', '-o', tools.uiServer, 'github.com/temporalio/ui-server/v2/cmd/server'],
+      { cwd: buildModule, env: { GOFLAGS: '-mod=mod' } },
+      join(tools.buildLogs, `temporal-ui-server-${version}.log`),
+      `the Temporal Web UI server ${version}`,
       log,
     );
   }
