@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { DebugReport } from '../../src/agent/report.js';
 import { clusterStatus, startCluster, stopCluster } from '../../src/cluster/cluster.js';
 import { clusterAddresses, clusterNamespace } from '../../src/cluster/clusterSettings.js';
@@ -51,6 +51,17 @@ after(async () => {
   if (home) await rm(home, { recursive: true, force: true });
   if (startedHere) await stopCluster();
 });
+
+async function waitForTextInSomeFrame(page: Page, text: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      if (await frame.getByText(text).first().isVisible().catch(() => false)) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.fail(`the Web UI does not show "${text}" within ${timeoutMs / 1000} s`);
+}
 
 /** Our CLI in a real process, against the cluster, with the model behind ANTHROPIC_BASE_URL. */
 function cli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
@@ -101,9 +112,9 @@ test('a run on the cluster ends fixed, is found by its search attribute and is s
   // The cluster's Web UI shows the run's timeline with the activity summaries, and its event history.
   const page = await browser.newPage({ viewport: { width: 1600, height: 1300 } });
   await page.goto(`${clusterAddresses.webUi}/namespaces/${clusterNamespace}/workflows/${id}`, { waitUntil: 'networkidle' });
-  await page.getByText('iteration 1 · run_tests').first().waitFor({ timeout: 60_000 });
-  for (const summary of ['iteration 1 · model', 'iteration 4 · edit_file buggy_code.py', 'verify the fix']) {
-    assert.ok(await page.getByText(summary).first().isVisible(), `the UI shows "${summary}"`);
+  // UI 2.58 renders each activity's summary as markdown in a frame of its own.
+  for (const summary of ['iteration 1 · run_tests', 'iteration 1 · model', 'iteration 4 · edit_file buggy_code.py', 'verify the fix']) {
+    await waitForTextInSomeFrame(page, summary);
   }
   const folder = join(projectRoot, 'test-output', 'cluster-web-ui');
   await mkdir(folder, { recursive: true });
