@@ -10,9 +10,24 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 
+/** A port offset none of whose main ports is in use (other clusters may run on this machine). */
+async function freeOffset(): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+  for (let offset = 200; offset >= 20; offset -= 20) {
+    const ports = [55432, 17233, 17234, 17235, 17239, 17243, 16933, 16934, 16935, 16939, 18233].map((port) => port + offset);
+    if ((await Promise.all(ports.map(free))).every(Boolean)) return offset;
+  }
+  throw new Error('no free port offset for a second cluster');
+}
+
 test('a port of the cluster held by another program: npm run cluster names the port and fails, and stop cleans up', async () => {
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-cluster-ports-'));
-  const offset = 20;
+  const offset = await freeOffset();
   const frontendPort = 17233 + offset;
   const squatter: Server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => squatter.listen(frontendPort, '127.0.0.1', resolve));
