@@ -44,6 +44,10 @@ export class FolderStore implements ContentStore {
     return JSON.parse(await readFile(this.treePath(digest), 'utf8')) as Tree;
   }
 
+  describe(): string {
+    return `folder ${this.root}`;
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -70,6 +70,10 @@ export class PostgresStore implements ContentStore {
     return JSON.parse(row.tree) as Tree;
   }
 
+  describe(): string {
+    return `PostgreSQL ${this.location}`;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

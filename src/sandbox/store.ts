@@ -14,6 +14,8 @@ export interface ContentStore {
   getTree(digest: string): Promise<Tree>;
   /** Where a person finds a blob: its file, or the database and table that hold it (never a password). */
   whereIs(blob: string): string;
+  /** The store, as the worker announces it: a folder, or a database URL without its password. */
+  describe(): string;
   /** Lets go of connections (a folder has none). */
   close(): Promise<void>;
 }
