@@ -1,5 +1,6 @@
 // The production-shaped deployment cannot be started here (its images cannot be pulled), so
-// its compose file is validated by docker-compose itself, and its shape is checked.
+// its compose file is validated by docker-compose itself, and its shape is checked. The same
+// configuration runs for real with `npm run cluster` (test/cluster/).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,10 +13,12 @@ test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and w
     encoding: 'utf8',
     env: { ...process.env, ANTHROPIC_API_KEY: '' },
   });
-  for (const service of ['postgresql:', 'temporal:', 'temporal-ui:', 'worker:', 'sandbox-image:']) {
+  for (const service of ['postgresql:', 'temporal-schema:', 'temporal:', 'temporal-namespace:', 'temporal-ui:', 'worker:', 'sandbox-image:']) {
     assert.ok(config.includes(`  ${service}`), `service ${service}`);
   }
-  assert.match(config, /DB: postgres12/);
+  // Temporal on PostgreSQL: the schema tool's plugin and our server config (persistence and visibility on postgres12).
+  assert.match(config, /SQL_PLUGIN: postgres12/);
+  assert.match(config, /TEMPORAL_SERVER_CONFIG_FILE_PATH: \/etc\/temporal\/config\/durable-debugger\.yaml/);
   assert.match(config, /TEMPORAL_ADDRESS: temporal:7233/);
   assert.match(config, /\/var\/run\/docker\.sock:\/var\/run\/docker\.sock/);
   assert.match(config, /replicas: 2/);

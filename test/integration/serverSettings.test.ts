@@ -51,6 +51,6 @@ test('the compose deployment loads the same dynamic config', async () => {
     encoding: 'utf8',
     env: { ...process.env, ANTHROPIC_API_KEY: '' },
   });
-  assert.match(compose, /DYNAMIC_CONFIG_FILE_PATH: config\/dynamicconfig\/durable-debugger\.yaml/);
+  assert.match(compose, /DYNAMIC_CONFIG_FILE_PATH: \/etc\/temporal\/config\/dynamicconfig\/durable-debugger\.yaml/);
   assert.match(compose, /deploy\/temporal-dynamicconfig\.yaml/);
 });
