@@ -223,13 +223,14 @@ export class Scenarios {
     const victim = hosts.find((host) => `reliability-${host}` === victimId) as string;
     const onVictim = started.filter(({ handle }) => holders.get(handle.workflowId) === victimId);
     await this.lab.killWorker(victim);
-    const row = await this.judge(`worker host killed (SIGKILL) holding sandboxes; ${hosts.length} hosts, no shared folder`, started, '', rejectedBefore);
+    const sharing = this.lab.onCluster ? 'no shared folder' : 'one shared folder';
+    const row = await this.judge(`worker host killed (SIGKILL) holding sandboxes; ${hosts.length} hosts, ${sharing}`, started, '', rejectedBefore);
     let moved = 0;
     for (const { handle } of onVictim) {
       const host = await lastPreparedHost(handle);
       if (host && host !== victimId) moved += 1;
     }
-    row.notes = `${victimId} killed holding ${onVictim.length} of ${runs} sandboxes; ${moved} moved to another host, rebuilt from PostgreSQL`;
+    row.notes = `${victimId} killed holding ${onVictim.length} of ${runs} sandboxes; ${moved} moved to another host, rebuilt from ${this.lab.onCluster ? 'PostgreSQL' : 'the shared folder'}`;
     for (const host of hosts) await this.lab.stopWorker(host);
     return row;
   }
