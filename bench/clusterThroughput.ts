@@ -34,7 +34,8 @@ export type ClusterThroughputResult =
   | { address: string; modelLatencyMs: number; iterationsPerRun: number; points: ClusterPoint[]; scaling: number };
 
 export async function measureClusterThroughput(progress: (line: string) => void): Promise<ClusterThroughputResult> {
-  const running = clusterStatus().every((part) => part.running);
+  // The bench needs the Temporal server and PostgreSQL, not the Web UI server.
+  const running = clusterStatus().filter((part) => part.part !== 'uiServer').every((part) => part.running);
   const { tools } = clusterPaths();
   const built = [tools.temporalServer, tools.schemaTool, tools.uiServer].every((file) => existsSync(file));
   if (!running && !built) return { skipped: 'no cluster is running and its binaries are not built (`npm run cluster` builds and starts it, then `npm run bench -- cluster`)' };

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
-import { startCluster, startPostgresql, startTemporalServer, stopPostgresql, temporalServerPid } from '../../src/cluster/cluster.js';
+import { clusterStatus, startCluster, startPostgresql, startTemporalServer, stopPostgresql, temporalServerPid } from '../../src/cluster/cluster.js';
 import { clusterAddresses, clusterPorts } from '../../src/cluster/clusterSettings.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../support/harness.js';
 
@@ -44,8 +44,10 @@ export class Lab {
   async start(fakeOptions: FakeApiOptions): Promise<void> {
     this.home = await mkdtemp(join(tmpdir(), 'durable-debugger-reliability-'));
     if (this.onCluster) {
-      // Builds and starts what is missing; a cluster that runs is used as it is, and left running.
-      await startCluster((line) => console.log(`cluster: ${line}`));
+      // A cluster whose Temporal server and PostgreSQL run is used as it is (the lab needs no Web UI),
+      // and left running; otherwise `npm run cluster`'s start builds and starts what is missing.
+      const needed = clusterStatus().filter((part) => part.part !== 'uiServer');
+      if (!needed.every((part) => part.running)) await startCluster((line) => console.log(`cluster: ${line}`));
       this.address = clusterAddresses.temporal;
       this.port = clusterPorts.frontendGrpc;
       this.client = await connectClient(this.address, 'default');
