@@ -1,13 +1,15 @@
 // `npm run bench`: what durability costs and what it saves, measured side by side in one run on
 // the real Temporal dev server, real Docker and the real Anthropic SDK talking to the fake API.
 // Prints ratios first, then every figure as min/median/max, and saves the same as JSON.
-//   npm run bench                        all six sections, saved to bench/results/latest.json
+//   npm run bench                        all sections, saved to bench/results/latest.json (the cluster
+//                                        section is skipped, saying so, when no cluster is built)
 //   npm run bench -- overhead history    some sections only (not saved)
 //   BENCH_REPETITIONS=7 npm run bench    more repetitions (at least 5)
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatClusterThroughput, measureClusterThroughput, type ClusterThroughputResult } from './clusterThroughput.js';
 import { openBenchEnvironment } from './environment.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
@@ -26,9 +28,10 @@ interface Results {
   throughput?: ThroughputResult;
   environment?: EnvironmentBuildResult;
   floor?: DispatchFloorResult;
+  cluster?: ClusterThroughputResult;
 }
 type Section = keyof Results;
-const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'floor', 'environment'];
+const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'floor', 'environment', 'cluster'];
 
 const started = performance.now();
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5);
@@ -60,6 +63,7 @@ try {
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server.client, env.server.address, repetitions);
+    if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
 } finally {
@@ -84,6 +88,7 @@ const lines = [
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
+  ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),
   `total: ${number(totalSeconds)} s (${number(totalSeconds / 60)} min; the limit is 15 min; scripts/setup.sh before it is not counted)`,
 ];
 console.log(lines.join('\n'));
@@ -95,7 +100,7 @@ if (chosen.length === sections.length) {
   console.log(`saved to ${file}`);
 }
 
-function summary({ overhead, sandbox, history, tokens, throughput, environment, floor }: Results): string[] {
+function summary({ overhead, sandbox, history, tokens, throughput, environment, floor, cluster }: Results): string[] {
   const lines: string[] = [];
   if (overhead) {
     lines.push(
@@ -148,6 +153,13 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
       .map((cost) => `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`)
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);
+  }
+  if (cluster) {
+    lines.push(
+      'skipped' in cluster
+        ? `8. Cluster: skipped: ${cluster.skipped}.`
+        : `8. Cluster: ${cluster.points.map((point) => `${number(point.runsPerMinute)} runs/min with ${point.hosts} host${point.hosts === 1 ? '' : 's'}`).join(', ')}: ${number(cluster.scaling, 2)}× from 1 to 3 hosts.`,
+    );
   }
   return lines;
 }

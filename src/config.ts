@@ -4,6 +4,7 @@ import { homedir, hostname } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import type { ContentStoreLocation } from './sandbox/store.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** scripts/setup.sh installs here unless DURABLE_DEBUGGER_TOOLS says otherwise. */
@@ -47,7 +48,8 @@ export interface Config {
   taskQueue: string;
   sandboxImage: string;
   workspaceRoot: string;
-  storeRoot: string;
+  /** Where the content store is: a folder (every host must see it) or a PostgreSQL database. */
+  contentStore: ContentStoreLocation;
   /** Where the environment step keeps pip's wheel and the node/npm packages (fetched once per machine). */
   toolchainDir: string;
   hostId: string;
@@ -83,7 +85,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     taskQueue: env.DURABLE_DEBUGGER_TASK_QUEUE,
     sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
     workspaceRoot,
-    storeRoot: resolve(env.DURABLE_DEBUGGER_STORE ?? join(home, 'store')),
+    contentStore: contentStoreFrom(env.DURABLE_DEBUGGER_STORE, home),
     toolchainDir: resolve(env.DURABLE_DEBUGGER_TOOLCHAIN ?? join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain')),
     // Stable across restarts of the same worker, distinct for workers with different workspace roots.
     hostId: env.DURABLE_DEBUGGER_HOST_ID ?? `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
@@ -96,6 +98,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       timeoutMs: env.ANTHROPIC_TIMEOUT_MS,
     },
   };
+}
+
+/** DURABLE_DEBUGGER_STORE: a `postgres://` (or `postgresql://`) URL, else a folder (default: the data home's `store`). */
+function contentStoreFrom(value: string | undefined, home: string): ContentStoreLocation {
+  if (value !== undefined && /^postgres(ql)?:\/\//i.test(value)) return { kind: 'postgres', url: value };
+  if (value !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    throw new ConfigError(`Invalid environment: DURABLE_DEBUGGER_STORE must be a folder or a postgres:// URL (got a ${value.split(':')[0]}: URL)`);
+  }
+  return { kind: 'folder', root: resolve(value ?? join(home, 'store')) };
 }
 
 /** DURABLE_DEBUGGER_REPO_ROOTS: absolute folders separated by the path delimiter (":"). */

@@ -26,7 +26,7 @@ import { modelEndpointId } from './model/endpoint.js';
 import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
-import { ContentStore } from './sandbox/store.js';
+import { openContentStore } from './sandbox/store.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
@@ -120,10 +120,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await checkDocker(docker, config.sandboxImage);
 
   await mkdir(config.workspaceRoot, { recursive: true });
+  const store = openContentStore(config.contentStore);
   const scope = `${options.address}/${config.namespace}`;
   const host = new SandboxHost({
     docker,
-    store: new ContentStore(config.storeRoot),
+    store,
     workspaceRoot: config.workspaceRoot,
     hostId: config.hostId,
     image: config.sandboxImage,
@@ -209,6 +210,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const done = Promise.all(workers.map((worker) => worker.run())).finally(() => sweep.stop()).then(async () => {
     await connection.close();
     await clientConnection.close();
+    await store.close();
   });
   return {
     taskQueue,

@@ -1,5 +1,8 @@
 // The reliability lab: every part in a process of its own, so that each can be killed for real.
-// The embedded Temporal dev server on its database file (killed and restarted on the same file), workers
+// The embedded Temporal dev server on its database file (killed and restarted on the same file),
+// or with `cluster`, the cluster of `npm run cluster` (Temporal's server on PostgreSQL, whose
+// server process is killed and whose PostgreSQL is restarted), where each worker host has a data
+// folder of its own and the content store is in PostgreSQL (nothing shared but the network). Workers
 // started with the real `durable-debugger worker` command (killed with SIGKILL), the fake
 // Anthropic API in this process (faults on demand), and the real Docker engine.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,9 +16,12 @@ import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
+import { clusterStatus, startCluster, startPostgresql, startTemporalServer, stopPostgresql, temporalServerPid } from '../../src/cluster/cluster.js';
+import { clusterAddresses, clusterPorts } from '../../src/cluster/clusterSettings.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../support/harness.js';
 
-export const taskQueue = 'durable-debugger-reliability';
+/** Of this lab alone: a cluster is shared with whatever else runs on it. */
+export const taskQueue = `durable-debugger-reliability-${process.pid}`;
 
 export class Lab {
   client!: Client;
@@ -26,9 +32,29 @@ export class Lab {
   private port = 0;
   private uiPort = 0;
   private readonly workers = new Map<string, WorkerProcess>();
+  /** The hosts this lab has started (their containers are the lab's to count). */
+  private readonly hostIds = new Set<string>();
+  /** True: on the cluster of `npm run cluster`, hosts sharing nothing; false: the embedded dev server. */
+  readonly onCluster: boolean;
+
+  constructor(options: { cluster?: boolean } = {}) {
+    this.onCluster = Boolean(options.cluster);
+  }
 
   async start(fakeOptions: FakeApiOptions): Promise<void> {
     this.home = await mkdtemp(join(tmpdir(), 'durable-debugger-reliability-'));
+    if (this.onCluster) {
+      // A cluster whose Temporal server and PostgreSQL run is used as it is (the lab needs no Web UI),
+      // and left running; otherwise `npm run cluster`'s start builds and starts what is missing.
+      const needed = clusterStatus().filter((part) => part.part !== 'uiServer');
+      if (!needed.every((part) => part.running)) await startCluster((line) => console.log(`cluster: ${line}`));
+      this.address = clusterAddresses.temporal;
+      this.port = clusterPorts.frontendGrpc;
+      this.client = await connectClient(this.address, 'default');
+      this.fake = new FakeAnthropicApi(fakeOptions);
+      await this.fake.start();
+      return;
+    }
     this.port = await freePort();
     this.uiPort = await freePort();
     this.address = `127.0.0.1:${this.port}`;
@@ -46,12 +72,15 @@ export class Lab {
     }
     await this.client?.connection.close();
     await this.fake?.stop();
-    await this.killServer();
+    // The cluster stays as the lab found it: running.
+    if (this.onCluster) await this.startServer();
+    else await this.killServer();
     await rm(this.home, { recursive: true, force: true });
   }
 
   /** The embedded dev server, as our commands start it: on a database file that survives its restarts. */
   async startServer(): Promise<void> {
+    if (this.onCluster) return startTemporalServer();
     const config = loadConfig({
       ...process.env,
       TEMPORAL_ADDRESS: '',
@@ -64,26 +93,45 @@ export class Lab {
   }
 
   async killServer(): Promise<void> {
+    if (this.onCluster) this.serverPid = temporalServerPid();
     if (this.serverPid === null) return;
     process.kill(this.serverPid, 'SIGKILL');
     this.serverPid = null;
     while (await portAnswers('127.0.0.1', this.port)) await sleep(100);
   }
 
+  /** The cluster's PostgreSQL (Temporal's persistence and the content store) stopped and started again; returns how long it was down. */
+  async restartPostgres(): Promise<number> {
+    if (!this.onCluster) throw new Error('PostgreSQL is restarted on the cluster only (npm run reliability -- --cluster)');
+    const started = Date.now();
+    stopPostgresql();
+    await sleep(2_000);
+    await startPostgresql();
+    return Date.now() - started;
+  }
+
   /** A worker process; the same name means the same host id and workspace folder. */
   async startWorker(name: string): Promise<void> {
-    const worker = await startWorkerProcess(this, {
+    const hostId = `reliability-${name}`;
+    // On the cluster, each host has a data folder of its own and the content store is PostgreSQL.
+    const place = this.onCluster ? { address: this.address, home: this.hostHome(name) } : this;
+    const worker = await startWorkerProcess(place, {
       taskQueue,
-      hostId: `reliability-${name}`,
+      hostId,
       fakeUrl: this.fake.url,
-      env: { ANTHROPIC_TIMEOUT_MS: '5000' },
+      env: { ANTHROPIC_TIMEOUT_MS: '5000', ...(this.onCluster ? { DURABLE_DEBUGGER_STORE: clusterAddresses.postgresqlUrl() } : {}) },
     });
+    this.hostIds.add(hostId);
     this.workers.set(name, worker);
+  }
+
+  private hostHome(name: string): string {
+    return join(this.home, 'hosts', name);
   }
 
   /** Where a worker of this lab keeps its workspace folders. */
   workspaceRootOf(name: string): string {
-    return join(this.home, 'workspaces', `reliability-${name}`);
+    return join(this.onCluster ? this.hostHome(name) : this.home, 'workspaces', `reliability-${name}`);
   }
 
   async killWorker(name: string): Promise<void> {
@@ -122,7 +170,12 @@ export class Lab {
 
   private async leakedContainerInfos() {
     const containers = await listProjectContainers(connectDocker());
-    return containers.filter((container) => container.Labels[labels.scope] === `${this.address}/default`);
+    return containers.filter(
+      (container) =>
+        container.Labels[labels.scope] === `${this.address}/default` &&
+        // The cluster is shared: only containers of this lab's hosts count.
+        (!this.onCluster || this.hostIds.has(container.Labels[labels.host] ?? '')),
+    );
   }
 }
 

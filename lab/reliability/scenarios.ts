@@ -185,17 +185,78 @@ export class Scenarios {
     };
   }
 
-  async serverKilled(runs: number): Promise<ScenarioRow> {
+  async serverKilled(runs: number, hosts = ['a']): Promise<ScenarioRow> {
     const rejectedBefore = this.lab.fake.rejected.length;
-    await this.lab.startWorker('a');
+    for (const host of hosts) await this.lab.startWorker(host);
     const started = await this.startRuns('server-killed', runs);
     await sleep(1_500 + Math.random() * 2_500);
     await this.lab.killServer();
     await sleep(2_000);
     await this.lab.startServer();
-    const row = await this.judge('Temporal server killed, restarted on its database', started, 'one kill mid-run, down for 2 s', rejectedBefore);
-    await this.lab.stopWorker('a');
+    const name = this.lab.onCluster ? `Temporal server process killed (SIGKILL), restarted; ${hosts.length} hosts` : 'Temporal server killed, restarted on its database';
+    const row = await this.judge(name, started, 'one kill mid-run, down for 2 s', rejectedBefore);
+    for (const host of hosts) await this.lab.stopWorker(host);
     return row;
+  }
+
+  /**
+   * Hosts that share nothing but the network (the cluster): the host that holds the most sandboxes
+   * is killed (SIGKILL) while the runs work, and stays down. Each of its runs must move to another
+   * host, which rebuilds the workspace from the content store in PostgreSQL, and end as a clean run does.
+   */
+  async hostKilled(runs: number, hosts = ['a', 'b', 'c']): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    for (const host of hosts) await this.lab.startWorker(host);
+    const started = await this.startRuns('host-killed', runs);
+    // Wait until every run has its sandbox somewhere, and some are working in it.
+    const deadline = Date.now() + 60_000;
+    let holders = new Map<string, string>();
+    while (Date.now() < deadline) {
+      holders = await this.sandboxHosts(started.map(({ handle }) => handle.workflowId));
+      if (holders.size === started.length) break;
+      await sleep(200);
+    }
+    await sleep(Math.random() * 1_000);
+    const counts = new Map<string, number>();
+    for (const hostId of holders.values()) counts.set(hostId, (counts.get(hostId) ?? 0) + 1);
+    const [victimId] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0] ?? [`reliability-${hosts[0]}`];
+    const victim = hosts.find((host) => `reliability-${host}` === victimId) as string;
+    const onVictim = started.filter(({ handle }) => holders.get(handle.workflowId) === victimId);
+    await this.lab.killWorker(victim);
+    const sharing = this.lab.onCluster ? 'no shared folder' : 'one shared folder';
+    const row = await this.judge(`worker host killed (SIGKILL) holding sandboxes; ${hosts.length} hosts, ${sharing}`, started, '', rejectedBefore);
+    let moved = 0;
+    for (const { handle } of onVictim) {
+      const host = await lastPreparedHost(handle);
+      if (host && host !== victimId) moved += 1;
+    }
+    row.notes = `${victimId} killed holding ${onVictim.length} of ${runs} sandboxes; ${moved} moved to another host, rebuilt from ${this.lab.onCluster ? 'PostgreSQL' : 'the shared folder'}`;
+    for (const host of hosts) await this.lab.stopWorker(host);
+    return row;
+  }
+
+  /** The cluster's PostgreSQL (Temporal's persistence and the content store) restarted while runs work. */
+  async postgresRestarted(runs: number, hosts = ['a', 'b', 'c']): Promise<ScenarioRow> {
+    const rejectedBefore = this.lab.fake.rejected.length;
+    for (const host of hosts) await this.lab.startWorker(host);
+    const started = await this.startRuns('postgres-restarted', runs);
+    await sleep(1_500 + Math.random() * 2_500);
+    const downFor = await this.lab.restartPostgres();
+    const row = await this.judge(`PostgreSQL restarted (Temporal's database and the content store); ${hosts.length} hosts`, started, `down for ${(downFor / 1000).toFixed(1)} s`, rejectedBefore);
+    for (const host of hosts) await this.lab.stopWorker(host);
+    return row;
+  }
+
+  /** The host that holds each run's sandbox now (runs without a container are left out). */
+  private async sandboxHosts(workflowIds: string[]): Promise<Map<string, string>> {
+    const wanted = new Set(workflowIds);
+    const holders = new Map<string, string>();
+    for (const container of await listProjectContainers(connectDocker())) {
+      const workflowId = container.Labels[labels.workflowId];
+      const host = container.Labels[labels.host];
+      if (workflowId && host && wanted.has(workflowId) && container.State === 'running') holders.set(workflowId, host);
+    }
+    return holders;
   }
 
   async dockerRestarted(runs: number): Promise<ScenarioRow> {
@@ -286,11 +347,17 @@ export class Scenarios {
     };
   }
 
-  async load(runs: number): Promise<ScenarioRow> {
+  async load(runs: number, hosts = ['a']): Promise<ScenarioRow> {
     const rejectedBefore = this.lab.fake.rejected.length;
-    await this.lab.startWorker('a');
+    for (const host of hosts) await this.lab.startWorker(host);
     const started = await this.startRuns('load', runs);
-    const row = await this.judge(`${runs} runs at once on one worker`, started, '', rejectedBefore);
+    const name = hosts.length === 1 ? `${runs} runs at once on one worker` : `${runs} runs at once spread over ${hosts.length} worker hosts`;
+    const row = await this.judge(name, started, '', rejectedBefore);
+    const spread = new Map<string, number>();
+    for (const { handle } of started) {
+      const host = (await lastPreparedHost(handle)) ?? 'none';
+      spread.set(host, (spread.get(host) ?? 0) + 1);
+    }
     const durations: number[] = [];
     for (const { handle } of started) {
       const history = await handle.fetchHistory();
@@ -302,9 +369,26 @@ export class Scenarios {
     durations.sort((a, b) => a - b);
     const percentile = (p: number) => durations[Math.min(durations.length - 1, Math.floor((p / 100) * durations.length))] ?? 0;
     row.notes = `iteration p50 ${percentile(50)} ms, p95 ${percentile(95)} ms over ${durations.length} iterations`;
-    await this.lab.stopWorker('a');
+    if (hosts.length > 1) row.notes += `; sandboxes per host: ${[...spread.entries()].sort().map(([host, count]) => `${host.replace(/^reliability-/, '')} ${count}`).join(', ')}`;
+    for (const host of hosts) await this.lab.stopWorker(host);
     return row;
   }
+}
+
+/** The host of the run's last sandbox preparation (where its sandbox ended up), from its history. */
+async function lastPreparedHost(handle: WorkflowHandle): Promise<string | null> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const prepares = new Set<number>();
+  let host: string | null = null;
+  for (const event of events) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareSandbox') prepares.add(Number(event.eventId));
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed && prepares.has(Number(completed.scheduledEventId))) {
+      const data = completed.result?.payloads?.[0]?.data;
+      host = data ? ((JSON.parse(Buffer.from(data).toString('utf8')) as { host?: string }).host ?? host) : host;
+    }
+  }
+  return host;
 }
 
 /** Stops dockerd and starts it again as setup does; returns how long it was down. */

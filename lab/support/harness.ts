@@ -206,7 +206,8 @@ export async function startWorkerProcess(
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker ${options.hostId} did not start:\n${output}`)), 60_000);
+    // Generous: a worker bundles the workflow code as it starts, which takes long on a loaded machine.
+    const timer = setTimeout(() => reject(new Error(`worker ${options.hostId} did not start:\n${output}`)), 180_000);
     const check = () => {
       if (!output.includes('Worker ready')) return;
       clearTimeout(timer);

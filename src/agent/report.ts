@@ -92,7 +92,7 @@ export interface StoredPatch {
   /** Its content-store blob id (the SHA-256 of its bytes). */
   blob: string;
   bytes: number;
-  /** The file of that blob in the content store of the worker that computed it. */
+  /** Where that blob is: its file in a folder store, or the database that holds it (never its password). */
   file: string;
 }
 

@@ -17,7 +17,7 @@ import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedS
 import { startWorker, type RunningWorker, type WorkerOptions } from '../worker.js';
 import { modelTaskQueueFor, scriptedModelEndpoint, waitingForModelWorker } from '../agent/modelEndpoint.js';
 import type { AttemptProgress, RunStatusView } from '../agent/runState.js';
-import { startScriptedModel } from '../demo/scriptedModel.js';
+import { startScriptedModel, type ScriptedModel } from '../demo/scriptedModel.js';
 import {
   approveUpdate,
   hintSignal,
@@ -612,10 +612,21 @@ env
 program
   .command('worker')
   .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
-  .action(async () => {
-    await runWorkerInForeground((worker) => {
-      log(`Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}). Ctrl-C to stop.`);
-    });
+  .option('--scripted', 'answer model calls with the fixtures\' scripted responses (offline, no API key; fixture runs only)')
+  .option('--reply-delay <ms>', 'with --scripted: pause before each scripted reply (a fixed model latency)', positiveInteger)
+  .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
+    const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
+    try {
+      await runWorkerInForeground((worker) => {
+        if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
+        log(
+          `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
+            `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
+        );
+      }, scripted ? scriptedWorkerModel(scripted) : {});
+    } finally {
+      await scripted?.stop();
+    }
   });
 
 program
@@ -629,30 +640,31 @@ program
       await runWorkerInForeground(
         (worker, server) => {
           console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
-          if (scripted) {
-            console.log(
-              pc.yellow(
-                `SCRIPTED MODEL: model calls are answered by fixtures/<name>/script.json, played by a local fake Anthropic API (${scripted.fake.url}), not by Claude. ` +
-                  'Only runs of the fixtures under fixtures/ can be answered.',
-              ),
-            );
-          }
+          if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
           console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
         },
-        scripted
-          ? {
-              anthropic: scripted.anthropic,
-              modelEndpoint: scriptedModelEndpoint,
-              describeAnswerer: () => 'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev --scripted), not Claude',
-            }
-          : {},
+        scripted ? scriptedWorkerModel(scripted) : {},
       );
     } finally {
       await scripted?.stop();
     }
   });
 
-/** A worker until Ctrl-C (or SIGTERM), which shuts it down cleanly. */
+function scriptedNotice(url: string): string {
+  return (
+    `SCRIPTED MODEL: model calls are answered by fixtures/<name>/script.json, played by a local fake Anthropic API (${url}), not by Claude. ` +
+    'Only runs of the fixtures under fixtures/ can be answered.'
+  );
+}
+
+function scriptedWorkerModel(scripted: ScriptedModel): Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> {
+  return {
+    anthropic: scripted.anthropic,
+    modelEndpoint: scriptedModelEndpoint,
+    describeAnswerer: () => 'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev/worker --scripted), not Claude',
+  };
+}
+
 async function runWorkerInForeground(
   announce: (worker: RunningWorker, server: TemporalServer) => void,
   model: Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> = {},

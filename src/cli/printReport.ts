@@ -7,7 +7,7 @@ import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
 import { fullPatchOf } from '../sandbox/patch.js';
-import { ContentStore } from '../sandbox/store.js';
+import { openContentStore } from '../sandbox/store.js';
 
 export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
   const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;
@@ -64,7 +64,12 @@ function describeTests(summary: TestSummary | null): string {
 
 /** The report's whole patch, read back from the content store when the report holds only its beginning. */
 export async function wholePatch(config: Config, report: DebugReport): Promise<string> {
-  return fullPatchOf(new ContentStore(config.storeRoot), { patch: report.patch, fullPatch: report.fullPatch ?? null });
+  const store = openContentStore(config.contentStore);
+  try {
+    return await fullPatchOf(store, { patch: report.patch, fullPatch: report.fullPatch ?? null });
+  } finally {
+    await store.close();
+  }
 }
 
 /** Ends a followed run: saves its patch under the data folder and prints the report (text or JSON). */

@@ -45,7 +45,7 @@ export async function patchForReport(store: ContentStore, patch: string): Promis
   if (content.length <= reportPatchBytes) return { patch, fullPatch: null };
   const blob = sha256(content);
   await store.putBlob(blob, content);
-  const file = store.blobPath(blob);
+  const file = store.whereIs(blob);
   return {
     patch: patchPreview(patch, patchPreviewBytes, `\`durable-debugger result <workflow id> --patch\` prints all of it (content-store blob ${blob}, ${file})`),
     fullPatch: { blob, bytes: content.length, file },
@@ -56,14 +56,15 @@ export async function patchForReport(store: ContentStore, patch: string): Promis
 export async function fullPatchOf(store: ContentStore, report: PatchForReport): Promise<string> {
   const stored = report.fullPatch;
   if (!stored) return report.patch;
-  const candidates = [store.blobPath(stored.blob), stored.file];
-  for (const file of candidates) {
-    const content = await readFile(file).catch(() => null);
+  // This store first; then the file the report names (a folder store this process is not configured with).
+  const reads = [() => store.getBlob(stored.blob), () => readFile(stored.file)];
+  for (const read of reads) {
+    const content = await read().catch(() => null);
     if (content && sha256(content) === stored.blob) return content.toString('utf8');
   }
   throw new Error(
     `The whole patch (${stored.bytes} bytes) is kept in the content store of the worker that ran this run (${stored.file}), which cannot be read here. ` +
-      'Run this command on that machine, or point DURABLE_DEBUGGER_STORE (or DURABLE_DEBUGGER_HOME) at that content store.',
+      'Run this command on that machine, or point DURABLE_DEBUGGER_STORE (a folder or a postgres:// URL, or DURABLE_DEBUGGER_HOME) at that content store.',
   );
 }
 

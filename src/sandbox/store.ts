@@ -1,55 +1,32 @@
-// The content-addressed store shared by all workers: file contents (blobs) and snapshot trees.
-// Entries never change once written, so concurrent writers and readers need no locks.
-import { mkdir, readFile, rename, writeFile, access } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+// The content-addressed store that every worker host reads and writes: file contents (blobs)
+// and snapshot trees, from which any host rebuilds a run's workspace, and large patches.
+// Entries are named by their SHA-256 and never change once written, so concurrent writers and
+// readers need no locks. Two backends: a folder (the embedded default; every host must see the
+// same folder) and PostgreSQL (hosts that share nothing but the network).
 import type { Tree } from './tree.js';
+import { FolderStore } from './folderStore.js';
+import { PostgresStore } from './postgresStore.js';
 
-export class ContentStore {
-  constructor(readonly root: string) {}
-
-  /** The file that holds a blob (also where a person finds a large patch). */
-  blobPath(blob: string): string {
-    if (!/^[0-9a-f]{64}$/.test(blob)) throw new Error(`not a blob id: ${blob}`);
-    return join(this.root, 'blobs', blob.slice(0, 2), blob);
-  }
-
-  private treePath(digest: string): string {
-    if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`not a tree digest: ${digest}`);
-    return join(this.root, 'trees', `${digest}.json`);
-  }
-
-  async putBlob(blob: string, content: Buffer): Promise<void> {
-    const path = this.blobPath(blob);
-    if (await exists(path)) return;
-    await writeAtomically(path, content);
-  }
-
-  async getBlob(blob: string): Promise<Buffer> {
-    return readFile(this.blobPath(blob));
-  }
-
-  async putTree(tree: Tree): Promise<void> {
-    const path = this.treePath(tree.digest);
-    if (await exists(path)) return;
-    await writeAtomically(path, Buffer.from(JSON.stringify(tree)));
-  }
-
-  async getTree(digest: string): Promise<Tree> {
-    return JSON.parse(await readFile(this.treePath(digest), 'utf8')) as Tree;
-  }
+export interface ContentStore {
+  putBlob(blob: string, content: Buffer): Promise<void>;
+  getBlob(blob: string): Promise<Buffer>;
+  putTree(tree: Tree): Promise<void>;
+  getTree(digest: string): Promise<Tree>;
+  /** Where a person finds a blob: its file, or the database and table that hold it (never a password). */
+  whereIs(blob: string): string;
+  /** The store, as the worker announces it: a folder, or a database URL without its password. */
+  describe(): string;
+  /** Lets go of connections (a folder has none). */
+  close(): Promise<void>;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
+/** DURABLE_DEBUGGER_STORE: a folder, or a `postgres://` (`postgresql://`) connection URL. */
+export type ContentStoreLocation = { kind: 'folder'; root: string } | { kind: 'postgres'; url: string };
+
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value);
 }
 
-async function writeAtomically(path: string, content: Buffer): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${randomUUID()}.tmp`;
-  await writeFile(temporary, content);
-  await rename(temporary, path);
+export function openContentStore(location: ContentStoreLocation): ContentStore {
+  return location.kind === 'folder' ? new FolderStore(location.root) : new PostgresStore(location.url);
 }

@@ -43,6 +43,12 @@ export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** A blob id or tree digest: 64 lowercase hex digits (anything else never reaches a path or a query). */
+export function checkDigest(digest: string, what: 'blob id' | 'tree digest'): string {
+  if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`not a ${what}: ${digest}`);
+  return digest;
+}
+
 export function treeDigest(entries: TreeEntry[]): string {
   const lines = [...entries]
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))

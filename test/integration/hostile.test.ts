@@ -100,9 +100,9 @@ test('workflow input: a file, an unreadable folder, an oversized repository or a
   const locked = await repoWith('locked_repo');
   await chmod(locked, 0o700);
   const result = await runAsNobody(`import { SandboxHost } from '${projectRoot}/src/sandbox/sandboxHost.ts';
-    import { ContentStore } from '${projectRoot}/src/sandbox/store.ts';
+    import { FolderStore } from '${projectRoot}/src/sandbox/folderStore.ts';
     import { connectDocker } from '${projectRoot}/src/sandbox/container.ts';
-    const store = new ContentStore('/tmp/durable-debugger-nobody-store');
+    const store = new FolderStore('/tmp/durable-debugger-nobody-store');
     const host = new SandboxHost({ docker: connectDocker(), store, workspaceRoot: '/tmp', hostId: 'nobody', image: 'none', scope: 'none' });
     try { await host.snapshotRepository(${JSON.stringify(locked)}, undefined); console.log('read'); } catch (error) { console.log(error.message); }`);
   assert.match(result, /repo: ".*locked_repo" cannot be read \(EACCES\)/);

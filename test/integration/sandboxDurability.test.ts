@@ -1,10 +1,16 @@
 // The workspace survives what happens to a sandbox during a run, on the real dev server and
 // real Docker: its container removed from outside mid-command, a `temporal workflow reset` to
 // before an edit (the real CLI), and the death (SIGKILL) of the worker process that holds it.
+// The last one twice: with the workers sharing a data folder, and with two hosts that share
+// nothing but the network (each its own data folder, the content store in PostgreSQL).
 // Each run plays fixtures/01_off_by_one with a test command slowed down, so that there is a
 // running command to interrupt, and each must end `fixed` with exactly the one edit.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -28,6 +34,7 @@ import {
   type TestServer,
 } from '../../lab/support/harness.js';
 import type { Script } from '../../src/demo/script.js';
+import { startTestPostgres } from '../support/postgres.js';
 
 const buggyLine = '    for i in range(len(items) - 1):';
 const fixedLine = '    for i in range(len(items)):';
@@ -218,11 +225,40 @@ test('`temporal workflow reset` to before an edit: the edit is absent after the 
 });
 
 test('two worker processes: killing the one that holds the sandbox mid-command, the other rebuilds it and the run ends fixed', async () => {
+  await killTheHolder(() => ({ home: server.home, env: {} }));
+});
+
+test('two worker hosts that share no folder (each its own data folder, the content store in PostgreSQL): the run of a killed host ends fixed on the other', async () => {
+  const postgres = await startTestPostgres();
+  const homes = new Map<string, string>();
+  try {
+    await killTheHolder(async (hostId) => {
+      const home = await mkdtemp(join(tmpdir(), `durable-debugger-${hostId}-`));
+      homes.set(hostId, home);
+      return { home, env: { DURABLE_DEBUGGER_STORE: postgres.url } };
+    });
+    // Nothing went to a folder: the survivor rebuilt the workspace from PostgreSQL alone.
+    for (const [hostId, home] of homes) assert.equal(existsSync(join(home, 'store')), false, `${hostId} wrote to a folder store`);
+  } finally {
+    await postgres.stop();
+    for (const home of homes.values()) await rm(home, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Two `durable-debugger worker` processes, each in the data folder `placeOf` gives it; the one that
+ * holds the run's sandbox is killed (SIGKILL) while a test command runs. The other must rebuild
+ * the sandbox and end the run fixed with exactly the one edit.
+ */
+async function killTheHolder(placeOf: (hostId: string) => Promise<WorkerPlace> | WorkerPlace): Promise<void> {
   const fake = new FakeAnthropicApi({ scripts: script, latencyMs: 200 });
   await fake.start();
   const taskQueue = uniqueTaskQueue('two-workers');
   const workers = await Promise.all(
-    ['host-a', 'host-b'].map((hostId) => startWorkerProcess(server, { taskQueue, hostId, fakeUrl: fake.url })),
+    ['host-a', 'host-b'].map(async (hostId) => {
+      const place = await placeOf(hostId);
+      return startWorkerProcess({ address: server.address, home: place.home }, { taskQueue, hostId, fakeUrl: fake.url, env: place.env });
+    }),
   );
   try {
     const handle = await startDebugRun(server.client, { input: await runInput(), taskQueue });
@@ -255,4 +291,10 @@ test('two worker processes: killing the one that holds the sandbox mid-command, 
     await Promise.all(workers.map((worker) => worker.stop()));
     await fake.stop();
   }
-});
+}
+
+/** Where a worker process keeps its data, and what else its environment says (its content store). */
+interface WorkerPlace {
+  home: string;
+  env: Record<string, string>;
+}

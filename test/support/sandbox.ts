@@ -10,7 +10,7 @@ import type { SandboxSettings, ToolOutcome } from '../../src/agent/sandboxProtoc
 import type { WorkspaceLog } from '../../src/agent/workspace.js';
 import { connectDocker, findSandboxContainer, labels, listProjectContainers, removeContainer } from '../../src/sandbox/container.js';
 import { SandboxHost, type ExecHooks } from '../../src/sandbox/sandboxHost.js';
-import { ContentStore } from '../../src/sandbox/store.js';
+import { FolderStore } from '../../src/sandbox/folderStore.js';
 
 export interface TestSandboxOptions {
   /** Repository files by relative path. */
@@ -70,7 +70,7 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
   const docker = connectDocker();
   const host = new SandboxHost({
     docker,
-    store: new ContentStore(join(home, 'store')),
+    store: new FolderStore(join(home, 'store')),
     workspaceRoot: join(home, 'workspaces'),
     hostId: 'test-host',
     image: process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debugger-sandbox:1',

@@ -1,0 +1,132 @@
+// The content store's PostgreSQL backend on a real (throwaway) PostgreSQL server: what the
+// folder store does, plus what sharing over the network needs: tables created on first use by
+// hosts starting at once, concurrent writers of the same content, a server restart waited out,
+// no password in what a person is shown, and errors that say what to do.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { FolderStore } from '../../src/sandbox/folderStore.js';
+import { fullPatchOf, patchForReport } from '../../src/sandbox/patch.js';
+import { blobsTable, PostgresStore, treesTable } from '../../src/sandbox/postgresStore.js';
+import { openContentStore, type ContentStore } from '../../src/sandbox/store.js';
+import { sha256, treeDigest, type Tree, type TreeEntry } from '../../src/sandbox/tree.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+
+let server: TestPostgres;
+let folder: string;
+before(async () => {
+  server = await startTestPostgres();
+  folder = await mkdtemp(join(tmpdir(), 'durable-debugger-store-'));
+});
+after(async () => {
+  await server?.stop();
+  await rm(folder, { recursive: true, force: true });
+});
+
+function treeOf(files: Record<string, Buffer>): Tree {
+  const entries: TreeEntry[] = Object.entries(files).map(([path, content]) => ({ kind: 'file', path, blob: sha256(content), executable: false, size: content.length }));
+  return { digest: treeDigest(entries), entries } as Tree;
+}
+
+async function withStores<T>(count: number, work: (stores: ContentStore[]) => Promise<T>): Promise<T> {
+  const stores = Array.from({ length: count }, () => openContentStore({ kind: 'postgres', url: server.url }));
+  try {
+    return await work(stores);
+  } finally {
+    await Promise.all(stores.map((store) => store.close()));
+  }
+}
+
+async function rowsIn(table: string): Promise<number> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    return Number((await client.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+test('both backends: blobs and trees read back as written, a missing one is an error naming the store', async () => {
+  const content = Buffer.from([0, 1, 2, 255, 10, 13]);
+  const big = Buffer.alloc(300_000, 7);
+  const tree = treeOf({ 'a.bin': content, 'big.bin': big });
+  await withStores(1, async ([postgres]) => {
+    for (const store of [new FolderStore(folder), postgres as ContentStore]) {
+      await store.putBlob(sha256(content), content);
+      await store.putBlob(sha256(big), big);
+      await store.putBlob(sha256(big), big); // again: a second snapshot of the same repository
+      await store.putTree(tree);
+      assert.deepEqual(await store.getBlob(sha256(content)), content);
+      assert.deepEqual(await store.getBlob(sha256(big)), big);
+      assert.deepEqual(await store.getTree(tree.digest), tree);
+      await assert.rejects(store.getBlob(sha256('never stored')));
+      await assert.rejects(store.getBlob('../../etc/passwd'), /not a blob id/);
+    }
+    await assert.rejects(postgres!.getBlob(sha256('never stored')), /is not in the content store postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger/);
+  });
+});
+
+test('hosts starting at once create the tables once; 4 hosts writing the same blobs at once leave one row each, with no error', async () => {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  await client.query(`DROP TABLE IF EXISTS ${blobsTable}, ${treesTable}`);
+  await client.end();
+  const contents = Array.from({ length: 25 }, (_, index) => Buffer.from(`file ${index}\n`.repeat(index * 1000 + 1)));
+  await withStores(4, async (stores) => {
+    // Every store's first use is at the same moment: each creates the tables if they are missing.
+    await Promise.all(stores.flatMap((store) => contents.map((content) => store.putBlob(sha256(content), content))));
+    await Promise.all(stores.map((store) => store.putTree(treeOf({ 'one.txt': contents[0] as Buffer }))));
+    for (const store of stores) {
+      for (const content of contents) assert.deepEqual(await store.getBlob(sha256(content)), content);
+    }
+  });
+  assert.equal(await rowsIn(blobsTable), contents.length);
+  assert.equal(await rowsIn(treesTable), 1);
+});
+
+test('a PostgreSQL restart between (and during) writes is waited out, not failed', async () => {
+  await withStores(1, async ([store]) => {
+    const first = Buffer.from('before the restart');
+    await store!.putBlob(sha256(first), first);
+    // The pool's connection is closed by the restart; the next writes reconnect.
+    const restarting = server.restart();
+    const writes = Array.from({ length: 10 }, (_, index) => Buffer.from(`during the restart ${index}`)).map(async (content) => {
+      await store!.putBlob(sha256(content), content);
+      return content;
+    });
+    await restarting;
+    for (const content of await Promise.all(writes)) assert.deepEqual(await store!.getBlob(sha256(content)), content);
+    assert.deepEqual(await store!.getBlob(sha256(first)), first);
+  });
+});
+
+test('a large patch kept in the PostgreSQL store: the report names the database, never the password; any host reads it back', async () => {
+  const url = server.url.replace('durable@', 'durable:s3cret-password@');
+  const patch = `diff --git a/x b/x\n${'+ a line of a large patch\n'.repeat(20_000)}`;
+  const writer = new PostgresStore(url);
+  const reader = new PostgresStore(url);
+  try {
+    const report = await patchForReport(writer, patch);
+    assert.ok(report.fullPatch, 'kept in the store');
+    assert.doesNotMatch(JSON.stringify(report), /s3cret/);
+    assert.match(report.fullPatch.file, /^postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger \(table durable_debugger_blobs, id [0-9a-f]{64}\)$/);
+    assert.match(report.patch, /content-store blob [0-9a-f]{64}, postgres:\/\/durable@/);
+    assert.equal(await fullPatchOf(reader, report), patch);
+  } finally {
+    await writer.close();
+    await reader.close();
+  }
+});
+
+test('a store that cannot be used says why and what to do', async () => {
+  const missing = new PostgresStore(server.url.replace(/\/durable_debugger$/, '/no_such_database'));
+  await assert.rejects(missing.getBlob(sha256('x')), /The content store's database does not exist \(postgres:\/\/durable@127\.0\.0\.1:\d+\/no_such_database\): create it/);
+  await missing.close();
+  const closedPort = new PostgresStore('postgres://durable:pw@127.0.0.1:1/durable_debugger', { waitForServerMs: 1_000 });
+  await assert.rejects(closedPort.getBlob(sha256('x')), (error: Error) => /does not answer .*start PostgreSQL, or fix DURABLE_DEBUGGER_STORE/.test(error.message) && !error.message.includes(':pw@'));
+  await closedPort.close();
+});
