@@ -14,7 +14,7 @@ import { clusterStatus, startCluster, stopCluster } from '../src/cluster/cluster
 import { clusterAddresses, clusterPaths } from '../src/cluster/clusterSettings.js';
 import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
-import { startWorkerProcess, type WorkerProcess } from '../test/support/harness.js';
+import { startWorkerProcess, type WorkerProcess } from '../lab/support/harness.js';
 import { listFilesStep, repeatedStep } from './environment.js';
 import { number } from './stats.js';
 

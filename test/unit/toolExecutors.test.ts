@@ -12,7 +12,7 @@ import type { SandboxSettings } from '../../src/agent/sandboxProtocol.js';
 import { formatTestSummary } from '../../src/agent/testResults.js';
 import { isSandboxTool, toolNames, tools } from '../../src/agent/tools.js';
 import type { ExecResult } from '../../src/sandbox/exec.js';
-import { ContentStore } from '../../src/sandbox/store.js';
+import { FolderStore } from '../../src/sandbox/folderStore.js';
 import { executeTool, toolExecutors, type ToolContext } from '../../src/sandbox/toolExecutors.js';
 import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
 
@@ -30,7 +30,7 @@ before(async () => {
   await mkdir(join(root, 'workspace', 'tests'), { recursive: true });
   await writeFile(join(root, 'workspace', 'stats.py'), 'def mean(xs):\n    return sum(xs) / len(xs)\n');
   await writeFile(join(root, 'workspace', 'tests', 'test_stats.py'), 'def test_mean():\n    assert True\n');
-  folder = new WorkspaceFolder(join(root, 'workspace'), new ContentStore(join(root, 'store')), { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
+  folder = new WorkspaceFolder(join(root, 'workspace'), new FolderStore(join(root, 'store')), { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
 });
 after(() => rm(root, { recursive: true, force: true }));
 
