@@ -4,6 +4,7 @@
 import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
+import { modelCallRetry } from '../src/temporal/retryPolicies.js';
 import { totalTokens, type Stop } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
@@ -21,7 +22,7 @@ function modelActivities(endpoint: string | undefined) {
     scheduleToStartTimeout: '30 seconds',
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '20 seconds',
-    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+    retry: modelCallRetry,
   });
 }
 

@@ -3,7 +3,8 @@
 // worker is gone, how a tool and the test suite run in it, and how it is destroyed.
 import { ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
-import { describeEnvironment, environmentFailure, environmentForSandbox } from '../src/agent/environment.js';
+import { environmentActivityRetry, sandboxActivityRetry, sharedActivityRetry } from '../src/temporal/retryPolicies.js';
+import { describeEnvironment, environmentForSandbox } from '../src/agent/environment.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { judgeFix, sandboxSettings, workspaceDigest, type FixVerdict, type RunnableCall } from '../src/agent/run.js';
@@ -16,7 +17,7 @@ import { isFailureOfType, isHostUnreachable } from './failures.js';
 /** Work that any worker can do (snapshots, patches, saved states, removing a container). */
 export const shared = proxyActivities<SharedActivities>({
   startToCloseTimeout: '5 minutes',
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidInput'] },
+  retry: sharedActivityRetry,
 });
 
 /** Sandbox activities go to the worker that holds the container; if it is gone, they time out waiting to start. */
@@ -26,7 +27,7 @@ function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
     scheduleToStartTimeout: '30 seconds',
     startToCloseTimeout: `${commandTimeoutSeconds + 120} seconds`,
     heartbeatTimeout: '20 seconds',
-    retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: [sandboxNeedsPrepare] },
+    retry: sandboxActivityRetry,
   });
 }
 
@@ -37,7 +38,7 @@ function environmentActivities(hostTaskQueue: string) {
     scheduleToStartTimeout: '30 seconds',
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '1 minute',
-    retry: { initialInterval: '5 seconds', maximumAttempts: 3, nonRetryableErrorTypes: [environmentFailure, 'InvalidInput'] },
+    retry: environmentActivityRetry,
   });
 }
 

@@ -1,6 +1,6 @@
 // The sandboxes of one worker host: their containers and workspace folders. Activities call
 // this; it knows nothing of Temporal.
-import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import type Docker from 'dockerode';
