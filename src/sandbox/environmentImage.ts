@@ -365,6 +365,10 @@ export const hostPackageSettings = {
     const variables = new Map<string, string>();
     for (const [key, value] of Object.entries(fromPipConfig)) variables.set(`PIP_${key.toUpperCase().replace(/-/g, '_')}`, value);
     for (const [key, value] of Object.entries(process.env)) if (value && this.passedVariables.test(key)) variables.set(key, value);
+    // Node's installers (npm, pnpm, yarn) trust only Node's own CA list: a bundle the host names for
+    // pip or OpenSSL (a company proxy's CA, often only in pip's config) is the one they need too.
+    const bundle = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT'].map((key) => variables.get(key)).find((path) => path?.startsWith('/'));
+    if (!variables.has('NODE_EXTRA_CA_CERTS') && bundle) variables.set('NODE_EXTRA_CA_CERTS', bundle);
     return [...variables].map(([key, value]) => `${key}=${value}`);
   },
 
