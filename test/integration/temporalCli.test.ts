@@ -76,7 +76,7 @@ test('the README’s Temporal CLI commands do what the README says', async () =>
   assert.match(output('query')[0] ?? '', /"phase"/);
   const [first, afterReset] = output('workflow result');
   assert.match(first ?? '', /"status":\s*"fixed"/);
-  assert.match(first ?? '', /"answeredBy":\s*"scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API \(durable-debugger dev --scripted\), not Claude"/);
+  assert.match(first ?? '', /"answeredBy":\s*"scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API \(durable-debugger dev\/worker --scripted\), not Claude"/);
   assert.match(afterReset ?? '', /"status":\s*"fixed"/);
   const shown = output('workflow show')[0] ?? '';
   for (const activity of ['snapshotRepository', 'prepareSandbox', 'callModel', 'runTool', 'runTestSuite', 'computePatch', 'destroySandbox']) {
