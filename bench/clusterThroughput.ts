@@ -14,6 +14,7 @@ import { clusterStatus, startCluster, stopCluster } from '../src/cluster/cluster
 import { clusterAddresses, clusterPaths } from '../src/cluster/clusterSettings.js';
 import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
+import { lastPreparedHost } from '../lab/reliability/scenarios.js';
 import { startWorkerProcess, type WorkerProcess } from '../lab/support/harness.js';
 import { listFilesStep, repeatedStep } from './environment.js';
 import { number } from './stats.js';
@@ -94,13 +95,7 @@ async function measurePoint(client: Awaited<ReturnType<typeof connectClient>>, f
     if (short.length > 0) throw new Error(`cluster bench: ${short.length} runs did not do ${clusterBench.iterationsPerRun} iterations (${short[0]?.report.stopDetail})`);
     const sandboxesPerHost: Record<string, number> = {};
     for (const { handle } of reports) {
-      // The sandbox's host: the last prepareSandbox result ({ containerCreated, host }) of the run.
-      let holder = 'unknown';
-      for (const event of (await handle.fetchHistory()).events ?? []) {
-        const data = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
-        const result = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { containerCreated?: boolean; host?: string } | null) : null;
-        if (result && typeof result === 'object' && result.containerCreated !== undefined && result.host) holder = result.host;
-      }
+      const holder = (await lastPreparedHost(handle)) ?? 'unknown';
       sandboxesPerHost[holder] = (sandboxesPerHost[holder] ?? 0) + 1;
     }
     return { hosts, runs: reports.length, seconds, runsPerMinute: (reports.length / seconds) * 60, sandboxesPerHost };

@@ -14,17 +14,18 @@ export function failureMessage(error: unknown): string {
   return current instanceof Error ? current.message : String(current);
 }
 
+/** The kind of timeout an activity failed with, or null for any other failure. */
+function activityTimeout(error: unknown): TimeoutType | null {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? error.cause.timeoutType : null;
+}
+
 export function isScheduleToStartTimeout(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+  return activityTimeout(error) === TimeoutType.SCHEDULE_TO_START;
 }
 
 /** No worker took the activity, or its worker stopped heartbeating: the sandbox's host is gone. */
 export function isHostUnreachable(error: unknown): boolean {
-  return (
-    error instanceof ActivityFailure &&
-    error.cause instanceof TimeoutFailure &&
-    (error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START || error.cause.timeoutType === TimeoutType.HEARTBEAT)
-  );
+  return isScheduleToStartTimeout(error) || activityTimeout(error) === TimeoutType.HEARTBEAT;
 }
 
 /** The message of a model failure that retrying cannot fix (bad key, bad request, retries used up). */

@@ -376,7 +376,7 @@ export class Scenarios {
 }
 
 /** The host of the run's last sandbox preparation (where its sandbox ended up), from its history. */
-async function lastPreparedHost(handle: WorkflowHandle): Promise<string | null> {
+export async function lastPreparedHost(handle: WorkflowHandle): Promise<string | null> {
   const events = (await handle.fetchHistory()).events ?? [];
   const prepares = new Set<number>();
   let host: string | null = null;
