@@ -38,7 +38,7 @@ import {
   statusView,
   takeReply,
   type FixReview,
-  type Turn,
+  type RunnableCall,
 } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import type { ToolOutcome } from '../src/agent/sandboxProtocol.js';
@@ -169,8 +169,14 @@ class DebugRun {
       if (step.next === 'again') continue;
 
       // Run every call; finish is verified by running the tests ourselves.
+      // Reads together, mutations one at a time in order; each call gets exactly one result. The
+      // loop is inline and one call is awaited alone: every async layer and Promise.all add
+      // promises to each workflow task, and the SDK captures a stack for each.
       this.progress.setPhase('acting');
-      await this.runToolCalls(step.turn);
+      for (const group of step.turn.groups) {
+        const outcomes = group.length === 1 ? [await this.sandbox.runTool(group[0] as RunnableCall)] : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
+        group.forEach((call, index) => applyToolOutcome(state, step.turn, call, outcomes[index] as ToolOutcome));
+      }
       let review: FixReview | null = null;
       if (step.turn.finish) {
         this.progress.setPhase('verifying');
@@ -220,15 +226,6 @@ class DebugRun {
     // A run that was interrupted between a model reply and its tool results never sends half an exchange.
     repairState(state, 'the run was interrupted');
     return null;
-  }
-
-  /** Runs every tool call of one reply: reads together, mutations one at a time in order; each call gets exactly one result. */
-  private async runToolCalls(turn: Turn): Promise<void> {
-    for (const group of turn.groups) {
-      // One call is awaited alone: Promise.all would add promises to every workflow task.
-      const outcomes = group.length === 1 ? [await this.sandbox.runTool(group[0] as (typeof group)[number])] : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
-      group.forEach((call, index) => applyToolOutcome(this.state, turn, call, outcomes[index] as ToolOutcome));
-    }
   }
 
   /** Ends the run with its report (workflows/runEnd.ts). */

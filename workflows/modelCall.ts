@@ -7,7 +7,7 @@ import type { ModelReply } from '../src/agent/modelReply.js';
 import { modelCallRetry } from '../src/temporal/retryPolicies.js';
 import { totalTokens, type Stop } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
-import { conversationDelta, type SentConversation } from '../src/agent/conversationDelta.js';
+import { conversationDelta, sentCharacters, type SentConversation } from '../src/agent/conversationDelta.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
 import { recordModelCall, stopWhileWaiting } from '../src/agent/run.js';
@@ -31,12 +31,15 @@ export class ModelStep {
   waitingFor: string | null = null;
   /** What this workflow run's previous model call carried of the conversation. */
   private sent: SentConversation | null = null;
+  private readonly activities: ReturnType<typeof modelActivities>;
 
   constructor(
     private readonly state: RunState,
     private readonly input: DebugInput,
     private readonly progress: RunProgress,
-  ) {}
+  ) {
+    this.activities = modelActivities(input.modelEndpoint);
+  }
 
   /** The model's reply, counted in the run's usage; or the stop that ended the call (a model error, a stop while waiting). */
   async call(): Promise<{ reply: ModelReply; stop?: undefined } | { stop: Stop }> {
@@ -44,56 +47,44 @@ export class ModelStep {
     // Only what changed since this run's previous model call goes into the activity's input.
     const { delta, sent } = conversationDelta(this.sent, state.conversation);
     this.sent = sent;
+    const summary = `iteration ${state.iteration} · model`;
+    const request = {
+      iteration: state.iteration,
+      conversationLength: state.conversation.length,
+      conversationVersion: state.conversationVersion,
+      conversation: delta,
+      model: input.model,
+      maxOutputTokens: input.maxOutputTokens,
+      allowCommands: input.allowCommands,
+      thinkingBudgetTokens: input.thinkingBudgetTokens,
+      temperature: input.temperature,
+    };
+    // The call is scheduled again for as long as no worker of the run's endpoint takes it; a stop
+    // ends the wait. The loop is inline: each async layer adds promises to every workflow task,
+    // and the SDK captures a stack for each (bench/workflowPromises.ts).
     let reply: ModelReply;
-    try {
-      reply = await this.whenWorkerServes(() =>
-        modelActivities(input.modelEndpoint).callModel.executeWithOptions({ summary: `iteration ${state.iteration} · model` }, [
-          {
-            iteration: state.iteration,
-            conversationLength: state.conversation.length,
-            conversationVersion: state.conversationVersion,
-            conversation: delta,
-            model: input.model,
-            maxOutputTokens: input.maxOutputTokens,
-            allowCommands: input.allowCommands,
-            thinkingBudgetTokens: input.thinkingBudgetTokens,
-            temperature: input.temperature,
-          },
-        ]),
-      );
-    } catch (error) {
-      if (error instanceof StoppedWhileWaiting) return { stop: error.stop };
-      const failure = modelFailure(error);
-      if (failure) return { stop: { condition: 'model_error', detail: failure } };
-      throw error;
+    for (;;) {
+      try {
+        reply = await this.activities.callModel.executeWithOptions({ summary }, [request]);
+        this.waitingFor = null;
+        break;
+      } catch (error) {
+        if (isScheduleToStartTimeout(error)) {
+          this.waitingFor = waitingForModelWorker(input.modelEndpoint, workflowInfo().taskQueue);
+          setCurrentDetails(this.waitingFor);
+          const stop = stopWhileWaiting(state, Date.now());
+          if (stop) return { stop };
+          continue;
+        }
+        const failure = modelFailure(error);
+        if (failure) return { stop: { condition: 'model_error', detail: failure } };
+        throw error;
+      }
     }
-    recordModelCall(state, reply);
+    recordModelCall(state, reply, sentCharacters(sent));
     this.progress.publish();
     const calls = toolCallsOf(reply.content).length;
     setCurrentDetails(`iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`);
     return { reply };
-  }
-
-  /** Schedules the model call again for as long as no worker of the run's endpoint takes it; a stop ends the wait. */
-  private async whenWorkerServes<T>(call: () => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        const result = await call();
-        this.waitingFor = null;
-        return result;
-      } catch (error) {
-        if (!isScheduleToStartTimeout(error)) throw error;
-        this.waitingFor = waitingForModelWorker(this.input.modelEndpoint, workflowInfo().taskQueue);
-        setCurrentDetails(this.waitingFor);
-        const stop = stopWhileWaiting(this.state, Date.now());
-        if (stop) throw new StoppedWhileWaiting(stop);
-      }
-    }
-  }
-}
-
-class StoppedWhileWaiting extends Error {
-  constructor(readonly stop: Stop) {
-    super(stop.detail);
   }
 }

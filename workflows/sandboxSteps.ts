@@ -114,19 +114,18 @@ export class SandboxSteps {
    * not as expected, it is prepared again (rebuilt from the snapshot and the log); if that
    * worker cannot be reached, the sandbox moves to another worker.
    */
-  private async withSandbox<T>(work: (activities: ReturnType<typeof hostActivities>, sandboxId: string) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const placement = this.state.sandbox;
-      if (!placement) throw ApplicationFailure.nonRetryable('The sandbox was not prepared', 'NoSandbox');
-      try {
-        return await work(hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds), placement.sandboxId);
-      } catch (error) {
-        if (attempt >= maxSandboxAttempts || isCancellation(error)) throw error;
-        if (isFailureOfType(error, sandboxNeedsPrepare)) await this.prepare();
-        else if (isHostUnreachable(error)) await this.move();
-        else throw error;
-      }
-    }
+  private withSandbox<T>(work: (activities: ReturnType<typeof hostActivities>, sandboxId: string) => Promise<T>, attempt = 1): Promise<T> {
+    const placement = this.state.sandbox;
+    if (!placement) return Promise.reject(ApplicationFailure.nonRetryable('The sandbox was not prepared', 'NoSandbox'));
+    // Not an async function: on the path every tool call takes, an async layer and its await would
+    // add two promises to the workflow task (the SDK captures a stack for each); .catch adds one.
+    return work(hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds), placement.sandboxId).catch(async (error: unknown) => {
+      if (attempt >= maxSandboxAttempts || isCancellation(error)) throw error;
+      if (isFailureOfType(error, sandboxNeedsPrepare)) await this.prepare();
+      else if (isHostUnreachable(error)) await this.move();
+      else throw error;
+      return this.withSandbox(work, attempt + 1);
+    });
   }
 
   /** Concurrent reads that all find the sandbox missing share one preparation. */

@@ -27,8 +27,8 @@ const fieldFor: Partial<Record<StopCondition, RaiseField>> = {
 };
 
 /** The run's usage as the budgets count it, with the next request's estimated tokens. */
-export function budgetUsage(state: RunState, elapsedMs: number): UsageSoFar {
-  const newCharacters = Math.max(0, conversationBytes(state.conversation) - state.lastRequestCharacters);
+export function budgetUsage(state: RunState, elapsedMs: number, conversationCharacters = conversationBytes(state.conversation)): UsageSoFar {
+  const newCharacters = Math.max(0, conversationCharacters - state.lastRequestCharacters);
   return {
     iterations: state.iteration,
     tokens: state.tokens,

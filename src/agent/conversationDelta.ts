@@ -49,3 +49,8 @@ export function conversationDelta(previous: SentConversation | null, conversatio
     sent: { sequence, marks },
   };
 }
+
+/** The size of the conversation a call carried, as `conversationBytes` counts it (JSON.stringify's length), from its marks. */
+export function sentCharacters(sent: SentConversation): number {
+  return sent.marks.reduce((sum, mark) => sum + mark.length, 0) + Math.max(0, sent.marks.length - 1) + 2;
+}

@@ -74,6 +74,16 @@ export function jsonBytes(value: unknown): number {
 }
 
 /**
+ * Whether a text takes more than `maxBytes` in UTF-8. A UTF-16 unit takes 1 to 3 bytes, so the
+ * bytes are counted only when the length alone cannot tell (counting is a loop over every character).
+ */
+export function exceedsBytes(text: string, maxBytes: number): boolean {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8Bytes(text) > maxBytes;
+}
+
+/**
  * The beginning of a patch too large for the report: whole lines up to `maxBytes`, and a last
  * line saying how much is left out and where the whole patch is.
  */

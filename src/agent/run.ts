@@ -19,7 +19,7 @@ import {
 } from './conversation.js';
 import type { DebugInput } from './input.js';
 import { defaultModelEndpoint } from './modelEndpoint.js';
-import { conversationByteBudget, dropOldestRecords, jsonBytes } from './payloads.js';
+import { conversationByteBudget, dropOldestRecords, exceedsBytes } from './payloads.js';
 import * as prompts from './prompts.js';
 import { appendReply, planReply, sortToolCalls } from './reply.js';
 import { statusFor, type DebugReport, type PatchForReport } from './report.js';
@@ -164,9 +164,11 @@ export function raiseBudgets(state: RunState, input: DebugInput, asked: BudgetRa
 export function compactIfContextIsFull(state: RunState, input: DebugInput): Stop | null {
   const limit = input.contextWindowTokens * 0.9 - input.maxOutputTokens;
   state.earlierToolCalls = (state.earlierToolCalls ?? 0) + dropOldestRecords(state.toolCalls);
-  const tooLarge = jsonBytes(state.conversation) > conversationByteBudget;
-  if (budgetUsage(state, 0).nextRequestTokens > limit || tooLarge) compact(state);
-  if (jsonBytes(state.conversation) <= conversationByteBudget) return null;
+  // One serialization serves both checks (this runs before every model call); a second one only after compacting.
+  const text = JSON.stringify(state.conversation);
+  if (budgetUsage(state, 0, text.length).nextRequestTokens <= limit && !exceedsBytes(text, conversationByteBudget)) return null;
+  compact(state);
+  if (!exceedsBytes(JSON.stringify(state.conversation), conversationByteBudget)) return null;
   return { condition: 'context_exhausted', detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes` };
 }
 
@@ -200,14 +202,14 @@ export interface ModelCallFacts {
 }
 
 /** Counts a model call's tokens and cost, and what the next request's size is estimated from. */
-export function recordModelCall(state: RunState, call: ModelCallFacts): void {
+export function recordModelCall(state: RunState, call: ModelCallFacts, requestCharacters = conversationBytes(state.conversation)): void {
   state.modelCalls += 1;
   state.tokens = addUsage(state.tokens, call.usage);
   const cost = addCallCost({ costUsd: state.costUsd, costNote: state.costNote ?? null }, call, state.budgets.maxCostUsd !== undefined);
   state.costUsd = cost.costUsd;
   state.costNote = cost.costNote;
   state.lastRequestTokens = requestInputTokens(call.usage);
-  state.lastRequestCharacters = conversationBytes(state.conversation);
+  state.lastRequestCharacters = requestCharacters;
   state.model = call.model;
   state.answeredBy = call.answeredBy;
 }

@@ -2,8 +2,8 @@
 // that turns it back into the whole conversation.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { appendExchange, appendUserText, userText, type AssistantMessage, type Message } from '../../src/agent/conversation.js';
-import { conversationDelta, messageMark, type SentConversation } from '../../src/agent/conversationDelta.js';
+import { appendExchange, appendUserText, conversationBytes, userText, type AssistantMessage, type Message } from '../../src/agent/conversation.js';
+import { conversationDelta, messageMark, sentCharacters, type SentConversation } from '../../src/agent/conversationDelta.js';
 import { ConversationCache } from '../../src/model/conversationCache.js';
 
 const assistant = (id: string): AssistantMessage => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'list_files', input: {} }] });
@@ -84,4 +84,15 @@ test('message marks differ for different content and agree for equal content', (
   assert.equal(messageMark(userText('a')), messageMark(userText('a')));
   assert.notEqual(messageMark(userText('a')), messageMark(userText('b')));
   assert.notEqual(messageMark(userText('ab')), messageMark(userText('ba')));
+});
+
+test('the size a call carried, read from its marks, is the conversation\'s size as conversationBytes counts it', () => {
+  const conversation: Message[] = [];
+  assert.equal(sentCharacters(conversationDelta(null, conversation).sent), conversationBytes(conversation));
+  conversation.push(userText('fix the bug: “é” 😀'));
+  assert.equal(sentCharacters(conversationDelta(null, conversation).sent), conversationBytes(conversation));
+  for (const id of ['a', 'b', 'c']) {
+    conversation.push(assistant(id), { role: 'user', content: [result(id)] });
+    assert.equal(sentCharacters(conversationDelta(null, conversation).sent), conversationBytes(conversation));
+  }
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { fitConversationToBudget } from '../../src/agent/compaction.js';
 import { toolCallsOf, userText, type AssistantMessage, type Message } from '../../src/agent/conversation.js';
 import { parseDebugInput } from '../../src/agent/input.js';
-import { dropOldestRecords, jsonBytes, patchPreview, utf8Bytes } from '../../src/agent/payloads.js';
+import { dropOldestRecords, exceedsBytes, jsonBytes, patchPreview, utf8Bytes } from '../../src/agent/payloads.js';
 
 function exchange(index: number, options: { thinking?: number; result?: number; input?: number } = {}): Message[] {
   const assistant: AssistantMessage = {
@@ -128,4 +128,11 @@ test('a very long run keeps its newest tool-call records and counts the rest', (
   assert.equal(records.length, 2_000);
   assert.equal(records[0]?.iteration, 500);
   assert.equal(dropOldestRecords(records, 2_000), 0);
+});
+
+test('exceedsBytes agrees with counting the bytes, on both sides of every bound (its length-only shortcuts included)', () => {
+  for (const text of ['', 'a'.repeat(10), 'é'.repeat(5), '😀'.repeat(3), 'ab’😀é'.repeat(4), '字'.repeat(4)]) {
+    const bytes = Buffer.byteLength(text);
+    for (let max = 0; max <= bytes * 3 + 2; max++) assert.equal(exceedsBytes(text, max), bytes > max, `${JSON.stringify(text)} against ${max}`);
+  }
 });
