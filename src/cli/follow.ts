@@ -37,7 +37,9 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     out.write(`${line}\n`);
   };
 
-  const printNew = ({ messages, replyIterations }: TranscriptView, status: RunStatusView | null) => {
+  // `closed`: the status is the run's last; what only a live run shows (the thinking line, what it
+  // waits for, how to answer its approval) would say something no longer true.
+  const printNew = ({ messages, replyIterations }: TranscriptView, status: RunStatusView | null, closed: boolean) => {
     if (!options.json && !environmentShown && status?.environment !== undefined && status.phase !== 'preparing') {
       environmentShown = true;
       print(pc.dim(describeEnvironment(status.environment)));
@@ -56,7 +58,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       }
       renderMessage(message, index, print);
     }
-    if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json) print(pc.yellow(status.waitingFor));
+    if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json && !closed) print(pc.yellow(status.waitingFor));
     lastWaitingFor = status?.waitingFor ?? null;
     const statusKey = status ? `${status.phase}/${status.iteration}${status.waitingFor ? '/waiting' : ''}` : '';
     if (options.json && status && statusKey !== lastStatusKey) print(JSON.stringify({ type: 'status', status }));
@@ -64,7 +66,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     printedMessages = Math.max(printedMessages, messages.length);
     if (!options.json && status) {
       // A verified fix waiting for a person: show the patch and how to answer, once per wait.
-      if (status.awaitingApproval && status.awaitingApproval.since !== shownApproval) {
+      if (status.awaitingApproval && status.awaitingApproval.since !== shownApproval && !closed) {
         shownApproval = status.awaitingApproval.since;
         print(awaitingApprovalText(handle.workflowId, status.awaitingApproval.patch));
       }
@@ -76,7 +78,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
         print(`${pc.blue('›')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
       }
     }
-    if (status && interactive) {
+    if (status && interactive && !closed) {
       if (status.phase === 'thinking') {
         thinkingSince ||= Date.now();
         const seconds = Math.round((Date.now() - thinkingSince) / 1000);
@@ -93,16 +95,17 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     const closed = await isClosed(handle);
     try {
       const [status, transcript] = await Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
-      printNew(transcript, closed ? null : status);
+      printNew(transcript, status, closed);
     } catch {
-      // A closed run whose worker is gone cannot answer queries: its result still can.
+      // A closed run is queried by replaying it on a worker: with no worker on its task queue the
+      // queries fail, and its result (the report) still answers.
     }
     if (closed) break;
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
   }
   clearTransient();
   const report = (await handle.result()) as DebugReport;
-  // Attempts that ended in the last moments before the parent closed are shown from its report.
+  // A closed parent whose worker is gone answered no status: its attempts come from the report.
   for (const attempt of options.json ? [] : (report.attempts ?? [])) {
     if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
     const label = attemptLabels.get(attempt.attempt) ?? `attempt ${attempt.attempt} of ${report.attempts?.length}`;
