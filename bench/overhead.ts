@@ -2,6 +2,9 @@
 // the fake API answering at once) through the Temporal workflow and through the plain loop.
 // An iteration's time is taken from the fake API's clock: the gap between consecutive model
 // requests, which covers the model call, the tool call and everything around them.
+// Beside them, alternately: the floor (a trivial workflow of the agent's shape on the same server)
+// and the plain loop idle before each step, which shows what the same work costs on a CPU that
+// went idle between steps (on this VM, a request and a tool both take longer after an idle wait).
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './environment.js';
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
@@ -46,6 +49,14 @@ export interface OverheadResult {
   worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure; modelCallMs?: Figure; modelRequestMs?: Figure };
   /** The plain loop's own model request and tool times, per iteration. */
   plainLoop?: { modelRequestMs: Figure; toolMs: Figure };
+  /**
+   * The plain loop again, idle before each model request and tool call for half the floor's
+   * iteration of the same round (a workflow's CPU idles that long while its tasks are dispatched):
+   * its request and tool times, and what they take above the busy plain loop's (per iteration).
+   */
+  idlePlainLoop?: { idleBeforeStepMs: Figure; modelRequestMs: Figure; toolMs: Figure; addedMs: Figure };
+  /** Above the floor, less what the idle CPU alone adds to the same work: our code and the SDK's path for it. */
+  aboveFloorLessIdleMsPerIteration?: Figure;
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -71,10 +82,10 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     return { ms, timeline: await iterationTimeline(handle), worker };
   };
   let plainRuns = 0;
-  const throughPlainLoop = async () => {
+  const throughPlainLoop = async (idleBeforeStepMs = 0) => {
     plainRuns += 1;
     const sandboxId = sandboxIdFor(`bench-plain-loop-${process.pid}-${plainRuns}`);
-    const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId });
+    const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId, idleBeforeStepMs });
     const ms = checked('plain loop', result.status, result.iterations, env.takeRequests());
     return { ms, modelRequestMs: result.modelRequestMs / result.iterations, toolMs: result.toolMs / result.iterations };
   };
@@ -90,13 +101,20 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     workflow: Awaited<ReturnType<typeof throughWorkflow>>;
     plain: Awaited<ReturnType<typeof throughPlainLoop>>;
     floor: Awaited<ReturnType<typeof throughFloor>>;
+    idle: Awaited<ReturnType<typeof throughPlainLoop>> & { idleBeforeStepMs: number };
   }>;
   try {
     await throughWorkflow();
     await throughPlainLoop();
     await throughFloor();
-    // Alternate the three, so that a slow moment of the machine does not land on one side only.
-    pairs = await repeat(repetitions, async () => ({ workflow: await throughWorkflow(), plain: await throughPlainLoop(), floor: await throughFloor() }));
+    // Alternate them, so that a slow moment of the machine does not land on one side only.
+    pairs = await repeat(repetitions, async () => {
+      const workflow = await throughWorkflow();
+      const plain = await throughPlainLoop();
+      const floor = await throughFloor();
+      const idleBeforeStepMs = floor.ms / 2;
+      return { workflow, plain, floor, idle: { ...(await throughPlainLoop(idleBeforeStepMs)), idleBeforeStepMs } };
+    });
   } finally {
     await floorRunner.close();
   }
@@ -119,6 +137,13 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       Figure
     >,
     aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
+    idlePlainLoop: {
+      idleBeforeStepMs: figure(pairs.map((pair) => pair.idle.idleBeforeStepMs)),
+      modelRequestMs: figure(pairs.map((pair) => pair.idle.modelRequestMs)),
+      toolMs: figure(pairs.map((pair) => pair.idle.toolMs)),
+      addedMs: figure(pairs.map(idleCost)),
+    },
+    aboveFloorLessIdleMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms - idleCost(pair))),
     worker: {
       toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
       transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
@@ -129,6 +154,11 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     shareOfTwoSecondRun: shareFigure,
     goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
   };
+}
+
+/** What the same model request and tool take above the busy plain loop's when the CPU idled before each. */
+function idleCost(pair: { plain: { modelRequestMs: number; toolMs: number }; idle: { modelRequestMs: number; toolMs: number } }): number {
+  return pair.idle.modelRequestMs + pair.idle.toolMs - pair.plain.modelRequestMs - pair.plain.toolMs;
 }
 
 function checked(loop: string, status: string, iterations: number, requests: Parameters<typeof msPerIteration>[0]): number {
@@ -185,6 +215,17 @@ export function formatOverhead(result: OverheadResult): string[] {
             { label: 'plain loop: model request (the same requestModelTurn)', figure: result.plainLoop.modelRequestMs, format: ms },
             { label: 'plain loop: tool in the sandbox host', figure: result.plainLoop.toolMs, format: ms },
           ]
+        : []),
+      ...(result.idlePlainLoop
+        ? [
+            { label: 'plain loop idle before each step (half the floor\'s iteration): idle wait', figure: result.idlePlainLoop.idleBeforeStepMs, format: ms },
+            { label: '  its model request', figure: result.idlePlainLoop.modelRequestMs, format: ms },
+            { label: '  its tool in the sandbox host', figure: result.idlePlainLoop.toolMs, format: ms },
+            { label: '  the same work\'s cost of an idle CPU (idle − busy plain loop)', figure: result.idlePlainLoop.addedMs, format: ms },
+          ]
+        : []),
+      ...(result.aboveFloorLessIdleMsPerIteration
+        ? [{ label: 'above the floor, less the idle CPU\'s cost: our code and the SDK\'s path for it', figure: result.aboveFloorLessIdleMsPerIteration, format: ms }]
         : []),
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',

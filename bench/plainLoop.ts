@@ -33,6 +33,12 @@ export interface PlainLoopOptions {
   input: DebugInputJson;
   model: string;
   sandboxId: string;
+  /**
+   * An idle wait before every model request and tool call, not counted in their times: the same
+   * work done on a CPU that went idle between steps, as a workflow's does while its tasks are
+   * dispatched (bench/overhead.ts measures what that alone costs).
+   */
+  idleBeforeStepMs?: number;
 }
 
 export interface PlainLoopResult {
@@ -44,7 +50,8 @@ export interface PlainLoopResult {
   toolMs: number;
 }
 
-export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId }: PlainLoopOptions): Promise<PlainLoopResult> {
+export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId, idleBeforeStepMs = 0 }: PlainLoopOptions): Promise<PlainLoopResult> {
+  const idle = () => (idleBeforeStepMs > 0 ? new Promise((resolve) => setTimeout(resolve, idleBeforeStepMs)) : undefined);
   const input = parseDebugInput(rawInput);
   const state = startRunState(input, undefined, Date.now());
   let modelRequestMs = 0;
@@ -66,6 +73,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       const stop = stopBeforeNextCall(state, Date.now()) ?? compactIfContextIsFull(state, input);
       if (stop) return end(stop);
       beginIteration(state);
+      await idle();
       const requestStarted = performance.now();
       const response = await requestModelTurn(anthropic, {
         model,
@@ -82,6 +90,7 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
       // Unlike the workflow, the calls run one after the other.
       for (const call of step.turn.groups.flat()) {
         const request = { id: call.id, name: call.name, input: call.input };
+        await idle();
         const toolStarted = performance.now();
         const outcome = await host.runTool({ sandboxId, iteration: state.iteration, call: request, expectedDigest: workspaceDigest(state), settings });
         toolMs += performance.now() - toolStarted;

@@ -109,7 +109,11 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
         `Goals: < ${goals.addedMsPerIteration} ms ${verdict(overhead.goalsMet.addedMsPerIteration)}, < ${percent(goals.shareOfRun, 0)} ${verdict(overhead.goalsMet.shareOfRun)}. ` +
         `Of a workflow iteration, ${number(overhead.workflowTimeline.dispatchMs.median)} ms are tasks waiting for a worker.` +
         (overhead.floorMsPerIteration && overhead.aboveFloorMsPerIteration
-          ? ` The floor (a trivial workflow of the same shape) takes ${number(overhead.floorMsPerIteration.median)} ms per iteration: ours adds ${number(overhead.aboveFloorMsPerIteration.median)} ms above it.`
+          ? ` The floor (a trivial workflow of the same shape) takes ${number(overhead.floorMsPerIteration.median)} ms per iteration: ours adds ${number(overhead.aboveFloorMsPerIteration.median)} ms above it` +
+            (overhead.idlePlainLoop && overhead.aboveFloorLessIdleMsPerIteration
+              ? `, of which ${number(overhead.idlePlainLoop.addedMs.median)} ms is the same request and tool on a CPU that idled between steps, ` +
+                `and ${number(overhead.aboveFloorLessIdleMsPerIteration.median)} ms our code and the SDK's path for it.`
+              : '.')
           : ''),
     );
   }

@@ -73,8 +73,10 @@ export class ModelStep {
           this.waitingFor = waitingForModelWorker(input.modelEndpoint, workflowInfo().taskQueue);
           setCurrentDetails(this.waitingFor);
           const stop = stopWhileWaiting(state, Date.now());
-          if (stop) return { stop };
-          continue;
+          if (!stop) continue;
+          // The run ends here: it no longer waits for anyone (the closed run's status says so).
+          this.waitingFor = null;
+          return { stop };
         }
         const failure = modelFailure(error);
         if (failure) return { stop: { condition: 'model_error', detail: failure } };

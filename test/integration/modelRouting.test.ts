@@ -162,6 +162,8 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
   assert.equal(report?.answeredBy, 'endpoint carol');
   assert.equal((await waiting.query(statusQuery)).waitingFor, null);
   assert.equal(stoppedReport?.stopCondition, 'stop_signal');
+  // A run stopped while it waited no longer says it waits (its closed status is answered by replay).
+  assert.equal((await stopped.query(statusQuery)).waitingFor, null);
   // The time budget also ends a wait, at the model call.
   const timedOutReport = (await timedOut.result()) as DebugReport;
   assert.equal(timedOutReport.stopCondition, 'max_duration', timedOutReport.stopDetail);
