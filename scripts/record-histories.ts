@@ -1,6 +1,9 @@
 // Records the Temporal histories of scripted runs under test/histories/, for the replay test.
 // Run it after an intentional change to the workflow (together with `patched()` guards where
-// runs of the old code may still be in flight): `node --import tsx scripts/record-histories.ts`.
+// runs of the old code may still be in flight): `node --import tsx scripts/record-histories.ts`,
+// or name scenarios to record only those: `... scripts/record-histories.ts approved-patch-reused`.
+// Histories of code paths that only old runs take are kept as they were recorded, never recorded
+// again: approved.json (the report computed the approved patch a second time).
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +16,6 @@ import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
 import { startTestServer, startTestWorker } from '../lab/support/harness.js';
 import type { ScriptStep } from '../src/demo/script.js';
 
-const server = await startTestServer();
 const fixture = await loadFixture('01_off_by_one');
 const steps = fixture.script.responses as ScriptStep[];
 const parallel: ScriptStep = {
@@ -38,11 +40,15 @@ const scenarios: Array<{
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
   { name: 'continue-as-new', responses: steps, input: { continueAsNewEvery: 3 } },
   { name: 'budget-exhausted', responses: steps, input: { budgets: { maxIterations: 2 } } },
-  { name: 'approved', responses: steps, input: { approve: true }, approve: true },
+  { name: 'approved-patch-reused', responses: steps, input: { approve: true }, approve: true },
   { name: 'two-attempts', responses: steps, input: { attempts: 2 }, child: 'attempt-1' },
 ];
+const named = process.argv.slice(2);
+const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name));
+if (unknown.length > 0) throw new Error(`No such scenario: ${unknown.join(', ')} (scenarios: ${scenarios.map((scenario) => scenario.name).join(', ')})`);
+const server = await startTestServer();
 try {
-  for (const scenario of scenarios) {
+  for (const scenario of scenarios.filter((each) => named.length === 0 || named.includes(each.name))) {
     const worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: { responses: scenario.responses } }, latencyMs: scenario.hint ? 300 : 0 } });
     const handle = await startDebugRun(server.client, {
       input: fixtureInput(fixture, scenario.input),

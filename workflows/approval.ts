@@ -5,10 +5,10 @@
 import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SharedActivities } from '../activities/sandbox.js';
 import * as prompts from '../src/agent/prompts.js';
-import { awaitingApprovalStatus, runningStatus } from '../src/agent/report.js';
+import { awaitingApprovalStatus, runningStatus, type PatchForReport } from '../src/agent/report.js';
 import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '../src/agent/run.js';
 import type { Phase } from '../src/agent/runState.js';
-import type { WorkspaceLog } from '../src/agent/workspace.js';
+import { isWorkspaceAt, workspaceMark, type WorkspaceLog, type WorkspaceMark } from '../src/agent/workspace.js';
 import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/temporal/definitions.js';
 import { approvalActivityRetry } from '../src/temporal/retryPolicies.js';
 import { statusAttribute } from './progress.js';
@@ -25,6 +25,8 @@ export interface ApprovalOptions {
 export class ApprovalGate {
   private waiting: { patch: string; since: number } | null = null;
   private answer: ApprovalAnswer | null = null;
+  /** The latest patch computed for approval, whole as computePatch returns it, and the workspace it is the patch of. */
+  private computed: { patch: PatchForReport; workspace: WorkspaceMark } | null = null;
 
   constructor(private readonly options: ApprovalOptions) {}
 
@@ -45,15 +47,23 @@ export class ApprovalGate {
     return this.waiting;
   }
 
+  /** The patch computed for approval when `workspace` is still exactly the one it was computed from, for the report; else null. */
+  patchComputedFor(workspace: WorkspaceLog): PatchForReport | null {
+    return this.computed && isWorkspaceAt(workspace, this.computed.workspace) ? this.computed.patch : null;
+  }
+
   /** After finish: the verification's answer, and with approval on, a person's. */
   async review(verdict: FixVerdict, workspace: WorkspaceLog | undefined): Promise<FixReview> {
     if (!verdict.fixed || !this.options.enabled) return reviewVerdict(verdict);
 
-    const patch = workspace?.mutations.length
-      ? await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
-          { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
-        ]).then((computed) => computed.patch) // a large patch is shown by its beginning
-      : '';
+    let patch = '';
+    if (workspace?.mutations.length) {
+      const computed = await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
+        { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
+      ]);
+      this.computed = { patch: computed, workspace: workspaceMark(workspace) };
+      patch = computed.patch; // a large patch is shown by its beginning
+    }
     const timeout = this.options.timeoutMinutes;
     const answer = await this.awaitAnswer(patch);
     if (answer?.decision === 'approved') {

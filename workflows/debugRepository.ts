@@ -95,7 +95,7 @@ class DebugRun {
   readonly state: RunState;
   readonly sandbox: SandboxSteps;
   readonly progress: RunProgress;
-  private readonly approval: ApprovalGate;
+  readonly approval: ApprovalGate;
   private readonly model: ModelStep;
 
   constructor(

@@ -1,18 +1,22 @@
 // The end of every run: the final test run (unless the suite already ran on this workspace),
 // the patch, the final status as a search attribute, and the report. A step of it that fails
 // becomes a problem stated in the report.
-import { workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
 import type { Stop } from '../src/agent/budgets.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { statusFor, type DebugReport, type PatchForReport } from '../src/agent/report.js';
 import { buildReport, shrinkForCheckpoint, testsAfterRun } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import type { TestSummary } from '../src/agent/testResults.js';
+import type { ApprovalGate } from './approval.js';
 import { failureMessage } from './failures.js';
 import type { RunProgress } from './progress.js';
 import { shared, type SandboxSteps } from './sandboxSteps.js';
 
-export async function endRun(run: { state: RunState; input: DebugInput; sandbox: SandboxSteps; progress: RunProgress }, stop: Stop): Promise<DebugReport> {
+export async function endRun(
+  run: { state: RunState; input: DebugInput; sandbox: SandboxSteps; progress: RunProgress; approval?: Pick<ApprovalGate, 'patchComputedFor'> },
+  stop: Stop,
+): Promise<DebugReport> {
   const { state, sandbox, progress } = run;
   progress.setPhase('reporting');
   shrinkForCheckpoint(state);
@@ -29,7 +33,12 @@ export async function endRun(run: { state: RunState; input: DebugInput; sandbox:
           });
   let patch: PatchForReport = { patch: '', fullPatch: null };
   const workspace = state.workspace;
-  if (workspace && workspace.mutations.length > 0) {
+  // The patch shown for approval is the report's when the workspace has not changed since
+  // (runs recorded before this reuse computed it again, and replay the same way).
+  const computedForApproval = workspace ? run.approval?.patchComputedFor(workspace) : null;
+  if (computedForApproval && patched('report-reuses-the-patch-computed-for-approval')) {
+    patch = computedForApproval;
+  } else if (workspace && workspace.mutations.length > 0) {
     patch = await shared.computePatch
       .executeWithOptions({ summary: 'compute the patch' }, [{ snapshotId: workspace.snapshotId, mutations: workspace.mutations }])
       .catch((error: unknown) => {

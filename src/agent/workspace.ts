@@ -18,3 +18,21 @@ export interface WorkspaceLog {
   /** Digest of the tree after the last mutation: what the sandbox's workspace must match. */
   digest: string;
 }
+
+/**
+ * What names one state of a workspace within a workflow run: the snapshot, how long the log is
+ * (it only grows) and the digest after it. A patch computed for a mark holds while the mark does.
+ */
+export interface WorkspaceMark {
+  snapshotId: string;
+  mutationCount: number;
+  digest: string;
+}
+
+export function workspaceMark(log: WorkspaceLog): WorkspaceMark {
+  return { snapshotId: log.snapshotId, mutationCount: log.mutations.length, digest: log.digest };
+}
+
+export function isWorkspaceAt(log: WorkspaceLog, mark: WorkspaceMark): boolean {
+  return log.snapshotId === mark.snapshotId && log.mutations.length === mark.mutationCount && log.digest === mark.digest;
+}

@@ -93,6 +93,12 @@ async function awaitingApproval(handle: WorkflowHandle, nth: number): Promise<st
   return patch;
 }
 
+/** How many times the run scheduled the activity `name`, from its history. */
+async function scheduled(handle: WorkflowHandle, name: string): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+}
+
 const sentToModel = () => JSON.stringify(worker.fake.requests.map((request) => request.body.messages));
 
 test('through our CLI: watch shows the patch and waits; reject sends the feedback to the model; approve ends it fixed', async () => {
@@ -128,11 +134,26 @@ test('through our CLI: watch shows the patch and waits; reject sends the feedbac
   assert.equal(report.status, 'fixed');
   assert.equal(report.stopDetail, 'the fix was verified and approved');
   assert.match(report.patch, /# every index, the last one too/);
+  // The rejection changed the workspace, so the second fix got a patch of its own; the report reuses that one.
+  assert.equal(report.patch, secondPatch);
+  assert.equal(await scheduled(handle, 'computePatch'), 2);
   const watched = await watch.done;
   assert.equal(watched.code, 0, watched.output);
   assert.match(watched.output, /Status: fixed/);
   assert.equal((await handle.describe()).searchAttributes.DebugStatus?.[0], 'fixed');
   assert.equal(await containersOf(server), 0);
+});
+
+test('an approved fix computes its patch once: the report reuses the patch shown for approval', async () => {
+  const handle = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: 'approval-patch-once' });
+  const shown = await awaitingApproval(handle, 1);
+  await handle.executeUpdate(approveUpdate);
+  const report = (await handle.result()) as DebugReport;
+  assert.equal(report.status, 'fixed');
+  assert.match(report.patch, /\+    for i in range\(len\(items\)\):$/m);
+  assert.equal(report.patch, shown);
+  assert.equal(report.fullPatch, null);
+  assert.equal(await scheduled(handle, 'computePatch'), 1);
 });
 
 test('through `temporal workflow update execute`: reject with feedback, then approve', async () => {
@@ -168,6 +189,7 @@ test('without an answer within the approval timeout, the run ends not_approved',
   assert.equal(report.stopCondition, 'not_approved');
   assert.match(report.stopDetail, /not approved within 0.05 minutes/);
   assert.match(report.patch, /\+    for i in range\(len\(items\)\):/, 'the verified patch is still in the report');
+  assert.equal(await scheduled(handle, 'computePatch'), 1, 'the patch shown for approval is the report\'s');
   assert.equal((await handle.describe()).searchAttributes.DebugStatus?.[0], 'not_approved');
 });
 
