@@ -14,6 +14,11 @@ export interface FollowOptions {
   json: boolean;
   pollMs?: number;
   out?: NodeJS.WritableStream;
+  /**
+   * Asks a closed run's queries, or answers null when no worker would answer them (see
+   * queryClosedRun): its report then comes at once. Without it they are asked as a live run's.
+   */
+  queryClosed?: <T>(taskQueue: string, query: () => Promise<T>) => Promise<T | null>;
 }
 
 export async function followRun(handle: WorkflowHandle, options: FollowOptions): Promise<DebugReport> {
@@ -92,10 +97,12 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   };
 
   for (;;) {
-    const closed = await isClosed(handle);
+    const description = await handle.describe();
+    const closed = description.status.name !== 'RUNNING';
+    const ask = () => Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
     try {
-      const [status, transcript] = await Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
-      printNew(transcript, status, closed);
+      const answer = closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
+      if (answer) printNew(answer[1], answer[0], closed);
     } catch {
       // A closed run is queried by replaying it on a worker: with no worker on its task queue the
       // queries fail, and its result (the report) still answers.
@@ -122,11 +129,6 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
 export function iterationOfReply(messages: Message[], index: number, replyIterations: number[] | null | undefined): number {
   const reply = messages.slice(0, index + 1).filter((each) => each.role === 'assistant').length;
   return replyIterations?.[reply - 1] ?? reply;
-}
-
-async function isClosed(handle: WorkflowHandle): Promise<boolean> {
-  const description = await handle.describe();
-  return description.status.name !== 'RUNNING';
 }
 
 function renderMessage(message: Message, index: number, print: (line: string) => void): void {

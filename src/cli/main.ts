@@ -34,7 +34,7 @@ import { runDemo } from './demo.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { awaitingApprovalText, followRun } from './follow.js';
 import { formatReport, printFinalReport, wholePatch } from './printReport.js';
-import { endpointOfSession, hasWorker, log, openSession, workerForThisCommand, type Session } from './session.js';
+import { endpointOfSession, hasWorker, log, openSession, queryClosedRun, workerForThisCommand, type Session } from './session.js';
 
 class UsageError extends Error {}
 
@@ -143,7 +143,7 @@ function noteConservativePrice(input: DebugInputJson, session: Session): void {
 
 async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   const handle = session.client.workflow.getHandle(workflowId);
-  const report = await followRun(handle, { json });
+  const report = await followRun(handle, { json, queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query) });
   await printFinalReport(session.config, report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId), json });
   return report;
 }
@@ -175,11 +175,16 @@ async function answerApproval(session: Session, workflowId: string, send: () => 
   }
 }
 
-/** The parent of parallel attempts: one line per attempt, live from each child's status query. */
-async function printAttemptsStatus(session: Session, workflowId: string, execution: string, attempts: AttemptProgress[]): Promise<void> {
-  console.log(`${pc.bold(workflowId)} · ${execution} · ${attempts.length} attempts`);
+/**
+ * The parent of parallel attempts: one line per attempt, live from each child's status query
+ * (a closed parent's children are closed too: asked as closed runs).
+ */
+async function printAttemptsStatus(session: Session, description: WorkflowExecutionDescription, attempts: AttemptProgress[]): Promise<void> {
+  const execution = description.status.name;
+  console.log(`${pc.bold(description.workflowId)} · ${execution.toLowerCase()} · ${attempts.length} attempts`);
   for (const attempt of attempts) {
-    const child = await session.client.workflow.getHandle(attempt.workflowId).query(statusQuery).catch(() => null);
+    const query = () => session.client.workflow.getHandle(attempt.workflowId).query(statusQuery);
+    const child = await (execution === 'RUNNING' ? query() : queryClosedRun(session, description.taskQueue, query)).catch(() => null);
     const cost = child?.costUsd === null || child?.costUsd === undefined ? '' : ` · $${child.costUsd.toFixed(4)}`;
     const detail = child ? ` · phase ${child.phase} · iteration ${child.iteration}/${child.maxIterations}${cost}` : '';
     console.log(`  ${attempt.label} · ${attempt.status}${detail} · ${attempt.workflowId}`);
@@ -250,15 +255,21 @@ program
   .action(async (workflowId: string, options: { json?: boolean }) =>
     withSession(async (session) => {
       const handle = session.client.workflow.getHandle(workflowId);
-      const [description, status] = await Promise.all([handle.describe(), handle.query(statusQuery)]);
+      const description = await handle.describe();
+      const running = description.status.name === 'RUNNING';
+      const status = running ? await handle.query(statusQuery) : await queryClosedRun(session, description.taskQueue, () => handle.query(statusQuery));
+      if (!status) {
+        await printClosedRunStatus(session, description, Boolean(options.json));
+        return;
+      }
       const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
-      const waiting = description.status.name === 'RUNNING' ? await modelWaitOf(session, description.taskQueue, status) : null;
+      const waiting = running ? await modelWaitOf(session, description.taskQueue, status) : null;
       if (options.json) {
         console.log(JSON.stringify({ workflowStatus: description.status.name, ...status, waitingFor: waiting }));
         return;
       }
       if (status.attempts) {
-        await printAttemptsStatus(session, workflowId, description.status.name.toLowerCase(), status.attempts);
+        await printAttemptsStatus(session, description, status.attempts);
         return;
       }
       console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
@@ -269,6 +280,44 @@ program
       if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
     }),
   );
+
+/**
+ * `status` of a closed run that no worker answers (its status query needs one to replay it): what
+ * its report says instead, and how to see the rest.
+ */
+async function printClosedRunStatus(session: Session, description: WorkflowExecutionDescription, json: boolean): Promise<void> {
+  const { workflowId, taskQueue } = description;
+  const execution = description.status.name;
+  // Only a completed run has a report; a failed, terminated or timed-out one ended without one.
+  const report = execution === 'COMPLETED' ? ((await session.client.workflow.getHandle(workflowId).result().catch(() => null)) as DebugReport | null) : null;
+  const note = `the live status needs a running worker on task queue ${taskQueue} (\`durable-debugger worker\`)`;
+  if (json) {
+    const summary = report && {
+      status: report.status,
+      stopCondition: report.stopCondition,
+      stopDetail: report.stopDetail,
+      iterations: report.iterations,
+      toolCalls: report.toolCalls.length + (report.earlierToolCalls ?? 0),
+      costUsd: report.costUsd,
+      costNote: report.costNote,
+      durationMs: report.durationMs,
+    };
+    console.log(JSON.stringify({ workflowStatus: execution, report: summary, statusUnanswered: note }));
+    return;
+  }
+  if (!report) {
+    console.log(`${pc.bold(workflowId)} · ${execution.toLowerCase()} · no report`);
+    console.log(pc.dim(`No worker answers its status: ${note}.`));
+    return;
+  }
+  const cost = report.costUsd === null ? 'unknown' : `$${report.costUsd.toFixed(4)}`;
+  const toolCalls = report.toolCalls.length + (report.earlierToolCalls ?? 0);
+  console.log(`${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${report.stopDetail})`)}`);
+  console.log(`${report.iterations} iterations · ${toolCalls} tool calls · cost ${cost} · ${(report.durationMs / 1000).toFixed(0)} s`);
+  if (report.costNote) console.log(pc.dim(report.costNote));
+  for (const attempt of report.attempts ?? []) console.log(`  attempt ${attempt.attempt} · ${attempt.status} · ${attempt.iterations} iterations · ${attempt.workflowId}`);
+  console.log(pc.dim(`From its report (\`durable-debugger result ${workflowId}\`); ${note}.`));
+}
 
 program
   .command('approve')

@@ -37,6 +37,20 @@ export async function hasWorker(session: Session, taskQueue: string, kind: 'work
   return (response.pollers ?? []).length > 0;
 }
 
+/** How long a query of a closed run may wait for a worker's replay: a live worker answers a closed run in well under that. */
+const closedRunQueryMs = 4_000;
+
+/**
+ * Asks `query` of a closed run, which only a worker's replay of the run can answer; null when no
+ * worker answers. With no worker on the run's task queue the server holds a query until its own
+ * timeout (about 30 s), so it is not asked; and since a worker stopped a moment ago is still
+ * listed as a poller (the server keeps pollers for minutes), it is given a few seconds only.
+ */
+export async function queryClosedRun<T>(session: Session, taskQueue: string, query: () => Promise<T>): Promise<T | null> {
+  if (!(await hasWorker(session, taskQueue))) return null;
+  return session.client.withDeadline(Date.now() + closedRunQueryMs, query).catch(() => null);
+}
+
 /** The model endpoint of this command's settings, for the runs it starts (none without a key: the default endpoint). */
 export function endpointOfSession(session: Session): { modelEndpoint?: string } {
   const endpoint = modelEndpointId(session.config.anthropic);

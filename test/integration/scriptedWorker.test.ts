@@ -1,7 +1,8 @@
 // `durable-debugger worker --scripted` as the README has a person use it, offline: the worker
 // answers the model calls of a fixture run started by `run` without an API key (the default
-// endpoint) with the fixture's scripted responses. Then `watch` of the closed run: while a worker
-// serves the task queue its last status is answered by replay; once none does, by the report.
+// endpoint) with the fixture's scripted responses. Then `watch` and `status` of the closed run:
+// while a worker serves the task queue its last status is answered by replay; once none does, by
+// the report, without waiting for the query to time out.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -32,6 +33,12 @@ async function waitFor(predicate: () => boolean, what: () => string, timeoutMs =
   }
 }
 
+async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> {
+  const start = Date.now();
+  const result = await work();
+  return { result, ms: Date.now() - start };
+}
+
 /** SIGTERM, as Ctrl-C would: the worker shuts down cleanly and exits 0. */
 async function stopWorker(): Promise<void> {
   if (!worker || worker.child.exitCode !== null || worker.child.signalCode !== null) return;
@@ -40,7 +47,7 @@ async function stopWorker(): Promise<void> {
   assert.equal(stopped.code, 0, stopped.output);
 }
 
-test('`worker --scripted` fixes a fixture run started by `run` without a key; `watch` of the closed run shows its last status, then its report once no worker is left', { timeout: 600_000 }, async () => {
+test('`worker --scripted` fixes a fixture run started by `run` without a key; `watch` and `status` of the closed run show its last status, then at once its report once no worker is left', { timeout: 600_000 }, async () => {
   try {
     worker = startCli(server, ['worker', '--scripted'], offline);
     const started = worker;
@@ -66,12 +73,31 @@ test('`worker --scripted` fixes a fixture run started by `run` without a key; `w
     assert.equal(statuses.length, 1, watched.stdout);
     assert.equal(statuses[0]?.phase, 'done');
     assert.equal(statuses[0]?.iteration, report.iterations);
+    const status = await runCli(server, ['status', id], offline);
+    assert.equal(status.code, 0, status.output);
+    assert.match(status.stdout, new RegExp(`${id} · completed · phase done\n`));
+    assert.match(status.stdout, new RegExp(`iteration ${report.iterations}/`));
 
-    // No worker at all: the queries cannot be answered, the report still can.
+    // No worker at all: the queries cannot be answered, the report still can, at once (the server
+    // would hold a query of a run nobody replays for about 30 s).
     await stopWorker();
-    const unserved = await runCli(server, ['watch', id], offline);
-    assert.equal(unserved.code, 0, unserved.output);
-    assert.match(unserved.output, /Status: fixed/);
+    const unserved = await timed(() => runCli(server, ['watch', id], offline));
+    assert.equal(unserved.result.code, 0, unserved.result.output);
+    assert.match(unserved.result.output, /Status: fixed/);
+    assert.ok(unserved.ms < 10_000, `watch took ${unserved.ms} ms`);
+    const unservedStatus = await timed(() => runCli(server, ['status', id], offline));
+    assert.equal(unservedStatus.result.code, 0, unservedStatus.result.output);
+    assert.match(unservedStatus.result.stdout, new RegExp(`${id} · completed · status fixed`));
+    assert.match(unservedStatus.result.stdout, new RegExp(`${report.iterations} iterations`));
+    assert.match(unservedStatus.result.stdout, /live status needs a running worker .*durable-debugger worker/);
+    assert.ok(unservedStatus.ms < 10_000, `status took ${unservedStatus.ms} ms`);
+    const unservedJson = await timed(() => runCli(server, ['status', id, '--json'], offline));
+    assert.equal(unservedJson.result.code, 0, unservedJson.result.output);
+    const line = JSON.parse(unservedJson.result.stdout) as { workflowStatus: string; report: { status: string; iterations: number } };
+    assert.equal(line.workflowStatus, 'COMPLETED');
+    assert.equal(line.report.status, 'fixed');
+    assert.equal(line.report.iterations, report.iterations);
+    assert.ok(unservedJson.ms < 10_000, `status --json took ${unservedJson.ms} ms`);
   } finally {
     await stopWorker().catch(() => worker?.child.kill('SIGKILL'));
   }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
 import type { RunStatusView } from '../../src/agent/runState.js';
-import { followRun } from '../../src/cli/follow.js';
+import { followRun, type FollowOptions } from '../../src/cli/follow.js';
 import type { TranscriptView } from '../../src/temporal/definitions.js';
 
 const transcript: TranscriptView = {
@@ -52,7 +52,7 @@ function closedRun(status: RunStatusView | null): WorkflowHandle {
   } as unknown as WorkflowHandle;
 }
 
-async function follow(handle: WorkflowHandle, options: { json?: boolean; tty?: boolean } = {}): Promise<string> {
+async function follow(handle: WorkflowHandle, options: { json?: boolean; tty?: boolean; queryClosed?: FollowOptions['queryClosed'] } = {}): Promise<string> {
   let written = '';
   const out = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -61,7 +61,7 @@ async function follow(handle: WorkflowHandle, options: { json?: boolean; tty?: b
     },
   }) as Writable & { isTTY?: boolean };
   out.isTTY = options.tty ?? false;
-  await followRun(handle, { json: Boolean(options.json), pollMs: 1, out });
+  await followRun(handle, { json: Boolean(options.json), pollMs: 1, out, queryClosed: options.queryClosed });
   return written;
 }
 
@@ -121,4 +121,33 @@ test('a closed run whose worker is gone: its attempts come from the report', asy
   const output = await follow(closedRun(null));
   assert.match(output, /attempt 1 of 2: fixed \(run-attempt-1\)/);
   assert.match(output, /attempt 2 of 2: gave_up \(run-attempt-2\)/);
+});
+
+test('a closed run that no worker answers is not queried (the server would hold the query for about 30 s): the report answers at once', async () => {
+  let queries = 0;
+  const handle = {
+    workflowId: 'run',
+    describe: async () => ({ status: { name: 'COMPLETED' }, taskQueue: 'debugger' }),
+    query: async () => {
+      queries += 1;
+      throw new Error('not asked');
+    },
+    result: async () => report,
+  } as unknown as WorkflowHandle;
+  const askedOn: string[] = [];
+  const output = await follow(handle, {
+    queryClosed: async (taskQueue) => {
+      askedOn.push(taskQueue);
+      return null;
+    },
+  });
+  assert.deepEqual(askedOn, ['debugger']);
+  assert.equal(queries, 0);
+  assert.match(output, /attempt 1 of 2: fixed \(run-attempt-1\)/);
+});
+
+test('a closed run that a worker answers: its queries go through queryClosed', async () => {
+  const output = await follow(closedRun(statusOf({ attempts })), { queryClosed: (_taskQueue, query) => query() });
+  assert.match(output, /── iteration 1 · 120 tokens · \$0\.5000 so far/);
+  assert.match(output, /attempt 1 \(temperature 0\.2\): fixed \(run-attempt-1\)/);
 });
