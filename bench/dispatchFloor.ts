@@ -14,6 +14,9 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
+import type { TestServer } from '../lab/support/harness.js';
+import { countCpu, devServerProcessId } from './processCpu.js';
+import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 import { taskTimings } from './workflowTimeline.js';
 
@@ -38,7 +41,12 @@ export interface FloorSample {
 export type FloorFigures = Record<keyof FloorSample, Figure>;
 export interface DispatchFloorResult {
   iterations: number;
-  variants: Array<{ name: string; figures: FloorFigures }>;
+  /**
+   * `server`: the server's own handling of each variant's tasks (its latency histograms), when its
+   * metrics are served; `cpu`: CPU milliseconds per iteration that the server process and the
+   * worker's process used, when the server's process is known.
+   */
+  variants: Array<{ name: string; figures: FloorFigures; server?: Record<keyof ServerTaskTimes, Figure>; cpu?: { serverMs: Figure; workerMs: Figure } }>;
   /** Why a variant is missing (the Python SDK could not be installed), if one is. */
   note?: string;
 }
@@ -46,6 +54,8 @@ export interface DispatchFloorResult {
 /** A worker that runs one trivial workflow of `iterations` iterations and names its workflow id. */
 export interface FloorRunner {
   name: string;
+  /** The process its worker runs in (default: this one). */
+  processId?: number;
   run(iterations: number): Promise<string>;
   close(): Promise<void>;
 }
@@ -179,31 +189,53 @@ export async function pythonFloorRunners(address: string, namespace: string): Pr
     await new Promise((resolve) => child.once('exit', resolve));
   };
   return {
-    sdk: { name: `Python SDK (${pythonSdk})`, run: (iterations) => ask('sdk', iterations), close },
-    raw: { name: 'bare gRPC loop (no SDK worker)', run: (iterations) => ask('raw', iterations), close },
+    sdk: { name: `Python SDK (${pythonSdk})`, processId: child.pid, run: (iterations) => ask('sdk', iterations), close },
+    raw: { name: 'bare gRPC loop (no SDK worker)', processId: child.pid, run: (iterations) => ask('raw', iterations), close },
   };
 }
 
-/** Runs every runner `repetitions` times, alternating, after one untimed warm-up run each. */
-export async function measureFloor(client: Client, runners: FloorRunner[], repetitions: number, iterations = floorIterations): Promise<DispatchFloorResult> {
+/** The server the floor is measured on (a TestServer of lab/support/harness.ts). */
+export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl'>;
+
+/**
+ * Runs every runner `repetitions` times, alternating, after one untimed warm-up run each. Beside
+ * each run's history, the server's own time for its tasks (when its metrics are served) and the
+ * CPU the server's and the worker's processes used (when the server runs on this machine).
+ */
+export async function measureFloor(server: FloorServer, runners: FloorRunner[], repetitions: number, iterations = floorIterations): Promise<DispatchFloorResult> {
+  const { client, metricsUrl } = server;
+  const serverProcessId = devServerProcessId(server.address);
   const sampleOf = async (runner: FloorRunner) => {
-    const workflowId = await runner.run(iterations);
+    const cpuUsed = serverProcessId ? countCpu([serverProcessId, runner.processId ?? process.pid]) : null;
+    const { result: workflowId, server: serverTimes } = await withServerTimes(metricsUrl, () => runner.run(iterations));
+    // A trivial run's start and end are a small part of it: its CPU per iteration is the whole run's over its iterations.
+    const [serverMs, workerMs] = cpuUsed?.().map((ms) => ms / iterations) ?? [];
+    const cpu = serverMs !== undefined && workerMs !== undefined ? { serverMs, workerMs } : null;
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    return floorSample(history.events ?? []);
+    return { sample: floorSample(history.events ?? []), serverTimes, cpu };
   };
   for (const runner of runners) await sampleOf(runner);
   const rounds = await repeat(repetitions, async () => {
-    const samples: FloorSample[] = [];
+    const samples: Array<Awaited<ReturnType<typeof sampleOf>>> = [];
     for (const runner of runners) samples.push(await sampleOf(runner));
     return samples;
   });
   return {
     iterations,
     variants: runners.map((runner, index) => {
-      const samples = rounds.map((round) => round[index] as FloorSample);
+      const measured = rounds.map((round) => round[index] as Awaited<ReturnType<typeof sampleOf>>);
+      const samples = measured.map(({ sample }) => sample);
       const of = (key: keyof FloorSample) => figure(samples.map((sample) => sample[key]));
+      const servers = measured.map(({ serverTimes }) => serverTimes).filter((times) => times !== null);
+      const cpus = measured.map(({ cpu }) => cpu).filter((cpu) => cpu !== null);
       return {
         name: runner.name,
+        ...(cpus.length === measured.length
+          ? { cpu: { serverMs: figure(cpus.map((cpu) => cpu.serverMs)), workerMs: figure(cpus.map((cpu) => cpu.workerMs)) } }
+          : {}),
+        ...(servers.length === measured.length
+          ? { server: serverTaskTimeFigures(servers) }
+          : {}),
         figures: {
           msPerIteration: of('msPerIteration'),
           waitingMs: of('waitingMs'),
@@ -220,7 +252,8 @@ export async function measureFloor(client: Client, runners: FloorRunner[], repet
 export const agentShapedFloorName = 'TypeScript SDK, the agent\'s shape (activities on two other task queues, as the agent\'s model and tool calls)';
 
 /** The section of `npm run bench`: our SDK, another SDK and the bare gRPC loop on the bench's server. */
-export async function measureDispatchFloor(client: Client, address: string, repetitions: number): Promise<DispatchFloorResult> {
+export async function measureDispatchFloor(server: FloorServer, repetitions: number): Promise<DispatchFloorResult> {
+  const { client, address } = server;
   let python: Awaited<ReturnType<typeof pythonFloorRunners>> | null = null;
   let note: string | undefined;
   try {
@@ -231,7 +264,7 @@ export async function measureDispatchFloor(client: Client, address: string, repe
   const typescript = await typescriptFloorRunner(client, address, 'TypeScript SDK (@temporalio/worker 1.24.0, default options)');
   const agentShaped = await typescriptFloorRunner(client, address, agentShapedFloorName, {}, { agentShaped: true });
   try {
-    const result = await measureFloor(client, [typescript, agentShaped, ...(python ? [python.sdk, python.raw] : [])], repetitions);
+    const result = await measureFloor(server, [typescript, agentShaped, ...(python ? [python.sdk, python.raw] : [])], repetitions);
     return note ? { ...result, note } : result;
   } finally {
     await typescript.close();
@@ -244,7 +277,7 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
   const ms = (value: number) => `${number(value)} ms`;
   return [
     `6. Dispatch floor (a trivial workflow, ${result.iterations} iterations of two no-op activities, on the bench's server; per iteration unless said)`,
-    ...result.variants.flatMap(({ name, figures }) => [
+    ...result.variants.flatMap(({ name, figures, server, cpu }) => [
       `  ${name}`,
       ...figureTable([
         { label: 'iteration (4 tasks)', figure: figures.msPerIteration, format: ms },
@@ -253,6 +286,13 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
         { label: 'one activity task waiting (median)', figure: figures.activityTaskWaitMs, format: ms },
         { label: 'one workflow task running (median)', figure: figures.workflowTaskMs, format: ms },
         ...(figures.activityTaskMs ? [{ label: 'one no-op activity task running (median)', figure: figures.activityTaskMs, format: ms }] : []),
+        ...(server ? serverTaskTimeRows.map(([label, key]) => ({ label, figure: server[key], format: ms })) : []),
+        ...(cpu
+          ? [
+              { label: 'CPU per iteration: the server process', figure: cpu.serverMs, format: ms },
+              { label: 'CPU per iteration: the worker\'s process', figure: cpu.workerMs, format: ms },
+            ]
+          : []),
       ]).map((line) => `  ${line}`),
     ]),
     ...(result.note ? [`  ${result.note}`] : []),

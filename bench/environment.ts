@@ -56,7 +56,7 @@ export async function openBenchEnvironment(
   options: { serverArgs?: string[]; persistent?: false; cacheConversations?: boolean } = {},
 ): Promise<BenchEnvironment> {
   // A database file, as the embedded server of `npm run demo` keeps one (the tests' server keeps it in memory).
-  const server = await startTestServer({ persistent: options.persistent ?? true, extraArgs: options.serverArgs });
+  const server = await startTestServer({ persistent: options.persistent ?? true, extraArgs: options.serverArgs, metrics: true });
   const folder = await mkdtemp(join(tmpdir(), 'durable-debugger-bench-'));
   // The fake API looks a script up by repository name when a request arrives, so
   // repositories can be added while it runs.

@@ -5,10 +5,13 @@
 // Beside them, alternately: the floor (a trivial workflow of the agent's shape on the same server)
 // and the plain loop idle before each step, which shows what the same work costs on a CPU that
 // went idle between steps (on this VM, a request and a tool both take longer after an idle wait).
+import { availableParallelism } from 'node:os';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './environment.js';
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
+import { formatIterationCpu, measureIterationCpu, type IterationCpu } from './iterationCpu.js';
 import { runPlainLoop } from './plainLoop.js';
+import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
 import { figure, figureTable, number, percent, repeat, signed, table, type Figure } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
@@ -43,6 +46,13 @@ export interface OverheadResult {
    */
   floorMsPerIteration?: Figure;
   floorTimeline?: Record<keyof IterationTimeline, Figure>;
+  /**
+   * The server's own handling of an iteration's tasks (its latency histograms, bench/serverMetrics.ts),
+   * in our runs and in the floor's: what no worker can take away.
+   */
+  serverTimes?: { ours: Record<keyof ServerTaskTimes, Figure>; floor: Record<keyof ServerTaskTimes, Figure> };
+  /** CPU per iteration of the server and of this process, ours beside the floor's and the plain loop's. */
+  cpu?: IterationCpu;
   /** added − floor, per repetition: what our workflow, activities and worker add above the floor. */
   aboveFloorMsPerIteration?: Figure;
   /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
@@ -68,7 +78,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
 
   const throughWorkflow = async () => {
     env.takeWorkerTimings();
-    const { report, handle } = await env.runWorkflow(input);
+    const { result: { report, handle }, server } = await withServerTimes(env.server.metricsUrl, () => env.runWorkflow(input));
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
     const { transcripts, toolRuns, modelCalls } = env.takeWorkerTimings();
     const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
@@ -79,7 +89,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       modelCallMs: sum(modelCalls.map((call) => call.ms)) / report.iterations,
       modelRequestMs: sum(modelCalls.map((call) => call.requestMs)) / report.iterations,
     };
-    return { ms, timeline: await iterationTimeline(handle), worker };
+    return { ms, timeline: await iterationTimeline(handle), worker, server };
   };
   let plainRuns = 0;
   const throughPlainLoop = async (idleBeforeStepMs = 0) => {
@@ -92,8 +102,9 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
 
   const floorRunner = await typescriptFloorRunner(env.server.client, env.server.address, agentShapedFloorName, {}, { agentShaped: true });
   const throughFloor = async () => {
-    const timeline = await iterationTimeline(env.server.client.workflow.getHandle(await floorRunner.run(overheadIterations)));
-    return { ms: timeline.iterationMs, timeline };
+    const { result: workflowId, server } = await withServerTimes(env.server.metricsUrl, () => floorRunner.run(overheadIterations));
+    const timeline = await iterationTimeline(env.server.client.workflow.getHandle(workflowId));
+    return { ms: timeline.iterationMs, timeline, server };
   };
 
   // One untimed run of each warms up the worker, the workflow bundle and the HTTP connections.
@@ -103,6 +114,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     floor: Awaited<ReturnType<typeof throughFloor>>;
     idle: Awaited<ReturnType<typeof throughPlainLoop>> & { idleBeforeStepMs: number };
   }>;
+  let cpu: IterationCpu | null;
   try {
     await throughWorkflow();
     await throughPlainLoop();
@@ -115,6 +127,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       const idleBeforeStepMs = floor.ms / 2;
       return { workflow, plain, floor, idle: { ...(await throughPlainLoop(idleBeforeStepMs)), idleBeforeStepMs } };
     });
+    cpu = await measureIterationCpu(env, floorRunner, repetitions);
   } finally {
     await floorRunner.close();
   }
@@ -124,6 +137,8 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   const timelineFigure = (key: keyof IterationTimeline) => figure(timelines.map((timeline) => timeline[key]));
   const addedFigure = figure(added);
   const shareFigure = figure(share);
+  const oursOnServer = pairs.flatMap((pair) => (pair.workflow.server ? [pair.workflow.server] : []));
+  const floorOnServer = pairs.flatMap((pair) => (pair.floor.server ? [pair.floor.server] : []));
   return {
     iterations: overheadIterations,
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
@@ -137,6 +152,10 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       Figure
     >,
     aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
+    ...(oursOnServer.length === pairs.length && floorOnServer.length === pairs.length
+      ? { serverTimes: { ours: serverTaskTimeFigures(oursOnServer), floor: serverTaskTimeFigures(floorOnServer) } }
+      : {}),
+    ...(cpu ? { cpu } : {}),
     idlePlainLoop: {
       idleBeforeStepMs: figure(pairs.map((pair) => pair.idle.idleBeforeStepMs)),
       modelRequestMs: figure(pairs.map((pair) => pair.idle.modelRequestMs)),
@@ -175,6 +194,7 @@ export function formatOverhead(result: OverheadResult): string[] {
     `1. Orchestration overhead per iteration (${result.iterations}-iteration scripted run, list_files each iteration, fake API answering at once)`,
     `  goal: under ${goals.addedMsPerIteration} ms added per iteration: ${verdict(result.goalsMet.addedMsPerIteration)} (median ${ms(result.addedMsPerIteration.median)})`,
     `  goal: under ${percent(goals.shareOfRun, 0)} of a run with ${modelCallMs / 1000} s model calls: ${verdict(result.goalsMet.shareOfRun)} (median ${percent(result.shareOfTwoSecondRun.median, 2)})`,
+    ...(result.floorMsPerIteration ? [`  ${floorSentence(result)}`] : []),
     ...figureTable([
       { label: `added by Temporal, share of an iteration with a ${modelCallMs / 1000} s model call`, figure: result.shareOfTwoSecondRun, format: (value) => percent(value, 2) },
       { label: 'added by Temporal per iteration', figure: result.addedMsPerIteration, format: ms },
@@ -199,6 +219,8 @@ export function formatOverhead(result: OverheadResult): string[] {
       { label: 'between tasks', figure: timeline.otherMs, format: ms },
     ]),
     ...(result.floorTimeline ? floorComparison(timeline, result.floorTimeline) : []),
+    ...(result.serverTimes ? serverComparison(result.serverTimes) : []),
+    ...(result.cpu ? formatIterationCpu(result.cpu) : []),
     '  Measured in the worker (per iteration):',
     ...figureTable([
       { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
@@ -251,6 +273,44 @@ function floorComparison(ours: Record<keyof IterationTimeline, Figure>, floor: R
     ...table(
       ['', 'ours', 'floor', 'ours − floor'],
       rows.map(([label, key]) => [label, `${number(ours[key].median)} ms`, `${number(floor[key].median)} ms`, `${signed(ours[key].median - floor[key].median)} ms`]),
+    ),
+  ];
+}
+
+/**
+ * The floor in one sentence (medians): what the same server needs for a trivial workflow of the
+ * agent's shape, how much of that is the server itself, and what ours adds above it.
+ */
+export function floorSentence(result: OverheadResult): string {
+  const parts = [`the floor, a trivial workflow of the same shape on this server, takes ${number(result.floorMsPerIteration?.median ?? 0)} ms per iteration`];
+  if (result.serverTimes) parts.push(`${number(result.serverTimes.floor.perIterationMs.median)} ms of it the server's own handling of its four tasks (its latency histograms)`);
+  if (result.cpu) {
+    parts.push(
+      `the server burns ${number(result.cpu.floor.serverMs.median)} ms of CPU per such iteration and its worker ${number(result.cpu.floor.workerMs.median)} ms ` +
+        `(${availableParallelism()} cores here)`,
+    );
+  }
+  if (result.aboveFloorMsPerIteration) {
+    parts.push(
+      `ours adds ${number(result.aboveFloorMsPerIteration.median)} ms above the floor` +
+        (result.idlePlainLoop ? `, ${number(result.idlePlainLoop.addedMs.median)} ms of which the same request and tool take longer on a CPU that idled between steps` : ''),
+    );
+  }
+  return `${parts.join('; ')}.`;
+}
+
+/** The server's own handling per task and per iteration, ours beside the floor's (medians). */
+function serverComparison(times: NonNullable<OverheadResult['serverTimes']>): string[] {
+  return [
+    '  What the server itself spends (medians; from its own latency histograms, read before and after each run):',
+    ...table(
+      ['', 'ours', 'floor', 'ours − floor'],
+      serverTaskTimeRows.map(([label, key]) => [
+        label,
+        `${number(times.ours[key].median)} ms`,
+        `${number(times.floor[key].median)} ms`,
+        `${signed(times.ours[key].median - times.floor[key].median)} ms`,
+      ]),
     ),
   ];
 }

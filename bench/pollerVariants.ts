@@ -5,6 +5,7 @@
 //   node --import tsx bench/pollerVariants.ts [repetitions] [extra dev server flags…]
 import type { WorkerOptions } from '@temporalio/worker';
 import { startTestServer } from '../lab/support/harness.js';
+import { devServerFlags } from '../src/temporal/serverSettings.js';
 import { formatDispatchFloor, measureFloor, pythonFloorRunners, typescriptFloorRunner, type FloorRunner } from './dispatchFloor.js';
 
 export const pollerVariants: Array<{ name: string; options: Partial<WorkerOptions> }> = [
@@ -21,13 +22,14 @@ export const pollerVariants: Array<{ name: string; options: Partial<WorkerOption
 ];
 
 const repetitions = Number(process.argv[2] ?? 3);
-const server = await startTestServer({ persistent: true, extraArgs: process.argv.slice(3) });
+// The product's server settings, and any flags given after them.
+const server = await startTestServer({ persistent: true, extraArgs: [...devServerFlags({ databaseFile: true }), ...process.argv.slice(3)], metrics: true });
 const runners: FloorRunner[] = [];
 try {
   const python = await pythonFloorRunners(server.address, server.client.options.namespace);
   runners.push(python.raw);
   for (const variant of pollerVariants) runners.push(await typescriptFloorRunner(server.client, server.address, variant.name, variant.options));
-  const result = await measureFloor(server.client, runners, repetitions);
+  const result = await measureFloor(server, runners, repetitions);
   console.log(formatDispatchFloor(result).join('\n'));
   await python.sdk.close();
 } finally {

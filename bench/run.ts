@@ -14,7 +14,7 @@ import { openBenchEnvironment } from './environment.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
-import { formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
+import { floorSentence, formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
 import { formatSandboxCost, measureSandboxCost, type SandboxCostResult } from './sandboxCost.js';
 import { number, percent, signed } from './stats.js';
 import { formatThroughput, measureThroughput, type ThroughputResult } from './throughput.js';
@@ -62,7 +62,7 @@ try {
     if (section === 'tokens') results.tokens = await measureTokenEconomy(env, repetitions);
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
-    if (section === 'floor') results.floor = await measureDispatchFloor(env.server.client, env.server.address, repetitions);
+    if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
@@ -108,13 +108,7 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
         `${number(overhead.plainLoopMsPerIteration.median)} ms): ${percent(overhead.shareOfTwoSecondRun.median, 2)} of an iteration with ${modelCallMs / 1000} s model calls. ` +
         `Goals: < ${goals.addedMsPerIteration} ms ${verdict(overhead.goalsMet.addedMsPerIteration)}, < ${percent(goals.shareOfRun, 0)} ${verdict(overhead.goalsMet.shareOfRun)}. ` +
         `Of a workflow iteration, ${number(overhead.workflowTimeline.dispatchMs.median)} ms are tasks waiting for a worker.` +
-        (overhead.floorMsPerIteration && overhead.aboveFloorMsPerIteration
-          ? ` The floor (a trivial workflow of the same shape) takes ${number(overhead.floorMsPerIteration.median)} ms per iteration: ours adds ${number(overhead.aboveFloorMsPerIteration.median)} ms above it` +
-            (overhead.idlePlainLoop && overhead.aboveFloorLessIdleMsPerIteration
-              ? `, of which ${number(overhead.idlePlainLoop.addedMs.median)} ms is the same request and tool on a CPU that idled between steps, ` +
-                `and ${number(overhead.aboveFloorLessIdleMsPerIteration.median)} ms our code and the SDK's path for it.`
-              : '.')
-          : ''),
+        (overhead.floorMsPerIteration ? ` ${capitalized(floorSentence(overhead))}` : ''),
     );
   }
   if (sandbox) {
@@ -166,4 +160,8 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
     );
   }
   return lines;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -2,7 +2,8 @@
 // workflow: one server per variant (each with its worker and the fake API), the overhead section's
 // scripted run on each, alternating, so that a slow moment of the machine lands on every variant
 // alike. Prints a workflow iteration's breakdown per variant (from each run's history).
-//   node --import tsx bench/serverVariants.ts [repetitions] [server|cache]
+//   node --import tsx bench/serverVariants.ts [repetitions] [server|cache|partitions]
+import { devServerFlags } from '../src/temporal/serverSettings.js';
 import { listFilesStep, msPerIteration, openBenchEnvironment, repeatedStep, type BenchEnvironment } from './environment.js';
 import { overheadIterations } from './overhead.js';
 import { figure, figureTable, number, repeat } from './stats.js';
@@ -29,8 +30,24 @@ export const cacheVariants: Variant[] = [
   { name: 'transcript query on every model call', cacheConversations: false },
 ];
 
+/** The product's settings, and each with one more setting that could shorten a task's way through matching. */
+const product = devServerFlags({ databaseFile: true });
+export const partitionVariants: Variant[] = [
+  { name: 'the product\'s settings', args: product },
+  {
+    name: '+ one task queue partition (matching.numTaskqueueReadPartitions=1, WritePartitions=1)',
+    args: [...product, ...flag('matching.numTaskqueueReadPartitions=1'), ...flag('matching.numTaskqueueWritePartitions=1')],
+  },
+  {
+    name: 'history.transferProcessorMaxPollRPS=10000 instead of 1000',
+    args: product.map((arg) => (arg === 'history.transferProcessorMaxPollRPS=1000' ? 'history.transferProcessorMaxPollRPS=10000' : arg)),
+  },
+];
+
+const groups: Record<string, Variant[]> = { server: serverVariants, cache: cacheVariants, partitions: partitionVariants };
 const repetitions = Number(process.argv[2] ?? 3);
-const variants = process.argv[3] === 'cache' ? cacheVariants : serverVariants;
+const variants = groups[process.argv[3] ?? 'server'];
+if (!variants) throw new Error(`Unknown group ${process.argv[3]}; choose from ${Object.keys(groups).join(', ')}`);
 const environments: Array<{ name: string; env: BenchEnvironment; repo: string }> = [];
 try {
   for (const variant of variants) {

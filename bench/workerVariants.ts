@@ -15,13 +15,13 @@ const variants: Array<{ name: string; options: Partial<WorkerOptions> }> = [
   { name: 'debugMode: true (workflows on the main thread; not for production)', options: { debugMode: true } },
 ];
 
-const server = await startTestServer({ persistent: true });
+const server = await startTestServer({ persistent: true, metrics: true });
 const runners: FloorRunner[] = [];
 try {
   for (const variant of variants) {
     runners.push(await typescriptFloorRunner(server.client, server.address, variant.name, variant.options, { agentShaped: true }));
   }
-  const result = await measureFloor(server.client, runners, Number(process.argv[2] ?? 3));
+  const result = await measureFloor(server, runners, Number(process.argv[2] ?? 3));
   console.log(formatDispatchFloor(result).join('\n'));
 } finally {
   for (const runner of runners) await runner.close();

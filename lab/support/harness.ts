@@ -24,6 +24,8 @@ export interface TestServer {
   env: TestWorkflowEnvironment;
   client: Client;
   address: string;
+  /** The server's Prometheus metrics (its latency histograms), when started with `metrics`. */
+  metricsUrl: string | null;
   /** A private data folder (content store, workspaces) removed by stop(). */
   home: string;
   config(overrides?: Record<string, string>): Config;
@@ -33,11 +35,15 @@ export interface TestServer {
 /**
  * `persistent`: keep the server's database in a file (in `home`), as the embedded server does.
  * `extraArgs`: dev server flags instead of the product's dynamic config (src/temporal/serverSettings.ts).
+ * `metrics`: serve the server's metrics on a known port (the benchmarks read its latency histograms).
  */
-export async function startTestServer(options: { uiPort?: number; persistent?: boolean; extraArgs?: string[] } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { uiPort?: number; persistent?: boolean; extraArgs?: string[]; metrics?: boolean } = {},
+): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
+  const metricsPort = options.metrics ? await freePort() : null;
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: temporalCliPath(base) },
@@ -45,7 +51,11 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
       ip: '127.0.0.1',
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
       ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
-      extraArgs: [...(options.uiPort ? ['--ui-disable-news-fetch'] : []), ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) }))],
+      extraArgs: [
+        ...(options.uiPort ? ['--ui-disable-news-fetch'] : []),
+        ...(metricsPort ? ['--metrics-port', String(metricsPort)] : []),
+        ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) })),
+      ],
     },
   }).catch(async (error: unknown) => {
     await rm(home, { recursive: true, force: true });
@@ -55,6 +65,7 @@ export async function startTestServer(options: { uiPort?: number; persistent?: b
     env,
     client: env.client,
     address: env.address,
+    metricsUrl: metricsPort ? `http://127.0.0.1:${metricsPort}/metrics` : null,
     home,
     config: (overrides = {}) =>
       loadConfig({
