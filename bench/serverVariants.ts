@@ -30,7 +30,7 @@ export const cacheVariants: Variant[] = [
   { name: 'transcript query on every model call', cacheConversations: false },
 ];
 
-/** The product's settings, and each with one more setting that could shorten a task's way through matching. */
+/** The product's settings, and two changes to them that could shorten a task's way to a poller. */
 const product = devServerFlags({ databaseFile: true });
 export const partitionVariants: Variant[] = [
   { name: 'the product\'s settings', args: product },
