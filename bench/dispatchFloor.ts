@@ -15,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
 import type { TestServer } from '../lab/support/harness.js';
-import { countCpu, devServerProcessId } from './processCpu.js';
+import { measureCpu } from './processCpu.js';
 import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 import { taskTimings } from './workflowTimeline.js';
@@ -195,7 +195,7 @@ export async function pythonFloorRunners(address: string, namespace: string): Pr
 }
 
 /** The server the floor is measured on (a TestServer of lab/support/harness.ts). */
-export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl'>;
+export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl' | 'processId'>;
 
 /**
  * Runs every runner `repetitions` times, alternating, after one untimed warm-up run each. Beside
@@ -203,14 +203,15 @@ export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl'>;
  * CPU the server's and the worker's processes used (when the server runs on this machine).
  */
 export async function measureFloor(server: FloorServer, runners: FloorRunner[], repetitions: number, iterations = floorIterations): Promise<DispatchFloorResult> {
-  const { client, metricsUrl } = server;
-  const serverProcessId = devServerProcessId(server.address);
+  const { client, metricsUrl, processId: serverProcessId } = server;
   const sampleOf = async (runner: FloorRunner) => {
-    const cpuUsed = serverProcessId ? countCpu([serverProcessId, runner.processId ?? process.pid]) : null;
-    const { result: workflowId, server: serverTimes } = await withServerTimes(metricsUrl, () => runner.run(iterations));
+    const processes = serverProcessId ? [serverProcessId, runner.processId ?? process.pid] : [];
+    const {
+      result: { result: workflowId, server: serverTimes },
+      cpuMs: [serverCpuMs, workerCpuMs],
+    } = await measureCpu(processes, () => withServerTimes(metricsUrl, () => runner.run(iterations)));
     // A trivial run's start and end are a small part of it: its CPU per iteration is the whole run's over its iterations.
-    const [serverMs, workerMs] = cpuUsed?.().map((ms) => ms / iterations) ?? [];
-    const cpu = serverMs !== undefined && workerMs !== undefined ? { serverMs, workerMs } : null;
+    const cpu = serverCpuMs !== undefined && workerCpuMs !== undefined ? { serverMs: serverCpuMs / iterations, workerMs: workerCpuMs / iterations } : null;
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     return { sample: floorSample(history.events ?? []), serverTimes, cpu };
   };
@@ -226,16 +227,14 @@ export async function measureFloor(server: FloorServer, runners: FloorRunner[], 
       const measured = rounds.map((round) => round[index] as Awaited<ReturnType<typeof sampleOf>>);
       const samples = measured.map(({ sample }) => sample);
       const of = (key: keyof FloorSample) => figure(samples.map((sample) => sample[key]));
-      const servers = measured.map(({ serverTimes }) => serverTimes).filter((times) => times !== null);
       const cpus = measured.map(({ cpu }) => cpu).filter((cpu) => cpu !== null);
+      const server = serverTaskTimeFigures(measured.map(({ serverTimes }) => serverTimes));
       return {
         name: runner.name,
         ...(cpus.length === measured.length
           ? { cpu: { serverMs: figure(cpus.map((cpu) => cpu.serverMs)), workerMs: figure(cpus.map((cpu) => cpu.workerMs)) } }
           : {}),
-        ...(servers.length === measured.length
-          ? { server: serverTaskTimeFigures(servers) }
-          : {}),
+        ...(server ? { server } : {}),
         figures: {
           msPerIteration: of('msPerIteration'),
           waitingMs: of('waitingMs'),

@@ -7,7 +7,7 @@ import { sandboxIdFor } from '../src/agent/ids.js';
 import type { FloorRunner } from './dispatchFloor.js';
 import { benchModel, listFilesStep, repeatedStep, type BenchEnvironment } from './environment.js';
 import { runPlainLoop } from './plainLoop.js';
-import { countCpu, devServerProcessId } from './processCpu.js';
+import { measureCpu } from './processCpu.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 
 const [shortRun, longRun] = [10, 40];
@@ -20,7 +20,7 @@ export interface IterationCpu {
 }
 
 export async function measureIterationCpu(env: BenchEnvironment, floorRunner: FloorRunner, repetitions: number): Promise<IterationCpu | null> {
-  const serverProcessId = devServerProcessId(env.server.address);
+  const serverProcessId = env.server.processId;
   if (!serverProcessId) return null;
   const repo = await env.tinyRepository('bench_iteration_cpu', repeatedStep(listFilesStep, longRun + 5));
   const input = (iterations: number) => ({ repo, budgets: { maxIterations: iterations } });
@@ -35,9 +35,7 @@ export async function measureIterationCpu(env: BenchEnvironment, floorRunner: Fl
     },
   };
   const cpuOf = async (run: () => Promise<unknown>) => {
-    const cpuUsed = countCpu([process.pid, serverProcessId]);
-    await run();
-    const [worker = 0, server = 0] = cpuUsed();
+    const { cpuMs: [worker = 0, server = 0] } = await measureCpu([process.pid, serverProcessId], run);
     return { worker, server };
   };
   const perIteration = async (loop: (iterations: number) => Promise<unknown>) => {

@@ -137,8 +137,8 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   const timelineFigure = (key: keyof IterationTimeline) => figure(timelines.map((timeline) => timeline[key]));
   const addedFigure = figure(added);
   const shareFigure = figure(share);
-  const oursOnServer = pairs.flatMap((pair) => (pair.workflow.server ? [pair.workflow.server] : []));
-  const floorOnServer = pairs.flatMap((pair) => (pair.floor.server ? [pair.floor.server] : []));
+  const oursOnServer = serverTaskTimeFigures(pairs.map((pair) => pair.workflow.server));
+  const floorOnServer = serverTaskTimeFigures(pairs.map((pair) => pair.floor.server));
   return {
     iterations: overheadIterations,
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
@@ -152,9 +152,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       Figure
     >,
     aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
-    ...(oursOnServer.length === pairs.length && floorOnServer.length === pairs.length
-      ? { serverTimes: { ours: serverTaskTimeFigures(oursOnServer), floor: serverTaskTimeFigures(floorOnServer) } }
-      : {}),
+    ...(oursOnServer && floorOnServer ? { serverTimes: { ours: oursOnServer, floor: floorOnServer } } : {}),
     ...(cpu ? { cpu } : {}),
     idlePlainLoop: {
       idleBeforeStepMs: figure(pairs.map((pair) => pair.idle.idleBeforeStepMs)),

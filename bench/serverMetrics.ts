@@ -72,12 +72,7 @@ export function serverTaskTimes(before: Histograms, after: Histograms): ServerTa
     if (step === 'activityDispatchMs') return 0;
     throw new Error(`the server's metrics show no ${metric} of ${service} ${operation} between the two readings`);
   };
-  const times = {
-    workflowTaskDispatchMs: meanMs('workflowTaskDispatchMs'),
-    activityDispatchMs: meanMs('activityDispatchMs'),
-    workflowTaskCompletionMs: meanMs('workflowTaskCompletionMs'),
-    activityCompletionMs: meanMs('activityCompletionMs'),
-  };
+  const times = Object.fromEntries(Object.keys(steps).map((step) => [step, meanMs(step as keyof typeof steps)])) as Record<keyof typeof steps, number>;
   return { ...times, perIterationMs: 2 * Object.values(times).reduce((sum, ms) => sum + ms, 0) };
 }
 
@@ -89,9 +84,11 @@ export async function withServerTimes<T>(metricsUrl: string | null, run: () => P
   return { result, server: serverTaskTimes(before, await readHistograms(metricsUrl)) };
 }
 
-/** Each step's figure over several runs' times. */
-export function serverTaskTimeFigures(times: ServerTaskTimes[]): Record<keyof ServerTaskTimes, Figure> {
-  return Object.fromEntries(serverTaskTimeRows.map(([, key]) => [key, figure(times.map((time) => time[key]))])) as Record<keyof ServerTaskTimes, Figure>;
+/** Each step's figure over several runs' times; null unless every run has them (a server without metrics). */
+export function serverTaskTimeFigures(times: Array<ServerTaskTimes | null>): Record<keyof ServerTaskTimes, Figure> | null {
+  const measured = times.filter((time) => time !== null);
+  if (measured.length === 0 || measured.length < times.length) return null;
+  return Object.fromEntries(serverTaskTimeRows.map(([, key]) => [key, figure(measured.map((time) => time[key]))])) as Record<keyof ServerTaskTimes, Figure>;
 }
 
 export const serverTaskTimeRows: Array<[string, keyof ServerTaskTimes]> = [

@@ -2,6 +2,7 @@
 // by @temporalio/testing), real Docker, and workers whose model client talks real HTTP to the
 // fake Anthropic API.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,8 @@ export interface TestServer {
   address: string;
   /** The server's Prometheus metrics (its latency histograms), when started with `metrics`. */
   metricsUrl: string | null;
+  /** The server's process (the benchmarks count its CPU); null where /proc cannot tell. */
+  processId: number | null;
   /** A private data folder (content store, workspaces) removed by stop(). */
   home: string;
   config(overrides?: Record<string, string>): Config;
@@ -66,6 +69,7 @@ export async function startTestServer(
     client: env.client,
     address: env.address,
     metricsUrl: metricsPort ? `http://127.0.0.1:${metricsPort}/metrics` : null,
+    processId: devServerProcessId(env.address),
     home,
     config: (overrides = {}) =>
       loadConfig({
@@ -80,6 +84,28 @@ export async function startTestServer(
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/** The `temporal server start-dev` process serving `address`'s port (the SDK does not say which it started). */
+function devServerProcessId(address: string): number | null {
+  const port = address.split(':').pop();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null; // not Linux
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // it ended meanwhile
+    }
+    if (args.includes('start-dev') && args[args.indexOf('--port') + 1] === port) return Number(entry);
+  }
+  return null;
 }
 
 let queueCounter = 0;
