@@ -76,7 +76,6 @@ export function createModelActivities(options: ModelActivityOptions) {
       if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
-      let requestMs = 0;
       try {
         const requestStarted = performance.now();
         const reply = await requestModelTurn(
@@ -92,7 +91,7 @@ export function createModelActivities(options: ModelActivityOptions) {
           },
           { signal: context.cancellationSignal },
         );
-        requestMs = performance.now() - requestStarted;
+        const requestMs = performance.now() - requestStarted;
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
         const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
         options.onModelCall?.({ ms: performance.now() - started, requestMs });

@@ -21,8 +21,8 @@ import type { Mutation } from '../src/agent/workspace.js';
 import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
 import { patchFor, patchForReport } from '../src/sandbox/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
-import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environmentImage.js';
-import { EnvironmentConfigError } from '../src/sandbox/environmentPlanTypes.js';
+import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environment/imageBuilder.js';
+import { EnvironmentConfigError } from '../src/sandbox/environment/planTypes.js';
 import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
 
 function execHooks(): ExecHooks {

@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectClient, startDebugRun } from '../src/client.js';
 import type { DebugReport } from '../src/agent/report.js';
-import { clusterStatus, startCluster, stopCluster } from '../src/cluster/cluster.js';
-import { clusterAddresses, clusterPaths } from '../src/cluster/clusterSettings.js';
+import { clusterStatus, startCluster, stopCluster } from '../deploy/cluster/clusterLauncher.js';
+import { clusterAddresses, clusterPaths } from '../deploy/cluster/clusterSettings.js';
 import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
-import { lastPreparedHost } from '../lab/reliability/scenarios.js';
-import { startWorkerProcess, type WorkerProcess } from '../lab/support/harness.js';
-import { listFilesStep, repeatedStep } from './environment.js';
+import { lastPreparedHost } from '../harness/reliability/scenarios.js';
+import { startWorkerProcess, type WorkerProcess } from '../harness/devStack.js';
+import { listFilesStep, repeatedStep } from './benchStack.js';
 import { number } from './stats.js';
 
 export const clusterBench = { modelLatencyMs: 500, runsPerBatch: 12, iterationsPerRun: 6, hostCounts: [1, 3] } as const;

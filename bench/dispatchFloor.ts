@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
-import type { TestServer } from '../lab/support/harness.js';
+import type { TestServer } from '../harness/devStack.js';
 import { measureCpu } from './processCpu.js';
 import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
@@ -194,7 +194,7 @@ export async function pythonFloorRunners(address: string, namespace: string): Pr
   };
 }
 
-/** The server the floor is measured on (a TestServer of lab/support/harness.ts). */
+/** The server the floor is measured on (a TestServer of harness/devStack.ts). */
 export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl' | 'processId'>;
 
 /**

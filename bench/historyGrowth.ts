@@ -4,7 +4,7 @@
 // would make it grow with the number of iterations.
 import { conversationBytes } from '../src/agent/conversation.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
-import { repeatedStep, type BenchEnvironment } from './environment.js';
+import { repeatedStep, type BenchEnvironment } from './benchStack.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 
 export const historyIterations = [10, 25, 50];

@@ -5,7 +5,7 @@
 // final test run), which the loops do not share.
 import { sandboxIdFor } from '../src/agent/ids.js';
 import type { FloorRunner } from './dispatchFloor.js';
-import { benchModel, listFilesStep, repeatedStep, type BenchEnvironment } from './environment.js';
+import { benchModel, listFilesStep, repeatedStep, type BenchEnvironment } from './benchStack.js';
 import { runPlainLoop } from './plainLoop.js';
 import { measureCpu } from './processCpu.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';

@@ -7,7 +7,7 @@
 // went idle between steps (on this VM, a request and a tool both take longer after an idle wait).
 import { availableParallelism } from 'node:os';
 import { sandboxIdFor } from '../src/agent/ids.js';
-import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './environment.js';
+import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvironment } from './benchStack.js';
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
 import { formatIterationCpu, measureIterationCpu, type IterationCpu } from './iterationCpu.js';
 import { runPlainLoop } from './plainLoop.js';

@@ -4,7 +4,7 @@
 // (no SDK worker) beside them as the server's own floor. Every variant changes one setting.
 //   node --import tsx bench/pollerVariants.ts [repetitions] [extra dev server flags…]
 import type { WorkerOptions } from '@temporalio/worker';
-import { startTestServer } from '../lab/support/harness.js';
+import { startTestServer } from '../harness/devStack.js';
 import { devServerFlags } from '../src/temporal/serverSettings.js';
 import { formatDispatchFloor, measureFloor, pythonFloorRunners, typescriptFloorRunner, type FloorRunner } from './dispatchFloor.js';
 

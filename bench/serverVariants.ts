@@ -4,7 +4,7 @@
 // alike. Prints a workflow iteration's breakdown per variant (from each run's history).
 //   node --import tsx bench/serverVariants.ts [repetitions] [server|cache|partitions]
 import { devServerFlags } from '../src/temporal/serverSettings.js';
-import { listFilesStep, msPerIteration, openBenchEnvironment, repeatedStep, type BenchEnvironment } from './environment.js';
+import { listFilesStep, msPerIteration, openBenchEnvironment, repeatedStep, type BenchEnvironment } from './benchStack.js';
 import { overheadIterations } from './overhead.js';
 import { figure, figureTable, number, repeat } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';

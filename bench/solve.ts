@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import type { DebugReport } from '../src/agent/report.js';
 import { startWorker } from '../src/worker.js';
 import { fixtureInput, loadFixtures, scriptsByName } from '../src/demo/fixtures.js';
-import { runToReport, startTestServer, startTestWorker, uniqueTaskQueue } from '../lab/support/harness.js';
+import { runToReport, startTestServer, startTestWorker, uniqueTaskQueue } from '../harness/devStack.js';
 import { number, percent, table } from './stats.js';
 
 const fixtures = await loadFixtures();

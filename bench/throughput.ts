@@ -2,7 +2,7 @@
 // iteration, the fake API answering at once). Two rates: over whole runs (from starting them to
 // the last report, sandbox setup and test runs included), and over the loop alone (from the
 // first model request of the batch to its last).
-import { listFilesStep, repeatedStep, type BenchEnvironment } from './environment.js';
+import { listFilesStep, repeatedStep, type BenchEnvironment } from './benchStack.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 
 export const concurrencyLevels = [1, 5, 20];

@@ -8,7 +8,7 @@ import { estimateCostUsd } from '../src/model/pricing.js';
 import type { RecordedRequest } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
 import type { ScriptStep } from '../src/demo/script.js';
-import { benchModel, type BenchEnvironment } from './environment.js';
+import { benchModel, type BenchEnvironment } from './benchStack.js';
 import { figure, figureTable, number, percent, repeat, type Figure } from './stats.js';
 
 export const tokenRunIterations = 20;

@@ -6,7 +6,7 @@
 // 10.9 ms with the defaults, 12.7 ms with a context per workflow, 11.6 ms with workflows on the
 // main thread; iterations 69.1 / 74.3 / 58.6 ms, within the noise of each other. None is kept.
 import type { WorkerOptions } from '@temporalio/worker';
-import { startTestServer } from '../lab/support/harness.js';
+import { startTestServer } from '../harness/devStack.js';
 import { formatDispatchFloor, measureFloor, typescriptFloorRunner, type FloorRunner } from './dispatchFloor.js';
 
 const variants: Array<{ name: string; options: Partial<WorkerOptions> }> = [

@@ -9,7 +9,7 @@
 //   node --import tsx bench/workflowExtras.ts [repetitions]
 import { join } from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { startTestServer } from '../lab/support/harness.js';
+import { startTestServer } from '../harness/devStack.js';
 import { formatDispatchFloor, measureFloor, type FloorRunner } from './dispatchFloor.js';
 
 const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };

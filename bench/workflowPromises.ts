@@ -24,7 +24,7 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { installQuietRuntime, workflowsPath } from '../src/worker.js';
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
-import { listFilesStep, openBenchEnvironment, repeatedStep } from './environment.js';
+import { listFilesStep, openBenchEnvironment, repeatedStep } from './benchStack.js';
 import { overheadIterations } from './overhead.js';
 
 type History = ReturnType<typeof historyFromJSON>;

@@ -13,7 +13,7 @@ import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
 import { approveUpdate, hintSignal, statusQuery } from '../src/temporal/definitions.js';
 import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
-import { startTestServer, startTestWorker } from '../lab/support/harness.js';
+import { startTestServer, startTestWorker } from '../harness/devStack.js';
 import type { ScriptStep } from '../src/demo/script.js';
 
 const fixture = await loadFixture('01_off_by_one');

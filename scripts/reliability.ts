@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { projectRoot } from '../src/config.js';
 import { loadFixture, scriptsByName } from '../src/demo/fixtures.js';
-import { Lab } from '../lab/reliability/lab.js';
-import { Scenarios, type ScenarioRow } from '../lab/reliability/scenarios.js';
+import { Lab } from '../harness/reliability/lab.js';
+import { Scenarios, type ScenarioRow } from '../harness/reliability/scenarios.js';
 
 const quick = process.argv.includes('--quick');
 const onCluster = process.argv.includes('--cluster');

@@ -82,12 +82,12 @@ ensure_docker() {
 
 ensure_sandbox_image() {
   local recipe current
-  recipe=$(cat sandbox/build-rootfs.sh sandbox/packages.txt | sha256sum | cut -c1-16)
+  recipe=$(cat deploy/sandbox-image/build-rootfs.sh deploy/sandbox-image/packages.txt | sha256sum | cut -c1-16)
   current=$(docker image inspect --format '{{ index .Config.Labels "durable-debugger.recipe" }}' "$image" 2>/dev/null || true)
   if [ "$current" = "$recipe" ]; then return; fi
   if ! command -v debootstrap >/dev/null; then apt_install debootstrap; fi
   say "building the sandbox image $image with debootstrap (about a minute)"
-  as_root env DURABLE_DEBUGGER_HOME="$home" bash sandbox/build-rootfs.sh "$image" "$recipe"
+  as_root env DURABLE_DEBUGGER_HOME="$home" bash deploy/sandbox-image/build-rootfs.sh "$image" "$recipe"
 }
 
 ensure_test_tools() {

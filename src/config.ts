@@ -4,7 +4,7 @@ import { homedir, hostname } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { ContentStoreLocation } from './sandbox/store.js';
+import type { ContentStoreLocation } from './sandbox/store/openStore.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** scripts/setup.sh installs here unless DURABLE_DEBUGGER_TOOLS says otherwise. */

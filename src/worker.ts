@@ -26,7 +26,7 @@ import { modelEndpointId } from './model/endpoint.js';
 import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
-import { openContentStore } from './sandbox/store.js';
+import { openContentStore } from './sandbox/store/openStore.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');

@@ -37,6 +37,7 @@ export function dropOldestRecords<T>(records: T[], max = maxToolCallRecords): nu
 export const maxContextWindowTokens = 1_000_000;
 
 /** Characters beyond ASCII: the only ones that take more than one byte in UTF-8. */
+// eslint-disable-next-line no-control-regex -- the range starts at NUL on purpose
 const nonAscii = /[^\x00-\x7f]/g;
 
 /**

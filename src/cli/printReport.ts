@@ -7,7 +7,7 @@ import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
 import { fullPatchOf } from '../sandbox/patch.js';
-import { openContentStore } from '../sandbox/store.js';
+import { openContentStore } from '../sandbox/store/openStore.js';
 
 export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
   const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;

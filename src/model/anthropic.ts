@@ -84,7 +84,7 @@ export async function requestModelTurn(
 ): Promise<ModelReply> {
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
-  let requestId: string | null = null;
+  let requestId: string | null;
   if (request.maxOutputTokens > streamingThreshold) {
     const stream = client.messages.stream(body, { signal: options.signal });
     message = await stream.finalMessage();

@@ -82,7 +82,8 @@ export async function execInSandbox(container: Docker.Container, command: string
     stream.on('error', () => resolve());
   });
   // The first reason to stop wins; the command's processes are stopped once, and awaited below.
-  let stopping: Promise<void> | null = null;
+  // Set by the watchdog or the abort handler, which TypeScript's flow analysis does not follow.
+  let stopping = null as Promise<void> | null;
   const stopStream = (reason: StopReason) => {
     if (stopping) return;
     stoppedBecause = reason;

@@ -6,7 +6,7 @@ import { structuredPatch } from 'diff';
 import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../agent/payloads.js';
 import type { PatchForReport } from '../agent/report.js';
 import type { Mutation, PathState } from '../agent/workspace.js';
-import type { ContentStore } from './store.js';
+import type { ContentStore } from './store/contentStore.js';
 import { isBinary } from './fileTools.js';
 import { sha256 } from './tree.js';
 

@@ -20,12 +20,12 @@ import {
   removeContainer,
   type SandboxUser,
 } from './container.js';
-import { EnvironmentBuilder } from './environmentImage.js';
-import { manifestCandidates, planEnvironment, withBuildSteps } from './environmentPlan.js';
-import { EnvironmentConfigError, type EnvironmentPlan } from './environmentPlanTypes.js';
+import { EnvironmentBuilder } from './environment/imageBuilder.js';
+import { manifestCandidates, planEnvironment, withBuildSteps } from './environment/plan.js';
+import { EnvironmentConfigError, type EnvironmentPlan } from './environment/planTypes.js';
 import { execInSandbox, type ExecResult } from './exec.js';
 import { removeFolder } from './ownerAccess.js';
-import type { ContentStore } from './store.js';
+import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
 import { detectTestCommand } from './testCommand.js';
 import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';

@@ -7,7 +7,7 @@ import type { Mutation } from '../agent/workspace.js';
 import type { SandboxUser } from './container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
 import { resolveInsideWorkspace } from './paths.js';
-import type { ContentStore } from './store.js';
+import type { ContentStore } from './store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
 import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
 

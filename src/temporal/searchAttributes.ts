@@ -33,6 +33,7 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     if (!/already exists/i.test(String(error))) {
       throw new Error(
         `The search attributes ${missing.map(({ name }) => name).join(', ')} are not registered on the Temporal server and could not be added (${String(error)}). Register them with \`temporal operator search-attribute create\`.`,
+        { cause: error },
       );
     }
   }

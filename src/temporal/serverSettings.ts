@@ -1,6 +1,6 @@
 // How the Temporal server runs: the embedded dev server passes these as flags, the test harness
 // and the bench start their servers with them, and the compose deployment loads the same dynamic
-// config from deploy/temporal-dynamicconfig.yaml (a test keeps the two in step).
+// config from deploy/temporal/dynamicconfig.yaml (a test keeps the two in step).
 // Measured side by side by bench/serverVariants.ts (issue 14); README, "Latency", has the figures.
 
 /** Dynamic config, setting name → value. */

@@ -13,8 +13,8 @@ import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { DebugReport } from '../../src/agent/report.js';
-import { clusterStatus, startCluster, stopCluster } from '../../src/cluster/cluster.js';
-import { clusterAddresses, clusterNamespace } from '../../src/cluster/clusterSettings.js';
+import { clusterStatus, startCluster, stopCluster } from '../../deploy/cluster/clusterLauncher.js';
+import { clusterAddresses, clusterNamespace } from '../../deploy/cluster/clusterSettings.js';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
@@ -45,7 +45,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('close', resolve)) : null)));
+  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('close', resolve)) : Promise.resolve())));
   await connection?.close();
   await fake?.stop();
   if (home) await rm(home, { recursive: true, force: true });

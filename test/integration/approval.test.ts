@@ -12,7 +12,7 @@ import { projectRoot } from '../../src/config.js';
 import { loadScript, type Script } from '../../src/demo/script.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { approveUpdate, rejectUpdate, statusQuery } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 import { killCliProcesses, startCli, type CliProcess } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');

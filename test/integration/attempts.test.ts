@@ -11,7 +11,7 @@ import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 import { runCli, type CliResult } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');

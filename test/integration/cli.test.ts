@@ -8,7 +8,7 @@ import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { statusQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, type TestServer } from '../../harness/devStack.js';
 import { killCliProcesses, startCli, type CliProcess } from '../support/cli.js';
 
 let server: TestServer;

@@ -8,10 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { FolderStore } from '../../src/sandbox/folderStore.js';
+import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { fullPatchOf, patchForReport } from '../../src/sandbox/patch.js';
-import { blobsTable, PostgresStore, treesTable } from '../../src/sandbox/postgresStore.js';
-import { openContentStore, type ContentStore } from '../../src/sandbox/store.js';
+import { blobsTable, PostgresStore, treesTable } from '../../src/sandbox/store/postgresStore.js';
+import type { ContentStore } from '../../src/sandbox/store/contentStore.js';
+import { openContentStore } from '../../src/sandbox/store/openStore.js';
 import { sha256, treeDigest, type Tree, type TreeEntry } from '../../src/sandbox/tree.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 

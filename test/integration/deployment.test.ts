@@ -26,6 +26,6 @@ test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and w
   assert.match(config, /\/var\/lib\/durable-debugger:\/var\/lib\/durable-debugger/);
   // Workers debug only repositories under REPOS_DIR.
   assert.match(config, /DURABLE_DEBUGGER_REPO_ROOTS: \/srv\/repos/);
-  const dockerfile = readFileSync(join(projectRoot, 'Dockerfile'), 'utf8');
+  const dockerfile = readFileSync(join(projectRoot, 'deploy', 'worker.Dockerfile'), 'utf8');
   assert.match(dockerfile, /CMD \["worker"\]/);
 });

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type Docker from 'dockerode';
 import { connectDocker, labels } from '../../src/sandbox/container.js';
-import { buildContainerPrefix } from '../../src/sandbox/environmentImage.js';
-import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environmentImages.js';
+import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder.js';
+import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 const docker = connectDocker();
 const fixture = await loadFixture('17_requirements_pytest_asyncio');

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
-import { startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, type TestServer } from '../../harness/devStack.js';
 import { runCli, type CliResult } from '../support/cli.js';
 
 let server: TestServer;

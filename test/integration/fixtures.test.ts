@@ -16,7 +16,7 @@ import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
 import type { RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
-import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 const fixtures = await loadFixtures();
 let server: TestServer;

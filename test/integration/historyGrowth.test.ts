@@ -11,7 +11,7 @@ import { startDebugRun } from '../../src/client.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
-import { startTestServer, startTestWorker, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer } from '../../harness/devStack.js';
 
 let server: TestServer;
 let repo: string;

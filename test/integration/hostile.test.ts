@@ -15,7 +15,7 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 let server: TestServer;
 let scratch: string;
@@ -100,7 +100,7 @@ test('workflow input: a file, an unreadable folder, an oversized repository or a
   const locked = await repoWith('locked_repo');
   await chmod(locked, 0o700);
   const result = await runAsNobody(`import { SandboxHost } from '${projectRoot}/src/sandbox/sandboxHost.ts';
-    import { FolderStore } from '${projectRoot}/src/sandbox/folderStore.ts';
+    import { FolderStore } from '${projectRoot}/src/sandbox/store/folderStore.ts';
     import { connectDocker } from '${projectRoot}/src/sandbox/container.ts';
     const store = new FolderStore('/tmp/durable-debugger-nobody-store');
     const host = new SandboxHost({ docker: connectDocker(), store, workspaceRoot: '/tmp', hostId: 'nobody', image: 'none', scope: 'none' });

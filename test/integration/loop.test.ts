@@ -12,7 +12,7 @@ import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 let server: TestServer;
 let fixture: Fixture;

@@ -12,7 +12,7 @@ import { formatReport } from '../../src/cli/printReport.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 let server: TestServer;
 let fixture: Fixture;

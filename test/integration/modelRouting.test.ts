@@ -12,7 +12,7 @@ import { createModelClient } from '../../src/model/anthropic.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
-import { containersOf, startTestServer, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
 import { runCli, type CliResult } from '../support/cli.js';
 
 let server: TestServer;

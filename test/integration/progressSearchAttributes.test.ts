@@ -7,7 +7,7 @@ import { startDebugRun } from '../../src/client.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
 import { searchAttributes } from '../../src/temporal/definitions.js';
-import { startTestServer, startTestWorker, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer } from '../../harness/devStack.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 let server: TestServer;

@@ -17,7 +17,7 @@ import {
   removeContainer,
 } from '../../src/sandbox/container.js';
 import { workflowType } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
 
 let server: TestServer;
 let docker: Docker;

@@ -18,7 +18,7 @@ import { loadFixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { sha256 } from '../../src/sandbox/tree.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
 import { runCli } from '../support/cli.js';
 
 let server: TestServer;

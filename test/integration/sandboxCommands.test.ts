@@ -9,7 +9,7 @@ import { startDebugRun } from '../../src/client.js';
 import { reapOrphans } from '../../src/reaper.js';
 import { connectDocker, findSandboxContainer } from '../../src/sandbox/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 const longCommand = 'sleep 300';
 let server: TestServer;

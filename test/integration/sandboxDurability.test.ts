@@ -32,7 +32,7 @@ import {
   startWorkerProcess,
   uniqueTaskQueue,
   type TestServer,
-} from '../../lab/support/harness.js';
+} from '../../harness/devStack.js';
 import type { Script } from '../../src/demo/script.js';
 import { startTestPostgres } from '../support/postgres.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import type { DebugReport } from '../../src/agent/report.js';
-import { containersOf, startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { containersOf, startTestServer, type TestServer } from '../../harness/devStack.js';
 import { killCliProcesses, runCli, startCli, type CliProcess } from '../support/cli.js';
 
 // No key and no gateway anywhere: the scripted worker is the only model there is.

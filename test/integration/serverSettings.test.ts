@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { ensureTemporalServer } from '../../src/temporal/embeddedServer.js';
 import { serverDynamicConfig, sqlitePragmas } from '../../src/temporal/serverSettings.js';
-import { freePort } from '../../lab/support/harness.js';
+import { freePort } from '../../harness/devStack.js';
 
 test('the embedded dev server starts with the dynamic config and SQLite settings of src/temporal/serverSettings.ts', async () => {
   const home = await mkdtemp(join(tmpdir(), 'server-settings-'));
@@ -43,7 +43,7 @@ test('the embedded dev server starts with the dynamic config and SQLite settings
 });
 
 test('the compose deployment loads the same dynamic config', async () => {
-  const file = await readFile(join(projectRoot, 'deploy', 'temporal-dynamicconfig.yaml'), 'utf8');
+  const file = await readFile(join(projectRoot, 'deploy', 'temporal', 'dynamicconfig.yaml'), 'utf8');
   // key:\n  - value: v  (the file's only shape)
   const loaded = Object.fromEntries([...file.matchAll(/^([\w.]+):\s*\n\s*- value: (.+)$/gm)].map((match) => [match[1], JSON.parse(match[2] as string)]));
   assert.deepEqual(loaded, serverDynamicConfig);
@@ -52,5 +52,5 @@ test('the compose deployment loads the same dynamic config', async () => {
     env: { ...process.env, ANTHROPIC_API_KEY: '' },
   });
   assert.match(compose, /DYNAMIC_CONFIG_FILE_PATH: \/etc\/temporal\/config\/dynamicconfig\/durable-debugger\.yaml/);
-  assert.match(compose, /deploy\/temporal-dynamicconfig\.yaml/);
+  assert.match(compose, /deploy\/temporal\/dynamicconfig\.yaml/);
 });

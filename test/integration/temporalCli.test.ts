@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, type TestServer } from '../../harness/devStack.js';
 
 let server: TestServer;
 let dev: ChildProcess;
@@ -104,7 +104,7 @@ test('a bad --input fails the run at once, naming the field', async () => {
     ['bad-types', '{"repo": "/tmp", "budgets": {"maxIterations": "ten"}}', /budgets\.maxIterations/],
     ['bad-unknown-field', '{"repo": "/tmp", "colour": "blue"}', /unknown field\(s\) "colour"/],
     ['bad-missing-path', '{"repo": "/no/such/repository"}', /repo: "\/no\/such\/repository" does not exist/],
-    ['bad-no-tests', `{"repo": "${join(projectRoot, 'sandbox')}"}`, /testCommand: no test command could be detected/],
+    ['bad-no-tests', `{"repo": "${join(projectRoot, 'deploy', 'sandbox-image')}"}`, /testCommand: no test command could be detected/],
   ];
   for (const [id, input, expected] of cases) {
     const started = Date.now();

@@ -8,7 +8,7 @@ import { startDebugRun } from '../../src/client.js';
 import { FakeAnthropicApi, type RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
-import { startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
 
 let server: TestServer;
 let fixture: Fixture;

@@ -10,7 +10,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { sandboxIdFor } from '../../src/agent/ids.js';
 import { connectDocker, containerName } from '../../src/sandbox/container.js';
 import { loadFixture, scriptsByName, fixtureInput } from '../../src/demo/fixtures.js';
-import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 let server: TestServer;
 let worker: TestWorker;

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { projectRoot } from '../../src/config.js';
 import { fixtureInput, loadFixture, scriptsByName } from '../../src/demo/fixtures.js';
-import { freePort, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../lab/support/harness.js';
+import { freePort, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let server: TestServer;

@@ -17,7 +17,7 @@ import { projectRoot } from '../../src/config.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script } from '../../src/demo/script.js';
 import { statusQuery, transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, startTestWorker, type TestServer } from '../../lab/support/harness.js';
+import { startTestServer, startTestWorker, type TestServer } from '../../harness/devStack.js';
 
 interface WildCase extends Script {
   input?: Partial<DebugInputJson>;

@@ -8,7 +8,7 @@ import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../lab/support/harness.js';
+import { freePort } from '../../harness/devStack.js';
 
 const run = promisify(execFile);
 

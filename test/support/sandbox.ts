@@ -10,7 +10,7 @@ import type { SandboxSettings, ToolOutcome } from '../../src/agent/sandboxProtoc
 import type { WorkspaceLog } from '../../src/agent/workspace.js';
 import { connectDocker, findSandboxContainer, labels, listProjectContainers, removeContainer } from '../../src/sandbox/container.js';
 import { SandboxHost, type ExecHooks } from '../../src/sandbox/sandboxHost.js';
-import { FolderStore } from '../../src/sandbox/folderStore.js';
+import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 
 export interface TestSandboxOptions {
   /** Repository files by relative path. */

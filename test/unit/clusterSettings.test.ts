@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { searchAttributeArguments, temporalServerEnvironment } from '../../src/cluster/cluster.js';
-import { clusterConfigFiles, clusterVersions } from '../../src/cluster/clusterSettings.js';
+import { searchAttributeArguments, temporalServerEnvironment } from '../../deploy/cluster/clusterLauncher.js';
+import { clusterConfigFiles, clusterVersions } from '../../deploy/cluster/clusterSettings.js';
 import { projectRoot } from '../../src/config.js';
 
 const compose = readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8');
@@ -32,24 +32,24 @@ test('docker-compose.yml mounts our configuration files and setup script, and ea
   }
   // The server image loads our config file; the UI image its config/docker.yaml.
   assert.match(compose, /TEMPORAL_SERVER_CONFIG_FILE_PATH: \/etc\/temporal\/config\/durable-debugger\.yaml/);
-  assert.match(compose, /- \.\/deploy\/temporal-server\.yaml:\/etc\/temporal\/config\/durable-debugger\.yaml:ro/);
-  assert.match(compose, /- \.\/deploy\/temporal-ui-server\.yaml:\/home\/ui-server\/config\/docker\.yaml:ro/);
+  assert.match(compose, /- \.\/deploy\/temporal\/server\.yaml:\/etc\/temporal\/config\/durable-debugger\.yaml:ro/);
+  assert.match(compose, /- \.\/deploy\/temporal\/ui-server\.yaml:\/home\/ui-server\/config\/docker\.yaml:ro/);
   // The dynamic config is mounted where the server config's default path points.
   const dynamicConfigDefault = /default "([^"]+)" \(env "DYNAMIC_CONFIG_FILE_PATH"\)/.exec(serverConfig)?.[1];
-  assert.ok(dynamicConfigDefault, 'deploy/temporal-server.yaml reads DYNAMIC_CONFIG_FILE_PATH with a default');
-  assert.ok(compose.includes(`- ./deploy/temporal-dynamicconfig.yaml:${dynamicConfigDefault}:ro`), `mounted at ${dynamicConfigDefault}`);
+  assert.ok(dynamicConfigDefault, 'deploy/temporal/server.yaml reads DYNAMIC_CONFIG_FILE_PATH with a default');
+  assert.ok(compose.includes(`- ./deploy/temporal/dynamicconfig.yaml:${dynamicConfigDefault}:ro`), `mounted at ${dynamicConfigDefault}`);
 });
 
 test('docker-compose.yml registers the search attributes of src/temporal/searchAttributes.ts', () => {
   const setupCall = /temporal-setup\.sh\s*\n\s*- namespace\s*\n((?:\s*- \S+=\S+\s*\n)+)/.exec(compose);
-  assert.ok(setupCall, 'the temporal-namespace service runs deploy/temporal-setup.sh namespace Name=Type …');
+  assert.ok(setupCall, 'the temporal-namespace service runs deploy/temporal/setup.sh namespace Name=Type …');
   const listed = [...(setupCall[1] as string).matchAll(/- (\S+=\S+)/g)].map((match) => match[1]);
   assert.deepEqual(listed, searchAttributeArguments());
 });
 
-test('every variable npm run cluster sets for the Temporal server is read by deploy/temporal-server.yaml', () => {
+test('every variable npm run cluster sets for the Temporal server is read by deploy/temporal/server.yaml', () => {
   for (const name of Object.keys(temporalServerEnvironment())) {
-    assert.ok(serverConfig.includes(`(env "${name}")`), `deploy/temporal-server.yaml reads ${name}`);
+    assert.ok(serverConfig.includes(`(env "${name}")`), `deploy/temporal/server.yaml reads ${name}`);
   }
   assert.match(serverConfig.split('\n')[0] as string, /^# enable-template$/, 'templating is on (the first line)');
 });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, dockerfileBaseImages, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment } from '../../src/sandbox/environmentPlan.js';
-import { EnvironmentConfigError, toolchainFile } from '../../src/sandbox/environmentPlanTypes.js';
-import { nodePackageManager } from '../../src/sandbox/environmentNode.js';
-import { pythonLock, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environmentPython.js';
+import { buildCacheFolder, dockerfileBaseImages, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment } from '../../src/sandbox/environment/plan.js';
+import { EnvironmentConfigError, toolchainFile } from '../../src/sandbox/environment/planTypes.js';
+import { nodePackageManager } from '../../src/sandbox/environment/nodePlan.js';
+import { pythonLock, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environment/pythonPlan.js';
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hostPackageSettings } from '../../src/sandbox/environmentImage.js';
+import { hostPackageSettings } from '../../src/sandbox/environment/imageBuilder.js';
 
 // A machine whose registry CA is named only for pip (pip's config or PIP_CERT), as many company
 // machines have it: the build container's npm, pnpm and yarn must trust the same bundle.

@@ -12,7 +12,7 @@ import type { SandboxSettings } from '../../src/agent/sandboxProtocol.js';
 import { formatTestSummary } from '../../src/agent/testResults.js';
 import { isSandboxTool, toolNames, tools } from '../../src/agent/tools.js';
 import type { ExecResult } from '../../src/sandbox/exec.js';
-import { FolderStore } from '../../src/sandbox/folderStore.js';
+import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { executeTool, toolExecutors, type ToolContext } from '../../src/sandbox/toolExecutors.js';
 import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
 

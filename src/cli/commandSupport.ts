@@ -1,0 +1,77 @@
+// What the commands share: argument parsers, the session around a command, following a run to
+// its report, the exit code, and the answers and fix branch several commands give.
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import pc from 'picocolors';
+import type { DebugReport } from '../agent/report.js';
+import { webUiLink } from '../client.js';
+import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
+import { createFixBranch, FixBranchRefused } from './fixBranch.js';
+import { followRun } from './follow.js';
+import { printFinalReport } from './printReport.js';
+import { log, openSession, queryClosedRun, type Session } from './session.js';
+
+/** A mistake of the user's: printed as one line, exit code 2. */
+export class UsageError extends Error {}
+
+/** A command's registration on the program. */
+export type CommandRegistration = (program: Command) => void;
+
+export function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number');
+  return number;
+}
+
+export function positiveInteger(value: string): number {
+  const number = positiveNumber(value);
+  if (!Number.isInteger(number)) throw new InvalidArgumentError('expected a positive whole number');
+  return number;
+}
+
+/** Puts a fixed run's patch on the branch durable-debugger/<id> of its git repository. */
+export function applyFix(report: DebugReport, repo: string, json: boolean): void {
+  try {
+    const created = createFixBranch(repo, report);
+    if (json) console.log(JSON.stringify({ applied: created }));
+    else log(`Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`);
+  } catch (error) {
+    if (error instanceof FixBranchRefused) throw new UsageError(`Not applied, nothing changed. ${error.message}`);
+    throw error;
+  }
+}
+
+export async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
+  const handle = session.client.workflow.getHandle(workflowId);
+  const report = await followRun(handle, { json, queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query) });
+  await printFinalReport(session.config, report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId), json });
+  return report;
+}
+
+export function exitCodeFor(report: DebugReport): number {
+  return report.status === 'fixed' || report.status === 'no_failing_tests' ? 0 : 1;
+}
+
+export async function withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+  const session = await openSession();
+  try {
+    return await work(session);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Sends approve/reject; a refusal by the run (not awaiting approval, no feedback) is the user's to fix. */
+export async function answerApproval(session: Session, workflowId: string, send: () => Promise<ApprovalAnswer>): Promise<void> {
+  const status = await session.client.workflow.getHandle(workflowId).query(statusQuery);
+  if (!status.awaitingApproval) {
+    throw new UsageError(`${workflowId} is not awaiting approval (phase ${status.phase}): only a verified fix of a run started with --approve waits for an answer.`);
+  }
+  try {
+    await send();
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    throw new UsageError(`${workflowId} refused the answer: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
+  }
+}
+

@@ -1,0 +1,19 @@
+// `apply <id>`: commit a fixed run's patch on a new branch of its repository.
+import type { Command } from 'commander';
+import type { DebugReport } from '../../agent/report.js';
+import { applyFix, withSession } from '../commandSupport.js';
+
+export function applyCommand(program: Command): void {
+  program
+    .command('apply')
+    .description("commit a fixed run's patch on a new branch durable-debugger/<id> of its git repository")
+    .argument('<workflow-id>')
+    .option('--repo <path>', 'the repository to apply it to (default: the run\'s repository)')
+    .option('--json', 'print JSON')
+    .action(async (workflowId: string, options: { repo?: string; json?: boolean }) =>
+      withSession(async (session) => {
+        const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
+        applyFix(report, options.repo ?? report.repository, Boolean(options.json));
+      }),
+    );
+}

@@ -1,0 +1,23 @@
+// `reap`: remove sandbox containers and workspaces whose run has ended.
+import type { Command } from 'commander';
+import { reapOrphans } from '../../reaper.js';
+import { connectDocker } from '../../sandbox/container.js';
+import { withSession } from '../commandSupport.js';
+
+export function reapCommand(program: Command): void {
+  program
+    .command('reap')
+    .description('remove sandbox containers and workspaces whose run has ended (or is unknown)')
+    .action(async () =>
+      withSession(async (session) => {
+        const reaped = await reapOrphans({
+          docker: connectDocker(),
+          client: session.client,
+          scope: `${session.server.address}/${session.config.namespace}`,
+          workspaceRoot: session.config.workspaceRoot,
+        });
+        for (const item of reaped) console.log(`removed ${item.kind} ${item.id} (${item.reason})`);
+        if (reaped.length === 0) console.log('Nothing to reap.');
+      }),
+    );
+}

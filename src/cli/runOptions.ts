@@ -1,0 +1,100 @@
+// The options of `run` and `start`, and the run input they make.
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import type { DebugInputJson } from '../agent/input.js';
+import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
+import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
+import { positiveInteger, positiveNumber, UsageError } from './commandSupport.js';
+import { hasWorker, log, type Session } from './session.js';
+
+export interface RunOptions {
+  goal?: string;
+  testCommand?: string;
+  model?: string;
+  maxIterations?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxMinutes?: number;
+  commandTimeout?: number;
+  allowTestEdits?: boolean;
+  allowCommands?: boolean;
+  envImage?: string;
+  setup?: string[];
+  id?: string;
+  json?: boolean;
+  apply?: boolean;
+  attempts?: number;
+  firstWins?: boolean;
+  approve?: boolean;
+  approvalTimeout?: number;
+}
+
+export function runOptions(command: Command): Command {
+  return command
+    .option('--goal <text>', 'what to achieve, in words (default: make the failing tests pass)')
+    .option('--test-command <command>', 'the command that runs the tests (default: detected)')
+    .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
+    .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
+    .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
+    .option('--max-cost <usd>', 'cost budget in USD (a model without a listed price counts at the highest listed price)', positiveNumber)
+    .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
+    .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
+    .option('--allow-test-edits', 'let the agent change test files')
+    .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
+    .option('--attempts <n>', 'parallel attempts, each a child run with a share of the budgets; the smallest verified fix is kept (default 1)', positiveInteger)
+    .option('--first-wins', 'with --attempts: cancel the other attempts as soon as one fix is verified')
+    .option('--approve', 'after a verified fix, wait for `approve <id>` or `reject <id> "feedback"` before ending')
+    .option('--approval-timeout <minutes>', 'with --approve: end as not_approved after this long without an answer', positiveNumber)
+    .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
+    .option('--env-image <image>', 'the image the sandbox runs (instead of building one from the repository’s manifests)')
+    .option('--setup <command>', 'a setup command run once with network to make the environment (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--json', 'print JSON lines instead of text');
+}
+
+export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
+  if (!existsSync(repo)) throw new UsageError(`The repository "${repo}" does not exist.`);
+  const budgets = {
+    ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
+    ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+    ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
+    ...(options.maxMinutes ? { maxMinutes: options.maxMinutes } : {}),
+  };
+  return {
+    repo,
+    ...(options.goal ? { goal: options.goal } : {}),
+    ...(options.testCommand ? { testCommand: options.testCommand } : {}),
+    ...(options.model ? { model: options.model } : {}),
+    ...(Object.keys(budgets).length ? { budgets } : {}),
+    ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
+    ...(options.allowTestEdits ? { allowTestEdits: true } : {}),
+    ...(options.allowCommands ? { allowCommands: true } : {}),
+    ...(options.attempts ? { attempts: options.attempts } : {}),
+    ...(options.firstWins ? { firstWins: true } : {}),
+    ...(options.approve ? { approve: true } : {}),
+    ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
+    ...(options.envImage || options.setup?.length
+      ? { environment: { ...(options.envImage ? { image: options.envImage } : {}), ...(options.setup?.length ? { setup: options.setup } : {}) } }
+      : {}),
+  };
+}
+
+/** A cost budget counts a model without a listed price at a conservative price: say so before the run starts. */
+export function noteConservativePrice(input: DebugInputJson, session: Session): void {
+  const model = input.model ?? session.config.anthropic.model;
+  if (input.budgets?.maxCostUsd !== undefined && !hasListedPrice(model)) {
+    log(`Note: ${conservativePriceNote(model)}, unless the API answers as a model with a listed price.`);
+  }
+}
+
+/**
+ * `run` without a key names no endpoint: its run goes to the workers of the default endpoint.
+ * When none is there, say at once what to do instead of starting a run that would wait.
+ */
+export async function refuseWhenNobodyServesTheModel(session: Session, endpoint: string | undefined): Promise<void> {
+  if (endpoint || (await hasWorker(session, modelTaskQueueFor(session.config.taskQueue, endpoint), 'activities'))) return;
+  throw new UsageError(
+    'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one. Set ANTHROPIC_API_KEY ' +
+      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `npm run demo`.',
+  );
+}
+
