@@ -26,7 +26,8 @@ export function createAttemptActivities(temporal: Client) {
       throw error;
     });
     if (!description) return { attempt, workflowId, found: 'not_started' };
-    if (description.status.name === 'COMPLETED') return { attempt, workflowId, found: 'finished', report: (await handle.result()) as DebugReport };
+    if (description.status.name === 'COMPLETED')
+      return { attempt, workflowId, found: 'finished', report: (await handle.result()) as DebugReport };
     if (description.status.name === 'RUNNING') {
       // Its parent has ended, so nobody waits for it: it ends here, and goes on in the new attempt.
       await handle.terminate(`its parent ended; ${resumedBy} resumes it`).catch(() => undefined);
@@ -46,23 +47,36 @@ export function createAttemptActivities(temporal: Client) {
     },
 
     /** The attempts of the interrupted parent `workflowId`, for the parent `resumedBy` that resumes it. */
-    async earlierAttempts(request: { workflowId: string; attempts: number; resumedBy: string }): Promise<EarlierAttempt[]> {
+    async earlierAttempts(request: {
+      workflowId: string;
+      attempts: number;
+      resumedBy: string;
+    }): Promise<EarlierAttempt[]> {
       const handle = temporal.workflow.getHandle(request.workflowId);
       const found = await Promise.all([handle.describe(), handle.query(statusQuery)]).catch((error: unknown) => {
-        if (error instanceof WorkflowNotFoundError) throw invalidInput(`no run with workflow id "${request.workflowId}"`);
+        if (error instanceof WorkflowNotFoundError)
+          throw invalidInput(`no run with workflow id "${request.workflowId}"`);
         throw error;
       });
       const [description, status] = found;
       if (!status.attempts) {
-        throw invalidInput(`"${request.workflowId}" is a single run, not a parent of parallel attempts: resume it with attempts 1`);
+        throw invalidInput(
+          `"${request.workflowId}" is a single run, not a parent of parallel attempts: resume it with attempts 1`,
+        );
       }
       if (status.attempts.length !== request.attempts) {
-        throw invalidInput(`"${request.workflowId}" ran ${status.attempts.length} attempts: resume it with attempts ${status.attempts.length}, not ${request.attempts}`);
+        throw invalidInput(
+          `"${request.workflowId}" ran ${status.attempts.length} attempts: resume it with attempts ${status.attempts.length}, not ${request.attempts}`,
+        );
       }
       if (description.status.name === 'RUNNING') {
-        throw invalidInput(`"${request.workflowId}" is still running (its attempts go on in any worker); stop or terminate it before resuming it`);
+        throw invalidInput(
+          `"${request.workflowId}" is still running (its attempts go on in any worker); stop or terminate it before resuming it`,
+        );
       }
-      return Promise.all(status.attempts.map((entry) => earlierAttempt(entry.attempt, entry.workflowId, request.resumedBy)));
+      return Promise.all(
+        status.attempts.map((entry) => earlierAttempt(entry.attempt, entry.workflowId, request.resumedBy)),
+      );
     },
   };
 }

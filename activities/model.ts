@@ -58,7 +58,10 @@ export function createModelActivities(options: ModelActivityOptions) {
     }
     const transcript = await options.temporal.workflow.getHandle(workflowId, runId).query(transcriptQuery);
     if (transcript.version !== request.conversationVersion || transcript.messages.length < request.conversationLength) {
-      throw ApplicationFailure.retryable('The conversation changed while the model call was scheduled', 'StaleTranscript');
+      throw ApplicationFailure.retryable(
+        'The conversation changed while the model call was scheduled',
+        'StaleTranscript',
+      );
     }
     options.onTranscript?.('query', performance.now() - started);
     return transcript.messages.slice(0, request.conversationLength);
@@ -95,7 +98,12 @@ export function createModelActivities(options: ModelActivityOptions) {
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
         const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
         options.onModelCall?.({ ms: performance.now() - started, requestMs });
-        return { ...reply, content, answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy, oversizedToolInputs };
+        return {
+          ...reply,
+          content,
+          answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy,
+          oversizedToolInputs,
+        };
       } catch (error) {
         const failure = classifyModelError(error);
         if (!failure) throw error;

@@ -23,7 +23,12 @@ import { patchFor, patchForReport } from '../src/sandbox/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
 import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environment/imageBuilder.js';
 import { EnvironmentConfigError } from '../src/sandbox/environment/planTypes.js';
-import { RepositoryInputError, SandboxNeedsPrepareError, type ExecHooks, type SandboxHost } from '../src/sandbox/sandboxHost.js';
+import {
+  RepositoryInputError,
+  SandboxNeedsPrepareError,
+  type ExecHooks,
+  type SandboxHost,
+} from '../src/sandbox/sandboxHost.js';
 
 function execHooks(): ExecHooks {
   const context = Context.current();
@@ -71,14 +76,19 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
             {
               snapshotId: request.snapshotId,
               choice: request.choice,
-              owner: { workflowId: request.workflowId, runId: request.runId, host: host.options.hostId, scope: host.options.scope },
+              owner: {
+                workflowId: request.workflowId,
+                runId: request.runId,
+                host: host.options.hostId,
+                scope: host.options.scope,
+              },
             },
             {
-            onLine: (line) => {
-              lastLine = line.slice(0, 300);
-              context.heartbeat({ lastLine });
-            },
-            signal: context.cancellationSignal,
+              onLine: (line) => {
+                lastLine = line.slice(0, 300);
+                context.heartbeat({ lastLine });
+              },
+              signal: context.cancellationSignal,
             },
           ),
         );
@@ -97,7 +107,9 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
       expectedDigest: string;
       settings: SandboxSettings;
     }): Promise<TestSummary> {
-      return translateFailures(() => host.runTestSuite(request.sandboxId, request.expectedDigest, request.settings, execHooks()));
+      return translateFailures(() =>
+        host.runTestSuite(request.sandboxId, request.expectedDigest, request.settings, execHooks()),
+      );
     },
     async destroySandbox(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {
       return host.destroy(request.sandboxId);
@@ -112,7 +124,9 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
      * The saved state of an earlier run, read through its `savedState` query (it replays if
      * closed), and how long it ran, so that a run resuming it keeps counting its time budget.
      */
-    async loadSavedState(request: { workflowId: string }): Promise<{ input: DebugInput; state: RunState; elapsedMs: number }> {
+    async loadSavedState(request: {
+      workflowId: string;
+    }): Promise<{ input: DebugInput; state: RunState; elapsedMs: number }> {
       try {
         const handle = temporal.workflow.getHandle(request.workflowId);
         const { input, state } = await handle.query(savedStateQuery);
@@ -126,7 +140,10 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
         return { input, state, elapsedMs: Math.max(0, closedAt - state.startedAt) };
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) {
-          throw ApplicationFailure.nonRetryable(`resumeFrom: no run with workflow id "${request.workflowId}"`, 'InvalidInput');
+          throw ApplicationFailure.nonRetryable(
+            `resumeFrom: no run with workflow id "${request.workflowId}"`,
+            'InvalidInput',
+          );
         }
         throw error;
       }
@@ -140,7 +157,10 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
     },
     /** The run's patch; one too large for the report is kept in the content store (see patchForReport). */
     async computePatch(request: { snapshotId: string; mutations: Mutation[] }): Promise<PatchForReport> {
-      return patchForReport(host.options.store, await patchFor(host.options.store, request.snapshotId, request.mutations));
+      return patchForReport(
+        host.options.store,
+        await patchFor(host.options.store, request.snapshotId, request.mutations),
+      );
     },
     /** Removes a sandbox's container from any worker, when its own worker cannot be reached. */
     async removeSandboxContainer(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {

@@ -49,14 +49,21 @@ export function repeatedStep(step: ScriptStep, count: number): Script {
   return { responses: Array.from({ length: count }, () => step) };
 }
 
-export const listFilesStep: ScriptStep = { thought: 'Listing the files again.', tool_calls: [{ name: 'list_files', input: {} }] };
+export const listFilesStep: ScriptStep = {
+  thought: 'Listing the files again.',
+  tool_calls: [{ name: 'list_files', input: {} }],
+};
 
 /** `serverArgs`: dev server flags; `cacheConversations`: false to query every transcript (bench/variants.ts compares them). */
 export async function openBenchEnvironment(
   options: { serverArgs?: string[]; persistent?: false; cacheConversations?: boolean } = {},
 ): Promise<BenchEnvironment> {
   // A database file, as the embedded server of `npm run demo` keeps one (the tests' server keeps it in memory).
-  const server = await startTestServer({ persistent: options.persistent ?? true, extraArgs: options.serverArgs, metrics: true });
+  const server = await startTestServer({
+    persistent: options.persistent ?? true,
+    extraArgs: options.serverArgs,
+    metrics: true,
+  });
   const folder = await mkdtemp(join(tmpdir(), 'durable-debugger-bench-'));
   // The fake API looks a script up by repository name when a request arrives, so
   // repositories can be added while it runs.
@@ -74,7 +81,10 @@ export async function openBenchEnvironment(
   // Same class and options as the worker's host, but another scope label: the worker's
   // reaper removes containers of its scope whose workflow it does not know, and plain-loop
   // runs have no workflow.
-  const plainLoopHost = new SandboxHost({ ...worker.worker.host.options, scope: `${worker.worker.host.options.scope}/plain-loop` });
+  const plainLoopHost = new SandboxHost({
+    ...worker.worker.host.options,
+    scope: `${worker.worker.host.options.scope}/plain-loop`,
+  });
   const template = await loadFixture('01_off_by_one');
 
   return {
@@ -91,7 +101,11 @@ export async function openBenchEnvironment(
       return path;
     },
     async runWorkflow(input, workflowId) {
-      const handle = await startDebugRun(server.client, { input: { model: benchModel, ...input }, taskQueue: worker.taskQueue, workflowId });
+      const handle = await startDebugRun(server.client, {
+        input: { model: benchModel, ...input },
+        taskQueue: worker.taskQueue,
+        workflowId,
+      });
       return { report: (await handle.result()) as DebugReport, handle };
     },
     takeRequests() {

@@ -36,15 +36,24 @@ export type ClusterThroughputResult =
 
 export async function measureClusterThroughput(progress: (line: string) => void): Promise<ClusterThroughputResult> {
   // The bench needs the Temporal server and PostgreSQL, not the Web UI server.
-  const running = clusterStatus().filter((part) => part.part !== 'uiServer').every((part) => part.running);
+  const running = clusterStatus()
+    .filter((part) => part.part !== 'uiServer')
+    .every((part) => part.running);
   const { tools } = clusterPaths();
   const built = [tools.temporalServer, tools.schemaTool, tools.uiServer].every((file) => existsSync(file));
-  if (!running && !built) return { skipped: 'no cluster is running and its binaries are not built (`npm run cluster` builds and starts it, then `npm run bench -- cluster`)' };
+  if (!running && !built)
+    return {
+      skipped:
+        'no cluster is running and its binaries are not built (`npm run cluster` builds and starts it, then `npm run bench -- cluster`)',
+    };
   if (!running) await startCluster((line) => progress(`cluster: ${line}`));
   const folder = await mkdtemp(join(tmpdir(), 'durable-debugger-bench-cluster-'));
   const repo = join(folder, 'bench_cluster');
   await cp((await loadFixture('01_off_by_one')).path, repo, { recursive: true });
-  const fake = new FakeAnthropicApi({ scripts: { bench_cluster: repeatedStep(listFilesStep, clusterBench.iterationsPerRun + 5) }, latencyMs: clusterBench.modelLatencyMs });
+  const fake = new FakeAnthropicApi({
+    scripts: { bench_cluster: repeatedStep(listFilesStep, clusterBench.iterationsPerRun + 5) },
+    latencyMs: clusterBench.modelLatencyMs,
+  });
   await fake.start();
   const client = await connectClient(clusterAddresses.temporal, 'default');
   try {
@@ -69,7 +78,13 @@ export async function measureClusterThroughput(progress: (line: string) => void)
   }
 }
 
-async function measurePoint(client: Awaited<ReturnType<typeof connectClient>>, fakeUrl: string, repo: string, folder: string, hosts: number): Promise<ClusterPoint> {
+async function measurePoint(
+  client: Awaited<ReturnType<typeof connectClient>>,
+  fakeUrl: string,
+  repo: string,
+  folder: string,
+  hosts: number,
+): Promise<ClusterPoint> {
   // A task queue of this point alone: the other point's hosts, and anything else on the cluster, never take its tasks.
   const taskQueue = `durable-debugger-bench-${process.pid}-${hosts}`;
   const workers: WorkerProcess[] = [];
@@ -86,13 +101,19 @@ async function measurePoint(client: Awaited<ReturnType<typeof connectClient>>, f
     const started = Date.now();
     const reports = await Promise.all(
       Array.from({ length: clusterBench.runsPerBatch }, async () => {
-        const handle = await startDebugRun(client, { input: { repo, budgets: { maxIterations: clusterBench.iterationsPerRun } }, taskQueue });
+        const handle = await startDebugRun(client, {
+          input: { repo, budgets: { maxIterations: clusterBench.iterationsPerRun } },
+          taskQueue,
+        });
         return { report: (await handle.result()) as DebugReport, handle };
       }),
     );
     const seconds = (Date.now() - started) / 1000;
     const short = reports.filter(({ report }) => report.iterations !== clusterBench.iterationsPerRun);
-    if (short.length > 0) throw new Error(`cluster bench: ${short.length} runs did not do ${clusterBench.iterationsPerRun} iterations (${short[0]?.report.stopDetail})`);
+    if (short.length > 0)
+      throw new Error(
+        `cluster bench: ${short.length} runs did not do ${clusterBench.iterationsPerRun} iterations (${short[0]?.report.stopDetail})`,
+      );
     const sandboxesPerHost: Record<string, number> = {};
     for (const { handle } of reports) {
       const holder = (await lastPreparedHost(handle)) ?? 'unknown';
@@ -112,7 +133,9 @@ export function formatClusterThroughput(result: ClusterThroughputResult): string
     ...result.points.map(
       (point) =>
         `  ${point.hosts} host${point.hosts === 1 ? ' ' : 's'}: ${number(point.runsPerMinute)} runs/min (${point.runs} runs in ${number(point.seconds)} s; sandboxes per host: ` +
-        `${Object.entries(point.sandboxesPerHost).map(([host, count]) => `${host} ${count}`).join(', ')})`,
+        `${Object.entries(point.sandboxesPerHost)
+          .map(([host, count]) => `${host} ${count}`)
+          .join(', ')})`,
     ),
     `  3 hosts vs 1: ${number(result.scaling, 2)}× the runs per minute (all hosts of this bench share one machine's cores and Docker engine).`,
   ];

@@ -46,7 +46,12 @@ export interface DispatchFloorResult {
    * metrics are served; `cpu`: CPU milliseconds per iteration that the server process and the
    * worker's process used, when the server's process is known.
    */
-  variants: Array<{ name: string; figures: FloorFigures; server?: Record<keyof ServerTaskTimes, Figure>; cpu?: { serverMs: Figure; workerMs: Figure } }>;
+  variants: Array<{
+    name: string;
+    figures: FloorFigures;
+    server?: Record<keyof ServerTaskTimes, Figure>;
+    cpu?: { serverMs: Figure; workerMs: Figure };
+  }>;
   /** Why a variant is missing (the Python SDK could not be installed), if one is. */
   note?: string;
 }
@@ -74,8 +79,12 @@ export function floorSample(events: Parameters<typeof taskTimings>[0]): FloorSam
     msPerIteration: (last.scheduledAt - first.scheduledAt) / iterations,
     waitingMs: inWindow.reduce((sum, task) => sum + task.startedAt - task.scheduledAt, 0) / iterations,
     workflowTaskWaitMs: median(workflowTasks.map((task) => task.startedAt - task.scheduledAt)),
-    activityTaskWaitMs: median(inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.startedAt - task.scheduledAt)),
-    activityTaskMs: median(inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.closedAt - task.startedAt)),
+    activityTaskWaitMs: median(
+      inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.startedAt - task.scheduledAt),
+    ),
+    activityTaskMs: median(
+      inWindow.filter((task) => task.kind !== 'workflow task').map((task) => task.closedAt - task.startedAt),
+    ),
     workflowTaskMs: median(workflowTasks.map((task) => task.closedAt - task.startedAt)),
   };
 }
@@ -112,7 +121,15 @@ export async function typescriptFloorRunner(
       [queues.model, { callModel: noop }],
       [queues.host, { runTool: noop }],
     ] as const) {
-      workers.push(await Worker.create({ connection, namespace: client.options.namespace, taskQueue: queue, activities, ...options }));
+      workers.push(
+        await Worker.create({
+          connection,
+          namespace: client.options.namespace,
+          taskQueue: queue,
+          activities,
+          ...options,
+        }),
+      );
     }
   }
   const running = Promise.all(workers.map((worker) => worker.run()));
@@ -122,7 +139,8 @@ export async function typescriptFloorRunner(
     async run(iterations) {
       runs += 1;
       const workflowId = `${taskQueue}-${runs}`;
-      if (shape.agentShaped) await client.workflow.execute('agentShapedLoop', { taskQueue, workflowId, args: [iterations, queues] });
+      if (shape.agentShaped)
+        await client.workflow.execute('agentShapedLoop', { taskQueue, workflowId, args: [iterations, queues] });
       else await client.workflow.execute('trivialLoop', { taskQueue, workflowId, args: [iterations] });
       return workflowId;
     },
@@ -146,7 +164,8 @@ const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, e
 export function pythonWithSdk(): string {
   const venv = join(loadConfig().toolsRoot, 'bench-python');
   const python = join(venv, 'bin', 'python');
-  const has = () => existsSync(python) && spawnSync(python, ['-c', 'import temporalio'], { stdio: 'ignore' }).status === 0;
+  const has = () =>
+    existsSync(python) && spawnSync(python, ['-c', 'import temporalio'], { stdio: 'ignore' }).status === 0;
   if (has()) return python;
   const steps: string[][] = [
     ['python3', '-m', 'venv', venv],
@@ -155,15 +174,24 @@ export function pythonWithSdk(): string {
   for (const [command, ...args] of steps) {
     const result = spawnSync(command as string, args, { encoding: 'utf8' });
     if (result.status !== 0) {
-      throw new Error(`Installing the Python SDK for the dispatch floor failed (${[command, ...args].join(' ')}): ${result.stderr.trim()}`);
+      throw new Error(
+        `Installing the Python SDK for the dispatch floor failed (${[command, ...args].join(' ')}): ${result.stderr.trim()}`,
+      );
     }
   }
   return python;
 }
 
 /** The Python process (bench/floor/trivial_loop.py): `mode` 'sdk' runs its SDK worker, 'raw' the bare gRPC loop. */
-export async function pythonFloorRunners(address: string, namespace: string): Promise<{ sdk: FloorRunner; raw: FloorRunner }> {
-  const child: ChildProcessWithoutNullStreams = spawn(pythonWithSdk(), [join(here, 'floor', 'trivial_loop.py'), address, namespace]);
+export async function pythonFloorRunners(
+  address: string,
+  namespace: string,
+): Promise<{ sdk: FloorRunner; raw: FloorRunner }> {
+  const child: ChildProcessWithoutNullStreams = spawn(pythonWithSdk(), [
+    join(here, 'floor', 'trivial_loop.py'),
+    address,
+    namespace,
+  ]);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -189,8 +217,18 @@ export async function pythonFloorRunners(address: string, namespace: string): Pr
     await new Promise((resolve) => child.once('exit', resolve));
   };
   return {
-    sdk: { name: `Python SDK (${pythonSdk})`, processId: child.pid, run: (iterations) => ask('sdk', iterations), close },
-    raw: { name: 'bare gRPC loop (no SDK worker)', processId: child.pid, run: (iterations) => ask('raw', iterations), close },
+    sdk: {
+      name: `Python SDK (${pythonSdk})`,
+      processId: child.pid,
+      run: (iterations) => ask('sdk', iterations),
+      close,
+    },
+    raw: {
+      name: 'bare gRPC loop (no SDK worker)',
+      processId: child.pid,
+      run: (iterations) => ask('raw', iterations),
+      close,
+    },
   };
 }
 
@@ -202,7 +240,12 @@ export type FloorServer = Pick<TestServer, 'client' | 'address' | 'metricsUrl' |
  * each run's history, the server's own time for its tasks (when its metrics are served) and the
  * CPU the server's and the worker's processes used (when the server runs on this machine).
  */
-export async function measureFloor(server: FloorServer, runners: FloorRunner[], repetitions: number, iterations = floorIterations): Promise<DispatchFloorResult> {
+export async function measureFloor(
+  server: FloorServer,
+  runners: FloorRunner[],
+  repetitions: number,
+  iterations = floorIterations,
+): Promise<DispatchFloorResult> {
   const { client, metricsUrl, processId: serverProcessId } = server;
   const sampleOf = async (runner: FloorRunner) => {
     const processes = serverProcessId ? [serverProcessId, runner.processId ?? process.pid] : [];
@@ -211,7 +254,10 @@ export async function measureFloor(server: FloorServer, runners: FloorRunner[], 
       cpuMs: [serverCpuMs, workerCpuMs],
     } = await measureCpu(processes, () => withServerTimes(metricsUrl, () => runner.run(iterations)));
     // A trivial run's start and end are a small part of it: its CPU per iteration is the whole run's over its iterations.
-    const cpu = serverCpuMs !== undefined && workerCpuMs !== undefined ? { serverMs: serverCpuMs / iterations, workerMs: workerCpuMs / iterations } : null;
+    const cpu =
+      serverCpuMs !== undefined && workerCpuMs !== undefined
+        ? { serverMs: serverCpuMs / iterations, workerMs: workerCpuMs / iterations }
+        : null;
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     return { sample: floorSample(history.events ?? []), serverTimes, cpu };
   };
@@ -232,7 +278,12 @@ export async function measureFloor(server: FloorServer, runners: FloorRunner[], 
       return {
         name: runner.name,
         ...(cpus.length === measured.length
-          ? { cpu: { serverMs: figure(cpus.map((cpu) => cpu.serverMs)), workerMs: figure(cpus.map((cpu) => cpu.workerMs)) } }
+          ? {
+              cpu: {
+                serverMs: figure(cpus.map((cpu) => cpu.serverMs)),
+                workerMs: figure(cpus.map((cpu) => cpu.workerMs)),
+              },
+            }
           : {}),
         ...(server ? { server } : {}),
         figures: {
@@ -248,7 +299,8 @@ export async function measureFloor(server: FloorServer, runners: FloorRunner[], 
   };
 }
 
-export const agentShapedFloorName = 'TypeScript SDK, the agent\'s shape (activities on two other task queues, as the agent\'s model and tool calls)';
+export const agentShapedFloorName =
+  "TypeScript SDK, the agent's shape (activities on two other task queues, as the agent's model and tool calls)";
 
 /** The section of `npm run bench`: our SDK, another SDK and the bare gRPC loop on the bench's server. */
 export async function measureDispatchFloor(server: FloorServer, repetitions: number): Promise<DispatchFloorResult> {
@@ -260,10 +312,18 @@ export async function measureDispatchFloor(server: FloorServer, repetitions: num
   } catch (error) {
     note = `Python's SDK and the bare gRPC loop were not measured: ${(error as Error).message}`;
   }
-  const typescript = await typescriptFloorRunner(client, address, 'TypeScript SDK (@temporalio/worker 1.24.0, default options)');
+  const typescript = await typescriptFloorRunner(
+    client,
+    address,
+    'TypeScript SDK (@temporalio/worker 1.24.0, default options)',
+  );
   const agentShaped = await typescriptFloorRunner(client, address, agentShapedFloorName, {}, { agentShaped: true });
   try {
-    const result = await measureFloor(server, [typescript, agentShaped, ...(python ? [python.sdk, python.raw] : [])], repetitions);
+    const result = await measureFloor(
+      server,
+      [typescript, agentShaped, ...(python ? [python.sdk, python.raw] : [])],
+      repetitions,
+    );
     return note ? { ...result, note } : result;
   } finally {
     await typescript.close();
@@ -284,12 +344,14 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
         { label: 'one workflow task waiting (median)', figure: figures.workflowTaskWaitMs, format: ms },
         { label: 'one activity task waiting (median)', figure: figures.activityTaskWaitMs, format: ms },
         { label: 'one workflow task running (median)', figure: figures.workflowTaskMs, format: ms },
-        ...(figures.activityTaskMs ? [{ label: 'one no-op activity task running (median)', figure: figures.activityTaskMs, format: ms }] : []),
+        ...(figures.activityTaskMs
+          ? [{ label: 'one no-op activity task running (median)', figure: figures.activityTaskMs, format: ms }]
+          : []),
         ...(server ? serverTaskTimeRows.map(([label, key]) => ({ label, figure: server[key], format: ms })) : []),
         ...(cpu
           ? [
               { label: 'CPU per iteration: the server process', figure: cpu.serverMs, format: ms },
-              { label: 'CPU per iteration: the worker\'s process', figure: cpu.workerMs, format: ms },
+              { label: "CPU per iteration: the worker's process", figure: cpu.workerMs, format: ms },
             ]
           : []),
       ]).map((line) => `  ${line}`),

@@ -10,7 +10,12 @@ import { loadFixture } from '../src/demo/fixtures.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { figure, figureTable, number, repeat, table, type Figure } from './stats.js';
 
-export const environmentFixtures = ['16_pyproject_dependencies', '17_requirements_pytest_asyncio', '18_ts_vitest', '19_js_node_test_semver'];
+export const environmentFixtures = [
+  '16_pyproject_dependencies',
+  '17_requirements_pytest_asyncio',
+  '18_ts_vitest',
+  '19_js_node_test_semver',
+];
 
 export interface EnvironmentBuildCost {
   fixture: string;
@@ -40,11 +45,21 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
       await cp(fixture.path, repo, { recursive: true });
       await saltManifest(repo, `${process.pid}-${Date.now()}`);
       const snapshot = await host.snapshotRepository(repo, undefined);
-      const request = { snapshotId: snapshot.snapshotId, choice: {}, owner: { workflowId: 'bench-environment', runId: 'bench', host: host.options.hostId, scope: `bench-environment/${process.pid}` } };
+      const request = {
+        snapshotId: snapshot.snapshotId,
+        choice: {},
+        owner: {
+          workflowId: 'bench-environment',
+          runId: 'bench',
+          host: host.options.hostId,
+          scope: `bench-environment/${process.pid}`,
+        },
+      };
       const coldStarted = performance.now();
       const cold = await host.environments.prepare(request);
       const coldMs = performance.now() - coldStarted;
-      if (!cold || cold.reused) throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
+      if (!cold || cold.reused)
+        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
       built.push(cold.image);
       const cached = await repeat(repetitions, async () => {
         const started = performance.now();
@@ -53,10 +68,22 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
         return performance.now() - started;
       });
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
-      fixtures.push({ fixture: name, description: cold.description, packages: cold.packages, coldMs, cachedMs: figure(cached), imageMb, addedMb: imageMb - baseImageMb });
+      fixtures.push({
+        fixture: name,
+        description: cold.description,
+        packages: cold.packages,
+        coldMs,
+        cachedMs: figure(cached),
+        imageMb,
+        addedMb: imageMb - baseImageMb,
+      });
     }
   } finally {
-    for (const image of built) await docker.getImage(image).remove().catch(() => undefined);
+    for (const image of built)
+      await docker
+        .getImage(image)
+        .remove()
+        .catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
   return { baseImageMb, fixtures };
@@ -67,11 +94,25 @@ async function saltManifest(repo: string, salt: string): Promise<void> {
   const requirements = join(repo, 'requirements.txt');
   const pyproject = join(repo, 'pyproject.toml');
   const packageJson = join(repo, 'package.json');
-  if (await readFile(requirements).then(() => true, () => false)) return appendFile(requirements, `# bench ${salt}\n`);
+  if (
+    await readFile(requirements).then(
+      () => true,
+      () => false,
+    )
+  )
+    return appendFile(requirements, `# bench ${salt}\n`);
   // The key covers the requirements read from pyproject.toml, not its text: add one that never applies.
-  if (await readFile(pyproject).then(() => true, () => false)) {
+  if (
+    await readFile(pyproject).then(
+      () => true,
+      () => false,
+    )
+  ) {
     const text = await readFile(pyproject, 'utf8');
-    return writeFile(pyproject, text.replace('dependencies = [', `dependencies = [\n    "bench-salt-${salt} ; python_version < '3'",`));
+    return writeFile(
+      pyproject,
+      text.replace('dependencies = [', `dependencies = [\n    "bench-salt-${salt} ; python_version < '3'",`),
+    );
   }
   const manifest = JSON.parse(await readFile(packageJson, 'utf8')) as Record<string, unknown>;
   await writeFile(packageJson, JSON.stringify({ ...manifest, description: `bench ${salt}` }, null, 2));
@@ -92,6 +133,10 @@ export function formatEnvironmentBuild(result: EnvironmentBuildResult): string[]
         number(cost.addedMb, 0),
       ]),
     ),
-    ...result.fixtures.flatMap((cost) => figureTable([{ label: `${cost.fixture} cached`, figure: cost.cachedMs, format: (value) => `${number(value)} ms` }]).slice(1)),
+    ...result.fixtures.flatMap((cost) =>
+      figureTable([
+        { label: `${cost.fixture} cached`, figure: cost.cachedMs, format: (value) => `${number(value)} ms` },
+      ]).slice(1),
+    ),
   ];
 }

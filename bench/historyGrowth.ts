@@ -29,16 +29,25 @@ export interface HistoryGrowthResult {
 
 export async function measureHistoryGrowth(env: BenchEnvironment, repetitions: number): Promise<HistoryGrowthResult> {
   // About 4 KB: 100 lines of 42 characters.
-  const notes = Array.from({ length: 100 }, (_, index) => `note ${String(index).padStart(3, '0')}: ${'x'.repeat(32)}`).join('\n');
-  const readNotes = { thought: 'Reading the notes again.', tool_calls: [{ name: 'read_file', input: { path: 'notes.txt' } }] };
-  const repo = await env.tinyRepository('bench_history', repeatedStep(readNotes, Math.max(...historyIterations) + 5), { 'notes.txt': notes });
+  const notes = Array.from(
+    { length: 100 },
+    (_, index) => `note ${String(index).padStart(3, '0')}: ${'x'.repeat(32)}`,
+  ).join('\n');
+  const readNotes = {
+    thought: 'Reading the notes again.',
+    tool_calls: [{ name: 'read_file', input: { path: 'notes.txt' } }],
+  };
+  const repo = await env.tinyRepository('bench_history', repeatedStep(readNotes, Math.max(...historyIterations) + 5), {
+    'notes.txt': notes,
+  });
 
   const points: HistoryPoint[] = [];
   for (const iterations of historyIterations) {
     const samples = await repeat(repetitions, async () => {
       const { report, handle } = await env.runWorkflow({ repo, budgets: { maxIterations: iterations } });
       env.takeRequests();
-      if (report.iterations !== iterations) throw new Error(`expected ${iterations} iterations, got ${report.iterations} (${report.stopDetail})`);
+      if (report.iterations !== iterations)
+        throw new Error(`expected ${iterations} iterations, got ${report.iterations} (${report.stopDetail})`);
       // The server's own figures for the history it stores.
       const description = await handle.describe();
       const transcript = await handle.query(transcriptQuery);
@@ -71,7 +80,11 @@ export function formatHistoryGrowth(result: HistoryGrowthResult): string[] {
       `${result.flat ? 'met' : 'NOT met'} (${number(result.ratioGrowth, 2)}×)`,
     ...figureTable(
       result.points.flatMap((point) => [
-        { label: `${point.iterations} iterations: history bytes / conversation bytes`, figure: point.ratio, format: (value: number) => number(value, 2) },
+        {
+          label: `${point.iterations} iterations: history bytes / conversation bytes`,
+          figure: point.ratio,
+          format: (value: number) => number(value, 2),
+        },
         { label: `${point.iterations} iterations: history`, figure: point.historyBytes, format: bytes },
         { label: `${point.iterations} iterations: history events`, figure: point.historyEvents, format: plain },
         { label: `${point.iterations} iterations: conversation`, figure: point.conversationBytes, format: bytes },

@@ -19,7 +19,11 @@ export interface IterationCpu {
   plainLoop: { workerMs: Figure; serverMs: Figure };
 }
 
-export async function measureIterationCpu(env: BenchEnvironment, floorRunner: FloorRunner, repetitions: number): Promise<IterationCpu | null> {
+export async function measureIterationCpu(
+  env: BenchEnvironment,
+  floorRunner: FloorRunner,
+  repetitions: number,
+): Promise<IterationCpu | null> {
   const serverProcessId = env.server.processId;
   if (!serverProcessId) return null;
   const repo = await env.tinyRepository('bench_iteration_cpu', repeatedStep(listFilesStep, longRun + 5));
@@ -31,18 +35,29 @@ export async function measureIterationCpu(env: BenchEnvironment, floorRunner: Fl
     plainLoop: (iterations) => {
       plainRuns += 1;
       const sandboxId = sandboxIdFor(`bench-iteration-cpu-${process.pid}-${plainRuns}`);
-      return runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input: input(iterations), model: benchModel, sandboxId });
+      return runPlainLoop({
+        host: env.plainLoopHost,
+        anthropic: env.anthropic,
+        input: input(iterations),
+        model: benchModel,
+        sandboxId,
+      });
     },
   };
   const cpuOf = async (run: () => Promise<unknown>) => {
-    const { cpuMs: [worker = 0, server = 0] } = await measureCpu([process.pid, serverProcessId], run);
+    const {
+      cpuMs: [worker = 0, server = 0],
+    } = await measureCpu([process.pid, serverProcessId], run);
     return { worker, server };
   };
   const perIteration = async (loop: (iterations: number) => Promise<unknown>) => {
     const short = await cpuOf(() => loop(shortRun));
     const long = await cpuOf(() => loop(longRun));
     env.takeRequests();
-    return { workerMs: (long.worker - short.worker) / (longRun - shortRun), serverMs: (long.server - short.server) / (longRun - shortRun) };
+    return {
+      workerMs: (long.worker - short.worker) / (longRun - shortRun),
+      serverMs: (long.server - short.server) / (longRun - shortRun),
+    };
   };
   const rounds = await repeat(repetitions, async () => ({
     ours: await perIteration(loops.ours),

@@ -56,7 +56,13 @@ export interface OverheadResult {
   /** added − floor, per repetition: what our workflow, activities and worker add above the floor. */
   aboveFloorMsPerIteration?: Figure;
   /** Measured in the worker, per iteration: the tool's time in the sandbox host (docker exec and around it), and getting the conversation. */
-  worker: { toolRunMs: Figure; transcriptMs: Figure; transcriptQueries: Figure; modelCallMs?: Figure; modelRequestMs?: Figure };
+  worker: {
+    toolRunMs: Figure;
+    transcriptMs: Figure;
+    transcriptQueries: Figure;
+    modelCallMs?: Figure;
+    modelRequestMs?: Figure;
+  };
   /** The plain loop's own model request and tool times, per iteration. */
   plainLoop?: { modelRequestMs: Figure; toolMs: Figure };
   /**
@@ -78,7 +84,10 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
 
   const throughWorkflow = async () => {
     env.takeWorkerTimings();
-    const { result: { report, handle }, server } = await withServerTimes(env.server.metricsUrl, () => env.runWorkflow(input));
+    const {
+      result: { report, handle },
+      server,
+    } = await withServerTimes(env.server.metricsUrl, () => env.runWorkflow(input));
     const ms = checked('workflow', report.status, report.iterations, env.takeRequests());
     const { transcripts, toolRuns, modelCalls } = env.takeWorkerTimings();
     const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
@@ -95,14 +104,29 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
   const throughPlainLoop = async (idleBeforeStepMs = 0) => {
     plainRuns += 1;
     const sandboxId = sandboxIdFor(`bench-plain-loop-${process.pid}-${plainRuns}`);
-    const result = await runPlainLoop({ host: env.plainLoopHost, anthropic: env.anthropic, input, model: benchModel, sandboxId, idleBeforeStepMs });
+    const result = await runPlainLoop({
+      host: env.plainLoopHost,
+      anthropic: env.anthropic,
+      input,
+      model: benchModel,
+      sandboxId,
+      idleBeforeStepMs,
+    });
     const ms = checked('plain loop', result.status, result.iterations, env.takeRequests());
     return { ms, modelRequestMs: result.modelRequestMs / result.iterations, toolMs: result.toolMs / result.iterations };
   };
 
-  const floorRunner = await typescriptFloorRunner(env.server.client, env.server.address, agentShapedFloorName, {}, { agentShaped: true });
+  const floorRunner = await typescriptFloorRunner(
+    env.server.client,
+    env.server.address,
+    agentShapedFloorName,
+    {},
+    { agentShaped: true },
+  );
   const throughFloor = async () => {
-    const { result: workflowId, server } = await withServerTimes(env.server.metricsUrl, () => floorRunner.run(overheadIterations));
+    const { result: workflowId, server } = await withServerTimes(env.server.metricsUrl, () =>
+      floorRunner.run(overheadIterations),
+    );
     const timeline = await iterationTimeline(env.server.client.workflow.getHandle(workflowId));
     return { ms: timeline.iterationMs, timeline, server };
   };
@@ -143,14 +167,19 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     iterations: overheadIterations,
     workflowMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms)),
     plainLoopMsPerIteration: figure(pairs.map((pair) => pair.plain.ms)),
-    plainLoop: { modelRequestMs: figure(pairs.map((pair) => pair.plain.modelRequestMs)), toolMs: figure(pairs.map((pair) => pair.plain.toolMs)) },
+    plainLoop: {
+      modelRequestMs: figure(pairs.map((pair) => pair.plain.modelRequestMs)),
+      toolMs: figure(pairs.map((pair) => pair.plain.toolMs)),
+    },
     addedMsPerIteration: addedFigure,
-    workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<keyof IterationTimeline, Figure>,
-    floorMsPerIteration: figure(pairs.map((pair) => pair.floor.ms)),
-    floorTimeline: Object.fromEntries(timelineKeys.map((key) => [key, figure(pairs.map((pair) => pair.floor.timeline[key]))])) as Record<
+    workflowTimeline: Object.fromEntries(timelineKeys.map((key) => [key, timelineFigure(key)])) as Record<
       keyof IterationTimeline,
       Figure
     >,
+    floorMsPerIteration: figure(pairs.map((pair) => pair.floor.ms)),
+    floorTimeline: Object.fromEntries(
+      timelineKeys.map((key) => [key, figure(pairs.map((pair) => pair.floor.timeline[key]))]),
+    ) as Record<keyof IterationTimeline, Figure>,
     aboveFloorMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms)),
     ...(oursOnServer && floorOnServer ? { serverTimes: { ours: oursOnServer, floor: floorOnServer } } : {}),
     ...(cpu ? { cpu } : {}),
@@ -160,7 +189,9 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       toolMs: figure(pairs.map((pair) => pair.idle.toolMs)),
       addedMs: figure(pairs.map(idleCost)),
     },
-    aboveFloorLessIdleMsPerIteration: figure(pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms - idleCost(pair))),
+    aboveFloorLessIdleMsPerIteration: figure(
+      pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms - idleCost(pair)),
+    ),
     worker: {
       toolRunMs: figure(pairs.map((pair) => pair.workflow.worker.toolRunMs)),
       transcriptMs: figure(pairs.map((pair) => pair.workflow.worker.transcriptMs)),
@@ -169,18 +200,31 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
       modelRequestMs: figure(pairs.map((pair) => pair.workflow.worker.modelRequestMs)),
     },
     shareOfTwoSecondRun: shareFigure,
-    goalsMet: { addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration, shareOfRun: shareFigure.median < goals.shareOfRun },
+    goalsMet: {
+      addedMsPerIteration: addedFigure.median < goals.addedMsPerIteration,
+      shareOfRun: shareFigure.median < goals.shareOfRun,
+    },
   };
 }
 
 /** What the same model request and tool take above the busy plain loop's when the CPU idled before each. */
-function idleCost(pair: { plain: { modelRequestMs: number; toolMs: number }; idle: { modelRequestMs: number; toolMs: number } }): number {
+function idleCost(pair: {
+  plain: { modelRequestMs: number; toolMs: number };
+  idle: { modelRequestMs: number; toolMs: number };
+}): number {
   return pair.idle.modelRequestMs + pair.idle.toolMs - pair.plain.modelRequestMs - pair.plain.toolMs;
 }
 
-function checked(loop: string, status: string, iterations: number, requests: Parameters<typeof msPerIteration>[0]): number {
+function checked(
+  loop: string,
+  status: string,
+  iterations: number,
+  requests: Parameters<typeof msPerIteration>[0],
+): number {
   if (status !== 'budget_exhausted' || iterations !== overheadIterations || requests.length !== overheadIterations) {
-    throw new Error(`${loop}: expected ${overheadIterations} iterations ending on the budget, got ${status} after ${iterations} (${requests.length} model requests)`);
+    throw new Error(
+      `${loop}: expected ${overheadIterations} iterations ending on the budget, got ${status} after ${iterations} (${requests.length} model requests)`,
+    );
   }
   return msPerIteration(requests);
 }
@@ -194,18 +238,26 @@ export function formatOverhead(result: OverheadResult): string[] {
     `  goal: under ${percent(goals.shareOfRun, 0)} of a run with ${modelCallMs / 1000} s model calls: ${verdict(result.goalsMet.shareOfRun)} (median ${percent(result.shareOfTwoSecondRun.median, 2)})`,
     ...(result.floorMsPerIteration ? [`  ${floorSentence(result)}`] : []),
     ...figureTable([
-      { label: `added by Temporal, share of an iteration with a ${modelCallMs / 1000} s model call`, figure: result.shareOfTwoSecondRun, format: (value) => percent(value, 2) },
+      {
+        label: `added by Temporal, share of an iteration with a ${modelCallMs / 1000} s model call`,
+        figure: result.shareOfTwoSecondRun,
+        format: (value) => percent(value, 2),
+      },
       { label: 'added by Temporal per iteration', figure: result.addedMsPerIteration, format: ms },
       { label: 'Temporal workflow, per iteration', figure: result.workflowMsPerIteration, format: ms },
       { label: 'plain in-process loop, per iteration', figure: result.plainLoopMsPerIteration, format: ms },
       ...(result.floorMsPerIteration && result.aboveFloorMsPerIteration
         ? [
-            { label: 'floor: trivial workflow of the agent\'s shape, per iteration', figure: result.floorMsPerIteration, format: ms },
+            {
+              label: "floor: trivial workflow of the agent's shape, per iteration",
+              figure: result.floorMsPerIteration,
+              format: ms,
+            },
             { label: 'added above the floor (added − floor)', figure: result.aboveFloorMsPerIteration, format: ms },
           ]
         : []),
     ]),
-    '  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run\'s history):',
+    "  Where a workflow iteration goes (per iteration, from the event times the server wrote into each run's history):",
     ...figureTable([
       { label: 'tasks waiting for a worker (scheduled → started), all', figure: timeline.dispatchMs, format: ms },
       { label: 'workflow tasks: waiting (scheduled → started)', figure: timeline.workflowTaskWaitMs, format: ms },
@@ -221,31 +273,65 @@ export function formatOverhead(result: OverheadResult): string[] {
     ...(result.cpu ? formatIterationCpu(result.cpu) : []),
     '  Measured in the worker (per iteration):',
     ...figureTable([
-      { label: 'tool in the sandbox host (list_files: docker exec and around it)', figure: result.worker.toolRunMs, format: ms },
-      { label: 'conversation for the model call (cache, or transcript query)', figure: result.worker.transcriptMs, format: ms },
-      { label: 'transcript queries per run (0: every call hit the cache)', figure: result.worker.transcriptQueries, format: (value) => number(value, 0) },
+      {
+        label: 'tool in the sandbox host (list_files: docker exec and around it)',
+        figure: result.worker.toolRunMs,
+        format: ms,
+      },
+      {
+        label: 'conversation for the model call (cache, or transcript query)',
+        figure: result.worker.transcriptMs,
+        format: ms,
+      },
+      {
+        label: 'transcript queries per run (0: every call hit the cache)',
+        figure: result.worker.transcriptQueries,
+        format: (value) => number(value, 0),
+      },
       ...(result.worker.modelCallMs && result.worker.modelRequestMs
         ? [
             { label: 'callModel activity function, whole', figure: result.worker.modelCallMs, format: ms },
-            { label: 'of it the model request (requestModelTurn: body, HTTP, fake API)', figure: result.worker.modelRequestMs, format: ms },
+            {
+              label: 'of it the model request (requestModelTurn: body, HTTP, fake API)',
+              figure: result.worker.modelRequestMs,
+              format: ms,
+            },
           ]
         : []),
       ...(result.plainLoop
         ? [
-            { label: 'plain loop: model request (the same requestModelTurn)', figure: result.plainLoop.modelRequestMs, format: ms },
+            {
+              label: 'plain loop: model request (the same requestModelTurn)',
+              figure: result.plainLoop.modelRequestMs,
+              format: ms,
+            },
             { label: 'plain loop: tool in the sandbox host', figure: result.plainLoop.toolMs, format: ms },
           ]
         : []),
       ...(result.idlePlainLoop
         ? [
-            { label: 'plain loop idle before each step (half the floor\'s iteration): idle wait', figure: result.idlePlainLoop.idleBeforeStepMs, format: ms },
+            {
+              label: "plain loop idle before each step (half the floor's iteration): idle wait",
+              figure: result.idlePlainLoop.idleBeforeStepMs,
+              format: ms,
+            },
             { label: '  its model request', figure: result.idlePlainLoop.modelRequestMs, format: ms },
             { label: '  its tool in the sandbox host', figure: result.idlePlainLoop.toolMs, format: ms },
-            { label: '  the same work\'s cost of an idle CPU (idle − busy plain loop)', figure: result.idlePlainLoop.addedMs, format: ms },
+            {
+              label: "  the same work's cost of an idle CPU (idle − busy plain loop)",
+              figure: result.idlePlainLoop.addedMs,
+              format: ms,
+            },
           ]
         : []),
       ...(result.aboveFloorLessIdleMsPerIteration
-        ? [{ label: 'above the floor, less the idle CPU\'s cost: our code and the SDK\'s path for it', figure: result.aboveFloorLessIdleMsPerIteration, format: ms }]
+        ? [
+            {
+              label: "above the floor, less the idle CPU's cost: our code and the SDK's path for it",
+              figure: result.aboveFloorLessIdleMsPerIteration,
+              format: ms,
+            },
+          ]
         : []),
     ]),
     '  An iteration is the time between consecutive model requests at the fake API. Both loops use src/agent, the same SandboxHost',
@@ -254,7 +340,10 @@ export function formatOverhead(result: OverheadResult): string[] {
 }
 
 /** Medians of ours beside the floor's, per part of an iteration. */
-function floorComparison(ours: Record<keyof IterationTimeline, Figure>, floor: Record<keyof IterationTimeline, Figure>): string[] {
+function floorComparison(
+  ours: Record<keyof IterationTimeline, Figure>,
+  floor: Record<keyof IterationTimeline, Figure>,
+): string[] {
   const rows: Array<[string, keyof IterationTimeline]> = [
     ['iteration (server clock: model call scheduled → next)', 'iterationMs'],
     ['tasks waiting for a worker, all', 'dispatchMs'],
@@ -267,10 +356,15 @@ function floorComparison(ours: Record<keyof IterationTimeline, Figure>, floor: R
     ['between tasks', 'otherMs'],
   ];
   return [
-    '  Beside the floor (medians per iteration; the floor\'s activities are no-ops named like ours, on other task queues):',
+    "  Beside the floor (medians per iteration; the floor's activities are no-ops named like ours, on other task queues):",
     ...table(
       ['', 'ours', 'floor', 'ours − floor'],
-      rows.map(([label, key]) => [label, `${number(ours[key].median)} ms`, `${number(floor[key].median)} ms`, `${signed(ours[key].median - floor[key].median)} ms`]),
+      rows.map(([label, key]) => [
+        label,
+        `${number(ours[key].median)} ms`,
+        `${number(floor[key].median)} ms`,
+        `${signed(ours[key].median - floor[key].median)} ms`,
+      ]),
     ),
   ];
 }
@@ -280,8 +374,13 @@ function floorComparison(ours: Record<keyof IterationTimeline, Figure>, floor: R
  * agent's shape, how much of that is the server itself, and what ours adds above it.
  */
 export function floorSentence(result: OverheadResult): string {
-  const parts = [`the floor, a trivial workflow of the same shape on this server, takes ${number(result.floorMsPerIteration?.median ?? 0)} ms per iteration`];
-  if (result.serverTimes) parts.push(`${number(result.serverTimes.floor.perIterationMs.median)} ms of it the server's own handling of its four tasks (its latency histograms)`);
+  const parts = [
+    `the floor, a trivial workflow of the same shape on this server, takes ${number(result.floorMsPerIteration?.median ?? 0)} ms per iteration`,
+  ];
+  if (result.serverTimes)
+    parts.push(
+      `${number(result.serverTimes.floor.perIterationMs.median)} ms of it the server's own handling of its four tasks (its latency histograms)`,
+    );
   if (result.cpu) {
     parts.push(
       `the server burns ${number(result.cpu.floor.serverMs.median)} ms of CPU per such iteration and its worker ${number(result.cpu.floor.workerMs.median)} ms ` +
@@ -291,7 +390,9 @@ export function floorSentence(result: OverheadResult): string {
   if (result.aboveFloorMsPerIteration) {
     parts.push(
       `ours adds ${number(result.aboveFloorMsPerIteration.median)} ms above the floor` +
-        (result.idlePlainLoop ? `, ${number(result.idlePlainLoop.addedMs.median)} ms of which the same request and tool take longer on a CPU that idled between steps` : ''),
+        (result.idlePlainLoop
+          ? `, ${number(result.idlePlainLoop.addedMs.median)} ms of which the same request and tool take longer on a CPU that idled between steps`
+          : ''),
     );
   }
   return `${parts.join('; ')}.`;

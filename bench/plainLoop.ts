@@ -50,18 +50,38 @@ export interface PlainLoopResult {
   toolMs: number;
 }
 
-export async function runPlainLoop({ host, anthropic, input: rawInput, model, sandboxId, idleBeforeStepMs = 0 }: PlainLoopOptions): Promise<PlainLoopResult> {
-  const idle = () => (idleBeforeStepMs > 0 ? new Promise((resolve) => setTimeout(resolve, idleBeforeStepMs)) : undefined);
+export async function runPlainLoop({
+  host,
+  anthropic,
+  input: rawInput,
+  model,
+  sandboxId,
+  idleBeforeStepMs = 0,
+}: PlainLoopOptions): Promise<PlainLoopResult> {
+  const idle = () =>
+    idleBeforeStepMs > 0 ? new Promise((resolve) => setTimeout(resolve, idleBeforeStepMs)) : undefined;
   const input = parseDebugInput(rawInput);
   const state = startRunState(input, undefined, Date.now());
   let modelRequestMs = 0;
   let toolMs = 0;
-  const end = (stop: Stop): PlainLoopResult => ({ status: statusFor(stop.condition), iterations: state.iteration, tokens: state.tokens, modelRequestMs, toolMs });
+  const end = (stop: Stop): PlainLoopResult => ({
+    status: statusFor(stop.condition),
+    iterations: state.iteration,
+    tokens: state.tokens,
+    modelRequestMs,
+    toolMs,
+  });
   const snapshot = await host.snapshotRepository(input.repo, input.testCommand);
   state.snapshot = snapshot;
   state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
   const settings = sandboxSettings(state, input);
-  await host.prepare({ sandboxId, workflowId: sandboxId, runId: 'plain-loop', log: state.workspace, limits: input.sandbox });
+  await host.prepare({
+    sandboxId,
+    workflowId: sandboxId,
+    runId: 'plain-loop',
+    log: state.workspace,
+    limits: input.sandbox,
+  });
   try {
     const runTestSuite = () => host.runTestSuite(sandboxId, workspaceDigest(state), settings);
     const baseline = await runTestSuite();
@@ -92,7 +112,13 @@ export async function runPlainLoop({ host, anthropic, input: rawInput, model, sa
         const request = { id: call.id, name: call.name, input: call.input };
         await idle();
         const toolStarted = performance.now();
-        const outcome = await host.runTool({ sandboxId, iteration: state.iteration, call: request, expectedDigest: workspaceDigest(state), settings });
+        const outcome = await host.runTool({
+          sandboxId,
+          iteration: state.iteration,
+          call: request,
+          expectedDigest: workspaceDigest(state),
+          settings,
+        });
         toolMs += performance.now() - toolStarted;
         applyToolOutcome(state, step.turn, call, outcome);
       }

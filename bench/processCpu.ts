@@ -13,7 +13,10 @@ export function processCpuMs(pid: number): number {
 }
 
 /** Runs `run`: its result, and the CPU milliseconds each of the processes used meanwhile. */
-export async function measureCpu<T>(processIds: number[], run: () => Promise<T>): Promise<{ result: T; cpuMs: number[] }> {
+export async function measureCpu<T>(
+  processIds: number[],
+  run: () => Promise<T>,
+): Promise<{ result: T; cpuMs: number[] }> {
   const before = processIds.map(processCpuMs);
   const result = await run();
   return { result, cpuMs: processIds.map((pid, index) => processCpuMs(pid) - (before[index] as number)) };

@@ -9,12 +9,24 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatClusterThroughput, measureClusterThroughput, type ClusterThroughputResult } from './clusterThroughput.js';
+import {
+  formatClusterThroughput,
+  measureClusterThroughput,
+  type ClusterThroughputResult,
+} from './clusterThroughput.js';
 import { openBenchEnvironment } from './benchStack.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
-import { floorSentence, formatOverhead, goals, measureOverhead, modelCallMs, verdict, type OverheadResult } from './overhead.js';
+import {
+  floorSentence,
+  formatOverhead,
+  goals,
+  measureOverhead,
+  modelCallMs,
+  verdict,
+  type OverheadResult,
+} from './overhead.js';
 import { formatSandboxCost, measureSandboxCost, type SandboxCostResult } from './sandboxCost.js';
 import { number, percent, signed } from './stats.js';
 import { formatThroughput, measureThroughput, type ThroughputResult } from './throughput.js';
@@ -31,11 +43,21 @@ interface Results {
   cluster?: ClusterThroughputResult;
 }
 type Section = keyof Results;
-const sections: Section[] = ['overhead', 'sandbox', 'history', 'tokens', 'throughput', 'floor', 'environment', 'cluster'];
+const sections: Section[] = [
+  'overhead',
+  'sandbox',
+  'history',
+  'tokens',
+  'throughput',
+  'floor',
+  'environment',
+  'cluster',
+];
 
 const started = performance.now();
 const repetitions = Number(process.env.BENCH_REPETITIONS ?? 5);
-if (!Number.isInteger(repetitions) || repetitions < 5) throw new Error('BENCH_REPETITIONS must be a whole number of at least 5');
+if (!Number.isInteger(repetitions) || repetitions < 5)
+  throw new Error('BENCH_REPETITIONS must be a whole number of at least 5');
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !sections.includes(name as Section));
 if (unknown.length > 0) throw new Error(`Unknown section(s) ${unknown.join(', ')}; choose from ${sections.join(', ')}`);
@@ -96,7 +118,10 @@ console.log(lines.join('\n'));
 if (chosen.length === sections.length) {
   const file = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify({ date: new Date().toISOString(), machine, repetitions, totalSeconds, results }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, repetitions, totalSeconds, results }, null, 2)}\n`,
+  );
   console.log(`saved to ${file}`);
 }
 
@@ -113,7 +138,10 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
   }
   if (sandbox) {
     const commands = sandbox.commands
-      .map((cost) => `${cost.name} ${signed(cost.addedMs.median)} ms (${number(cost.sandboxMs.median / cost.hostMs.median)}× the host)`)
+      .map(
+        (cost) =>
+          `${cost.name} ${signed(cost.addedMs.median)} ms (${number(cost.sandboxMs.median / cost.hostMs.median)}× the host)`,
+      )
       .join(', ');
     lines.push(`2. docker exec: ${commands}; a container is ready in ${number(sandbox.containerReadyMs.median)} ms.`);
   }
@@ -137,18 +165,29 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
       .join(', ');
     const first = throughput.points[0];
     const last = throughput.points.at(-1);
-    const scaling = first && last ? ` (${number(last.wholeRuns.median / first.wholeRuns.median)}× from ${first.concurrentRuns} to ${last.concurrentRuns} runs)` : '';
+    const scaling =
+      first && last
+        ? ` (${number(last.wholeRuns.median / first.wholeRuns.median)}× from ${first.concurrentRuns} to ${last.concurrentRuns} runs)`
+        : '';
     lines.push(`5. Iterations per second over whole runs: ${rates} concurrent runs${scaling}.`);
   }
   if (floor) {
     const waits = floor.variants
-      .map(({ name, figures }) => `${name}: ${number(figures.msPerIteration.median)} ms per iteration, ${number(figures.waitingMs.median)} ms of it waiting`)
+      .map(
+        ({ name, figures }) =>
+          `${name}: ${number(figures.msPerIteration.median)} ms per iteration, ${number(figures.waitingMs.median)} ms of it waiting`,
+      )
       .join('; ');
-    lines.push(`6. Dispatch floor, a trivial workflow with two no-op activities per iteration on the same server: ${waits}.`);
+    lines.push(
+      `6. Dispatch floor, a trivial workflow with two no-op activities per iteration on the same server: ${waits}.`,
+    );
   }
   if (environment) {
     const kinds = environment.fixtures
-      .map((cost) => `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`)
+      .map(
+        (cost) =>
+          `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
+      )
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);
   }

@@ -48,7 +48,12 @@ export async function measureSandboxCost(host: SandboxHost, repetitions: number)
       image: host.options.image,
       workspaceDir: workspace,
       limits: sandboxLimitsSchema.parse({}),
-      labels: { workflowId: 'bench-sandbox-cost', runId: 'bench', host: host.options.hostId, scope: `bench-sandbox-cost/${process.pid}` },
+      labels: {
+        workflowId: 'bench-sandbox-cost',
+        runId: 'bench',
+        host: host.options.hostId,
+        scope: `bench-sandbox-cost/${process.pid}`,
+      },
     });
   };
 
@@ -64,11 +69,18 @@ export async function measureSandboxCost(host: SandboxHost, repetitions: number)
     const container = await newContainer();
     containers.push(container);
     const inSandbox = async (command: string) => {
-      const result = await execInSandbox(container, command, { timeoutMs: 60_000, maxOutputBytes: 1_000_000, user: host.user });
-      if (result.exitCode !== 0) throw new Error(`"${command}" failed in the sandbox (exit ${result.exitCode}): ${result.output}`);
+      const result = await execInSandbox(container, command, {
+        timeoutMs: 60_000,
+        maxOutputBytes: 1_000_000,
+        user: host.user,
+      });
+      if (result.exitCode !== 0)
+        throw new Error(`"${command}" failed in the sandbox (exit ${result.exitCode}): ${result.output}`);
       return result.output.trim();
     };
-    const hostPython = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+    const hostPython = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], {
+      encoding: 'utf8',
+    }).trim();
     const onHost = (command: string) => spawnOnHost(command.replace(/^python3 /, `${hostPython} `), workspace);
     const pytestVersions = {
       sandbox: await inSandbox('python3 -m pytest --version'),
@@ -109,9 +121,15 @@ async function timed<T>(samples: number[], work: () => Promise<T>): Promise<T> {
 
 function spawnOnHost(command: string, cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { cwd, stdio: 'ignore', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+    const child = spawn('sh', ['-c', command], {
+      cwd,
+      stdio: 'ignore',
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`"${command}" failed on the host (exit ${code})`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`"${command}" failed on the host (exit ${code})`)),
+    );
   });
 }
 
@@ -125,7 +143,9 @@ export function formatSandboxCost(result: SandboxCostResult): string[] {
   ]);
   return [
     '2. Sandbox cost (hardened container as src/sandbox/container.ts creates it; commands through src/sandbox/exec.ts)',
-    ...result.commands.map((cost) => `  ${cost.name}: docker exec takes ${number(ratio(cost))}× as long as on the host (medians)`),
+    ...result.commands.map(
+      (cost) => `  ${cost.name}: docker exec takes ${number(ratio(cost))}× as long as on the host (medians)`,
+    ),
     ...figureTable([
       { label: 'container ready (create + start)', figure: result.containerReadyMs, format: ms },
       { label: 'container removed', figure: result.containerRemoveMs, format: ms },

@@ -24,10 +24,21 @@ export interface ServerTaskTimes {
 
 type Histograms = Map<string, { sum: number; count: number }>;
 
-const steps: Record<Exclude<keyof ServerTaskTimes, 'perIterationMs'>, { metric: string; service: string; operation: string }> = {
-  workflowTaskDispatchMs: { metric: 'task_latency_queue', service: 'history', operation: 'TransferActiveTaskWorkflowTask' },
+const steps: Record<
+  Exclude<keyof ServerTaskTimes, 'perIterationMs'>,
+  { metric: string; service: string; operation: string }
+> = {
+  workflowTaskDispatchMs: {
+    metric: 'task_latency_queue',
+    service: 'history',
+    operation: 'TransferActiveTaskWorkflowTask',
+  },
   activityDispatchMs: { metric: 'task_latency_queue', service: 'history', operation: 'TransferActiveTaskActivity' },
-  workflowTaskCompletionMs: { metric: 'service_latency', service: 'frontend', operation: 'RespondWorkflowTaskCompleted' },
+  workflowTaskCompletionMs: {
+    metric: 'service_latency',
+    service: 'frontend',
+    operation: 'RespondWorkflowTaskCompleted',
+  },
   activityCompletionMs: { metric: 'service_latency', service: 'frontend', operation: 'RespondActivityTaskCompleted' },
 };
 
@@ -72,12 +83,17 @@ export function serverTaskTimes(before: Histograms, after: Histograms): ServerTa
     if (step === 'activityDispatchMs') return 0;
     throw new Error(`the server's metrics show no ${metric} of ${service} ${operation} between the two readings`);
   };
-  const times = Object.fromEntries(Object.keys(steps).map((step) => [step, meanMs(step as keyof typeof steps)])) as Record<keyof typeof steps, number>;
+  const times = Object.fromEntries(
+    Object.keys(steps).map((step) => [step, meanMs(step as keyof typeof steps)]),
+  ) as Record<keyof typeof steps, number>;
   return { ...times, perIterationMs: 2 * Object.values(times).reduce((sum, ms) => sum + ms, 0) };
 }
 
 /** Runs `run` between two readings of the server's histograms: its result, and the server's times (null without metrics). */
-export async function withServerTimes<T>(metricsUrl: string | null, run: () => Promise<T>): Promise<{ result: T; server: ServerTaskTimes | null }> {
+export async function withServerTimes<T>(
+  metricsUrl: string | null,
+  run: () => Promise<T>,
+): Promise<{ result: T; server: ServerTaskTimes | null }> {
   if (!metricsUrl) return { result: await run(), server: null };
   const before = await readHistograms(metricsUrl);
   const result = await run();
@@ -85,10 +101,14 @@ export async function withServerTimes<T>(metricsUrl: string | null, run: () => P
 }
 
 /** Each step's figure over several runs' times; null unless every run has them (a server without metrics). */
-export function serverTaskTimeFigures(times: Array<ServerTaskTimes | null>): Record<keyof ServerTaskTimes, Figure> | null {
+export function serverTaskTimeFigures(
+  times: Array<ServerTaskTimes | null>,
+): Record<keyof ServerTaskTimes, Figure> | null {
   const measured = times.filter((time) => time !== null);
   if (measured.length === 0 || measured.length < times.length) return null;
-  return Object.fromEntries(serverTaskTimeRows.map(([, key]) => [key, figure(measured.map((time) => time[key]))])) as Record<keyof ServerTaskTimes, Figure>;
+  return Object.fromEntries(
+    serverTaskTimeRows.map(([, key]) => [key, figure(measured.map((time) => time[key]))]),
+  ) as Record<keyof ServerTaskTimes, Figure>;
 }
 
 export const serverTaskTimeRows: Array<[string, keyof ServerTaskTimes]> = [

@@ -4,7 +4,13 @@
 // alike. Prints a workflow iteration's breakdown per variant (from each run's history).
 //   node --import tsx bench/serverVariants.ts [repetitions] [server|cache|partitions]
 import { devServerFlags } from '../src/temporal/serverSettings.js';
-import { listFilesStep, msPerIteration, openBenchEnvironment, repeatedStep, type BenchEnvironment } from './benchStack.js';
+import {
+  listFilesStep,
+  msPerIteration,
+  openBenchEnvironment,
+  repeatedStep,
+  type BenchEnvironment,
+} from './benchStack.js';
 import { overheadIterations } from './overhead.js';
 import { figure, figureTable, number, repeat } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
@@ -21,7 +27,10 @@ export const serverVariants: Variant[] = [
   { name: 'history.transferProcessorMaxPollRPS=1000', args: fasterTransfer },
   { name: 'SQLite journal_mode=WAL', args: wal },
   { name: 'SQLite journal_mode=WAL + synchronous=NORMAL', args: [...wal, ...normalSync] },
-  { name: 'WAL + synchronous=NORMAL + transferProcessorMaxPollRPS=1000', args: [...wal, ...normalSync, ...fasterTransfer] },
+  {
+    name: 'WAL + synchronous=NORMAL + transferProcessorMaxPollRPS=1000',
+    args: [...wal, ...normalSync, ...fasterTransfer],
+  },
   { name: 'in memory (no database file) + transferProcessorMaxPollRPS=1000', args: fasterTransfer, persistent: false },
 ];
 /** The product's settings (args undefined), with and without the model activity's conversation cache. */
@@ -33,30 +42,49 @@ export const cacheVariants: Variant[] = [
 /** The product's settings, and two changes to them that could shorten a task's way to a poller. */
 const product = devServerFlags({ databaseFile: true });
 export const partitionVariants: Variant[] = [
-  { name: 'the product\'s settings', args: product },
+  { name: "the product's settings", args: product },
   {
     name: '+ one task queue partition (matching.numTaskqueueReadPartitions=1, WritePartitions=1)',
-    args: [...product, ...flag('matching.numTaskqueueReadPartitions=1'), ...flag('matching.numTaskqueueWritePartitions=1')],
+    args: [
+      ...product,
+      ...flag('matching.numTaskqueueReadPartitions=1'),
+      ...flag('matching.numTaskqueueWritePartitions=1'),
+    ],
   },
   {
     name: 'history.transferProcessorMaxPollRPS=10000 instead of 1000',
-    args: product.map((arg) => (arg === 'history.transferProcessorMaxPollRPS=1000' ? 'history.transferProcessorMaxPollRPS=10000' : arg)),
+    args: product.map((arg) =>
+      arg === 'history.transferProcessorMaxPollRPS=1000' ? 'history.transferProcessorMaxPollRPS=10000' : arg,
+    ),
   },
 ];
 
-const groups: Record<string, Variant[]> = { server: serverVariants, cache: cacheVariants, partitions: partitionVariants };
+const groups: Record<string, Variant[]> = {
+  server: serverVariants,
+  cache: cacheVariants,
+  partitions: partitionVariants,
+};
 const repetitions = Number(process.argv[2] ?? 3);
 const variants = groups[process.argv[3] ?? 'server'];
 if (!variants) throw new Error(`Unknown group ${process.argv[3]}; choose from ${Object.keys(groups).join(', ')}`);
 const environments: Array<{ name: string; env: BenchEnvironment; repo: string }> = [];
 try {
   for (const variant of variants) {
-    const env = await openBenchEnvironment({ serverArgs: variant.args, persistent: variant.persistent, cacheConversations: variant.cacheConversations });
-    environments.push({ name: variant.name, env, repo: await env.tinyRepository('bench_variants', repeatedStep(listFilesStep, overheadIterations + 5)) });
+    const env = await openBenchEnvironment({
+      serverArgs: variant.args,
+      persistent: variant.persistent,
+      cacheConversations: variant.cacheConversations,
+    });
+    environments.push({
+      name: variant.name,
+      env,
+      repo: await env.tinyRepository('bench_variants', repeatedStep(listFilesStep, overheadIterations + 5)),
+    });
   }
   const once = async ({ env, repo }: (typeof environments)[number]) => {
     const { report, handle } = await env.runWorkflow({ repo, budgets: { maxIterations: overheadIterations } });
-    if (report.iterations !== overheadIterations) throw new Error(`expected ${overheadIterations} iterations, got ${report.iterations}`);
+    if (report.iterations !== overheadIterations)
+      throw new Error(`expected ${overheadIterations} iterations, got ${report.iterations}`);
     const transcripts = env.takeWorkerTimings().transcripts;
     const transcriptMs = transcripts.reduce((sum, transcript) => sum + transcript.ms, 0) / report.iterations;
     return { ms: msPerIteration(env.takeRequests()), timeline: await iterationTimeline(handle), transcriptMs };
@@ -69,7 +97,9 @@ try {
   });
   const ms = (value: number) => `${number(value)} ms`;
   environments.forEach(({ name }, index) => {
-    const samples = rounds.map((round) => round[index] as { ms: number; timeline: IterationTimeline; transcriptMs: number });
+    const samples = rounds.map(
+      (round) => round[index] as { ms: number; timeline: IterationTimeline; transcriptMs: number },
+    );
     const of = (key: keyof IterationTimeline) => figure(samples.map((sample) => sample.timeline[key]));
     console.log(`${name}`);
     console.log(
@@ -82,7 +112,11 @@ try {
         { label: 'runTool waiting', figure: of('runToolWaitMs'), format: ms },
         { label: 'runTool running', figure: of('runToolMs'), format: ms },
         { label: 'between tasks', figure: of('otherMs'), format: ms },
-        { label: 'conversation for the model call (worker)', figure: figure(samples.map((sample) => sample.transcriptMs)), format: ms },
+        {
+          label: 'conversation for the model call (worker)',
+          figure: figure(samples.map((sample) => sample.transcriptMs)),
+          format: ms,
+        },
       ]).join('\n'),
     );
   });

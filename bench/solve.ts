@@ -44,7 +44,19 @@ interface Row {
   seconds: number;
 }
 
-const header = ['fixture', 'status', 'expected', 'iter', 'tools', 'input', 'cache write', 'cache read', 'output', 'cost', 'time'];
+const header = [
+  'fixture',
+  'status',
+  'expected',
+  'iter',
+  'tools',
+  'input',
+  'cache write',
+  'cache read',
+  'output',
+  'cost',
+  'time',
+];
 const cells = (row: Row): string[] => {
   const report = row.report;
   const tokens = report?.tokens;
@@ -73,11 +85,22 @@ try {
     let report: DebugReport | null = null;
     let error: string | null = null;
     try {
-      ({ report } = await runToReport(server, taskQueue, fixtureInput(fixture), `solve-${fixture.name}-${process.pid}`));
+      ({ report } = await runToReport(
+        server,
+        taskQueue,
+        fixtureInput(fixture),
+        `solve-${fixture.name}-${process.pid}`,
+      ));
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }
-    const row = { fixture: fixture.name, expected: fixture.meta.expectedStatus, report, error, seconds: (performance.now() - runStarted) / 1000 };
+    const row = {
+      fixture: fixture.name,
+      expected: fixture.meta.expectedStatus,
+      report,
+      error,
+      seconds: (performance.now() - runStarted) / 1000,
+    };
     rows.push(row);
     process.stderr.write(`bench:solve: ${row.fixture} → ${report?.status ?? `failed: ${error}`}\n`);
   }
@@ -89,16 +112,23 @@ try {
 console.log(table(header, rows.map(cells)).join('\n'));
 for (const row of rows) {
   if (row.error) console.log(`  ${row.fixture}: the run failed: ${row.error}`);
-  else if (row.report && row.report.status !== row.expected) console.log(`  ${row.fixture}: ${row.report.stopCondition}: ${row.report.stopDetail}`);
+  else if (row.report && row.report.status !== row.expected)
+    console.log(`  ${row.fixture}: ${row.report.stopCondition}: ${row.report.stopDetail}`);
 }
 
 const withFailingTests = rows.filter((row) => row.expected !== 'no_failing_tests');
 const solved = withFailingTests.filter((row) => row.report?.status === 'fixed').length;
 const asExpected = rows.filter((row) => row.report?.status === row.expected).length;
 const costs = rows.map((row) => row.report?.costUsd ?? null);
-const totalCost = costs.every((cost) => cost !== null) ? `$${costs.reduce((sum: number, cost) => sum + (cost ?? 0), 0).toFixed(4)}` : 'unknown';
+const totalCost = costs.every((cost) => cost !== null)
+  ? `$${costs.reduce((sum: number, cost) => sum + (cost ?? 0), 0).toFixed(4)}`
+  : 'unknown';
 console.log('');
-console.log(`solve rate: ${solved}/${withFailingTests.length} fixtures with failing tests fixed (${percent(solved / withFailingTests.length, 0)})`);
-console.log(`as fixture.json expects: ${asExpected}/${rows.length} · total cost ${totalCost} · ${number((performance.now() - started) / 1000)} s`);
+console.log(
+  `solve rate: ${solved}/${withFailingTests.length} fixtures with failing tests fixed (${percent(solved / withFailingTests.length, 0)})`,
+);
+console.log(
+  `as fixture.json expects: ${asExpected}/${rows.length} · total cost ${totalCost} · ${number((performance.now() - started) / 1000)} s`,
+);
 // Scripted runs must end as expected; a model may fail a fixture without that being an error of this command.
 process.exitCode = !apiKey && asExpected < rows.length ? 1 : 0;

@@ -11,7 +11,8 @@ export function figure(samples: number[]): Figure {
   if (samples.length === 0) throw new Error('a figure needs at least one sample');
   const sorted = [...samples].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  const median =
+    sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
   return { min: sorted[0] as number, median, max: sorted[sorted.length - 1] as number, samples };
 }
 
@@ -36,8 +37,15 @@ export function percent(share: number, digits = 1): string {
 }
 
 /** One table row per figure: label, then min, median and max in the figure's unit. */
-export function figureTable(rows: Array<{ label: string; figure: Figure; format: (value: number) => string }>): string[] {
-  const cells = rows.map((row) => [row.label, row.format(row.figure.min), row.format(row.figure.median), row.format(row.figure.max)]);
+export function figureTable(
+  rows: Array<{ label: string; figure: Figure; format: (value: number) => string }>,
+): string[] {
+  const cells = rows.map((row) => [
+    row.label,
+    row.format(row.figure.min),
+    row.format(row.figure.median),
+    row.format(row.figure.max),
+  ]);
   return table(['', 'min', 'median', 'max'], cells);
 }
 
@@ -46,6 +54,9 @@ export function table(header: string[], rows: string[][]): string[] {
   const all = [header, ...rows];
   const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
   const line = (row: string[]) =>
-    row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ').trimEnd();
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return all.map(line).map((text) => `  ${text}`);
 }

@@ -28,13 +28,17 @@ export async function measureThroughput(env: BenchEnvironment, repetitions: numb
     const batches = await repeat(repetitions, async () => {
       const started = Date.now();
       const reports = await Promise.all(
-        Array.from({ length: concurrentRuns }, () => env.runWorkflow({ repo, budgets: { maxIterations: iterationsPerRun } })),
+        Array.from({ length: concurrentRuns }, () =>
+          env.runWorkflow({ repo, budgets: { maxIterations: iterationsPerRun } }),
+        ),
       );
       const seconds = (Date.now() - started) / 1000;
       const requests = env.takeRequests().filter((request) => request.status === 200);
       const iterations = reports.reduce((sum, { report }) => sum + report.iterations, 0);
       if (iterations !== concurrentRuns * iterationsPerRun || requests.length !== iterations) {
-        throw new Error(`expected ${concurrentRuns * iterationsPerRun} iterations, got ${iterations} (${requests.length} model requests)`);
+        throw new Error(
+          `expected ${concurrentRuns * iterationsPerRun} iterations, got ${iterations} (${requests.length} model requests)`,
+        );
       }
       const times = requests.map((request) => request.receivedAt);
       const loopSeconds = (Math.max(...times) - Math.min(...times)) / 1000;
@@ -61,8 +65,16 @@ export function formatThroughput(result: ThroughputResult): string[] {
     `  iterations per second relative to one run at a time, whole runs (medians): ${scaling}`,
     ...figureTable(
       result.points.flatMap((point) => [
-        { label: `${point.concurrentRuns} concurrent: iterations/s over whole runs`, figure: point.wholeRuns, format: rate },
-        { label: `${point.concurrentRuns} concurrent: iterations/s while looping`, figure: point.loopOnly, format: rate },
+        {
+          label: `${point.concurrentRuns} concurrent: iterations/s over whole runs`,
+          figure: point.wholeRuns,
+          format: rate,
+        },
+        {
+          label: `${point.concurrentRuns} concurrent: iterations/s while looping`,
+          figure: point.loopOnly,
+          format: rate,
+        },
       ]),
     ),
     '  Whole runs include each run\'s sandbox setup, baseline test run and cleanup; "while looping" counts model calls between',

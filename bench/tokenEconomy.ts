@@ -32,9 +32,16 @@ export interface TokenEconomyResult {
 
 export async function measureTokenEconomy(env: BenchEnvironment, repetitions: number): Promise<TokenEconomyResult> {
   const steps = (await loadFixture('01_off_by_one')).script.responses as ScriptStep[];
-  const readCode: ScriptStep = { thought: 'Looking at the loop again.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
+  const readCode: ScriptStep = {
+    thought: 'Looking at the loop again.',
+    tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }],
+  };
   // run_tests, 16 reads, then the fixture's own edit, rerun and finish.
-  const responses = [steps[0] as ScriptStep, ...Array.from({ length: tokenRunIterations - 4 }, () => readCode), ...steps.slice(3)];
+  const responses = [
+    steps[0] as ScriptStep,
+    ...Array.from({ length: tokenRunIterations - 4 }, () => readCode),
+    ...steps.slice(3),
+  ];
 
   const runs = await repeat(repetitions, async (repetition) => {
     // A repository of its own per run, so that no run reads another's conversation from the cache.
@@ -42,14 +49,17 @@ export async function measureTokenEconomy(env: BenchEnvironment, repetitions: nu
     const { report } = await env.runWorkflow({ repo, budgets: { maxIterations: tokenRunIterations + 5 } });
     const requests = env.takeRequests().filter((request) => request.status === 200);
     if (report.status !== 'fixed' || requests.length !== tokenRunIterations) {
-      throw new Error(`expected a fixed run of ${tokenRunIterations} requests, got ${report.status} after ${requests.length}`);
+      throw new Error(
+        `expected a fixed run of ${tokenRunIterations} requests, got ${report.status} after ${requests.length}`,
+      );
     }
     return requests;
   });
 
   const shares = runs.map((requests) => requests.map((request) => request.cacheableShare));
   const usages = runs.map((requests) => requests.map(usageOf));
-  const total = (pick: (usage: TokenUsage) => number) => figure(usages.map((run) => run.reduce((sum, usage) => sum + pick(usage), 0)));
+  const total = (pick: (usage: TokenUsage) => number) =>
+    figure(usages.map((run) => run.reduce((sum, usage) => sum + pick(usage), 0)));
   const costs = usages.map((run) => ({
     withCaching: run.reduce((sum, usage) => sum + price(usage), 0),
     withoutCaching: run.reduce((sum, usage) => sum + price(uncached(usage)), 0),
@@ -87,7 +97,12 @@ function usageOf(request: RecordedRequest): TokenUsage {
 
 /** The same request as if nothing were cached: every input token at the full input price. */
 function uncached(usage: TokenUsage): TokenUsage {
-  return { inputTokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, outputTokens: usage.outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  return {
+    inputTokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
 }
 
 function price(usage: TokenUsage): number {
@@ -121,9 +136,9 @@ export function formatTokenEconomy(result: TokenEconomyResult): string[] {
       { label: 'input tokens, cache reads', figure: result.tokens.cacheRead, format: tokens },
       { label: 'output tokens', figure: result.tokens.output, format: tokens },
     ]),
-    '  The cacheable share is the fake API\'s measure: the part of a request that repeats the previous request of the same',
-    '  conversation byte for byte up to that request\'s last cache breakpoint. Token counts are the fake\'s (4 characters a token).',
+    "  The cacheable share is the fake API's measure: the part of a request that repeats the previous request of the same",
+    "  conversation byte for byte up to that request's last cache breakpoint. Token counts are the fake's (4 characters a token).",
     '  Every run sends the same tools and system prompt: once one run has written them to the cache, later runs read them (as the',
-    '  real API does within the cache\'s 5-minute lifetime), so the first run of the bench may cost a little more than the rest.',
+    "  real API does within the cache's 5-minute lifetime), so the first run of the bench may cost a little more than the rest.",
   ];
 }

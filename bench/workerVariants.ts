@@ -19,7 +19,9 @@ const server = await startTestServer({ persistent: true, metrics: true });
 const runners: FloorRunner[] = [];
 try {
   for (const variant of variants) {
-    runners.push(await typescriptFloorRunner(server.client, server.address, variant.name, variant.options, { agentShaped: true }));
+    runners.push(
+      await typescriptFloorRunner(server.client, server.address, variant.name, variant.options, { agentShaped: true }),
+    );
   }
   const result = await measureFloor(server, runners, Number(process.argv[2] ?? 3));
   console.log(formatDispatchFloor(result).join('\n'));

@@ -18,8 +18,8 @@ const variants: Array<[string, Record<string, boolean>]> = [
   ['+ upsertSearchAttributes', { upsert: true }],
   ['+ setCurrentDetails', { details: true }],
   ['+ activity summaries', { summaries: true }],
-  ['+ the agent\'s activity timeouts (schedule-to-start 30 s, heartbeat 20 s)', { timeouts: true }],
-  ['+ payloads of the agent\'s size (1.5 KB in, 0.8 KB out)', { payloads: true }],
+  ["+ the agent's activity timeouts (schedule-to-start 30 s, heartbeat 20 s)", { timeouts: true }],
+  ["+ payloads of the agent's size (1.5 KB in, 0.8 KB out)", { payloads: true }],
   ['+ all five', { upsert: true, details: true, summaries: true, timeouts: true, payloads: true }],
 ];
 
@@ -29,7 +29,10 @@ const taskQueue = `workflow-extras-${process.pid}`;
 const worker = await Worker.create({
   connection,
   taskQueue,
-  workflowBundle: await bundleWorkflowCode({ workflowsPath: join(import.meta.dirname, 'floor', 'trivialWithExtras.ts'), logger: silentLogger }),
+  workflowBundle: await bundleWorkflowCode({
+    workflowsPath: join(import.meta.dirname, 'floor', 'trivialWithExtras.ts'),
+    logger: silentLogger,
+  }),
   activities: {
     async noop(_input?: string, resultBytes?: number) {
       return resultBytes ? 'x'.repeat(resultBytes) : undefined;
@@ -43,7 +46,11 @@ const runner = ([name, extras]: (typeof variants)[number]): FloorRunner => ({
   async run(iterations) {
     runs += 1;
     const workflowId = `${taskQueue}-${runs}`;
-    await server.client.workflow.execute('trivialLoopWithExtras', { taskQueue, workflowId, args: [iterations, extras] });
+    await server.client.workflow.execute('trivialLoopWithExtras', {
+      taskQueue,
+      workflowId,
+      args: [iterations, extras],
+    });
     return workflowId;
   },
   async close() {},

@@ -34,12 +34,24 @@ const variantPath = process.argv[3];
 async function recordHistories(): Promise<{ ours: History; floor: History }> {
   const env = await openBenchEnvironment();
   try {
-    const repo = await env.tinyRepository('bench_workflow_promises', repeatedStep(listFilesStep, overheadIterations + 5));
+    const repo = await env.tinyRepository(
+      'bench_workflow_promises',
+      repeatedStep(listFilesStep, overheadIterations + 5),
+    );
     const { handle } = await env.runWorkflow({ repo, budgets: { maxIterations: overheadIterations } });
-    const floorRunner = await typescriptFloorRunner(env.server.client, env.server.address, agentShapedFloorName, {}, { agentShaped: true });
+    const floorRunner = await typescriptFloorRunner(
+      env.server.client,
+      env.server.address,
+      agentShapedFloorName,
+      {},
+      { agentShaped: true },
+    );
     try {
       const floorId = await floorRunner.run(overheadIterations);
-      return { ours: await handle.fetchHistory(), floor: await env.server.client.workflow.getHandle(floorId).fetchHistory() };
+      return {
+        ours: await handle.fetchHistory(),
+        floor: await env.server.client.workflow.getHandle(floorId).fetchHistory(),
+      };
     } finally {
       await floorRunner.close();
     }
@@ -72,14 +84,22 @@ v8.promiseHooks.onInit((promise: Promise<unknown>) => {
 });
 const runs: Array<[string, string, History]> = [
   ['ours (workflows/)', workflowsPath, ours],
-  ["the floor's trivial workflow of the agent's shape", join(import.meta.dirname, 'floor', 'trivialWorkflow.ts'), floor],
+  [
+    "the floor's trivial workflow of the agent's shape",
+    join(import.meta.dirname, 'floor', 'trivialWorkflow.ts'),
+    floor,
+  ],
   ...(variantPath ? [[`variant (${variantPath})`, variantPath, ours] as [string, string, History]] : []),
 ];
-console.log(`Promises made by workflow code while replaying a ${overheadIterations}-iteration run (the whole run, per iteration):`);
+console.log(
+  `Promises made by workflow code while replaying a ${overheadIterations}-iteration run (the whole run, per iteration):`,
+);
 for (const [name, path, history] of runs) {
   const bundle = await bundleWorkflowCode({ workflowsPath: path, logger: silent });
   promises = 0;
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, [{ workflowId: `promises-${name}`, history }])) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, [
+    { workflowId: `promises-${name}`, history },
+  ])) {
     if (result.error) throw new Error(`${name}: the replay failed: ${result.error.message}`);
   }
   console.log(`  ${name}: ${promises} (${(promises / overheadIterations).toFixed(1)} per iteration)`);

@@ -23,7 +23,8 @@ export function taskTimings(events: HistoryEvent[]): TaskTiming[] {
   const add = (kind: string, startedId: unknown, closed: HistoryEvent) => {
     const started = byId.get(Number(startedId));
     const scheduledId =
-      started?.workflowTaskStartedEventAttributes?.scheduledEventId ?? started?.activityTaskStartedEventAttributes?.scheduledEventId;
+      started?.workflowTaskStartedEventAttributes?.scheduledEventId ??
+      started?.activityTaskStartedEventAttributes?.scheduledEventId;
     const scheduled = byId.get(Number(scheduledId));
     if (!started || !scheduled) return;
     tasks.push({ kind, scheduledAt: timeOf(scheduled), startedAt: timeOf(started), closedAt: timeOf(closed) });
@@ -34,7 +35,11 @@ export function taskTimings(events: HistoryEvent[]): TaskTiming[] {
     } else if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
       const attributes = event.activityTaskCompletedEventAttributes;
       const scheduled = byId.get(Number(attributes?.scheduledEventId));
-      add(scheduled?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity', attributes?.startedEventId, event);
+      add(
+        scheduled?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity',
+        attributes?.startedEventId,
+        event,
+      );
     }
   }
   return tasks.sort((a, b) => a.scheduledAt - b.scheduledAt);
@@ -69,13 +74,21 @@ export async function iterationTimeline(handle: WorkflowHandle): Promise<Iterati
   const windowStart = modelCalls[0] ?? 0;
   const windowEnd = modelCalls[modelCalls.length - 1] ?? 0;
   const iterations = modelCalls.length - 1;
-  const totals = { workflowTaskWaitMs: 0, workflowTaskMs: 0, callModelWaitMs: 0, callModelMs: 0, runToolWaitMs: 0, runToolMs: 0 };
+  const totals = {
+    workflowTaskWaitMs: 0,
+    workflowTaskMs: 0,
+    callModelWaitMs: 0,
+    callModelMs: 0,
+    runToolWaitMs: 0,
+    runToolMs: 0,
+  };
   const keys: Record<string, [keyof typeof totals, keyof typeof totals]> = {
     'workflow task': ['workflowTaskWaitMs', 'workflowTaskMs'],
     callModel: ['callModelWaitMs', 'callModelMs'],
     runTool: ['runToolWaitMs', 'runToolMs'],
   };
-  const spanIn = (from: number, to: number) => (from >= windowStart && from < windowEnd ? Math.min(to, windowEnd) - from : 0);
+  const spanIn = (from: number, to: number) =>
+    from >= windowStart && from < windowEnd ? Math.min(to, windowEnd) - from : 0;
   for (const task of tasks) {
     const key = keys[task.kind];
     if (!key) continue;

@@ -45,11 +45,16 @@ const scenarios: Array<{
 ];
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name));
-if (unknown.length > 0) throw new Error(`No such scenario: ${unknown.join(', ')} (scenarios: ${scenarios.map((scenario) => scenario.name).join(', ')})`);
+if (unknown.length > 0)
+  throw new Error(
+    `No such scenario: ${unknown.join(', ')} (scenarios: ${scenarios.map((scenario) => scenario.name).join(', ')})`,
+  );
 const server = await startTestServer();
 try {
   for (const scenario of scenarios.filter((each) => named.length === 0 || named.includes(each.name))) {
-    const worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: { responses: scenario.responses } }, latencyMs: scenario.hint ? 300 : 0 } });
+    const worker = await startTestWorker(server, {
+      fake: { scripts: { [fixture.name]: { responses: scenario.responses } }, latencyMs: scenario.hint ? 300 : 0 },
+    });
     const handle = await startDebugRun(server.client, {
       input: fixtureInput(fixture, scenario.input),
       taskQueue: worker.taskQueue,
@@ -57,7 +62,8 @@ try {
     });
     if (scenario.hint) await handle.signal(hintSignal, 'Check the loop bounds.');
     if (scenario.approve) {
-      while ((await handle.query(statusQuery)).phase !== 'awaiting_approval') await new Promise((resolve) => setTimeout(resolve, 200));
+      while ((await handle.query(statusQuery)).phase !== 'awaiting_approval')
+        await new Promise((resolve) => setTimeout(resolve, 200));
       await handle.executeUpdate(approveUpdate);
     }
     await handle.result();
@@ -71,9 +77,21 @@ try {
 
 /** The first run's history (for continue-as-new, the run that handed over), exported by the Temporal CLI: the JSON a user gets from `temporal workflow show --output json`. */
 async function record(name: string, workflowId: string, runId?: string): Promise<void> {
-  const json = execFileSync(temporalCliPath(loadConfig()), [
-    'workflow', 'show', '--address', server.address, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json',
-  ], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const json = execFileSync(
+    temporalCliPath(loadConfig()),
+    [
+      'workflow',
+      'show',
+      '--address',
+      server.address,
+      '--workflow-id',
+      workflowId,
+      ...(runId ? ['--run-id', runId] : []),
+      '--output',
+      'json',
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
   await writeFile(join(projectRoot, 'test', 'histories', `${name}.json`), json);
   console.log(`recorded ${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
 }

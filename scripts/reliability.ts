@@ -16,7 +16,13 @@ const onCluster = process.argv.includes('--cluster');
 // On the cluster, 07 (whose 5 s command timeout is the point of the fixture) is left out: with three
 // hosts, the server and PostgreSQL on the same 2 cores, its fixed test suite itself took over 5 s
 // (the patch was right, the verification timed out), which says nothing about the cluster.
-const fixtureNames = ['01_off_by_one', '02_bug_in_src_package', '05_two_bugs_rerun', ...(onCluster ? [] : ['07_infinite_loop_timeout']), '11_js_multi_file'];
+const fixtureNames = [
+  '01_off_by_one',
+  '02_bug_in_src_package',
+  '05_two_bugs_rerun',
+  ...(onCluster ? [] : ['07_infinite_loop_timeout']),
+  '11_js_multi_file',
+];
 const started = Date.now();
 
 const fixtures = await Promise.all(fixtureNames.map((name) => loadFixture(name)));
@@ -24,7 +30,9 @@ const lab = new Lab({ cluster: onCluster });
 await lab.start({ scripts: scriptsByName(fixtures), latencyMs: 200, retryAfterSeconds: 1, slowMs: 8_000 });
 const rows: ScenarioRow[] = [];
 try {
-  console.log(`reliability${quick ? ' (quick)' : ''}${onCluster ? ` on the cluster ${lab.address}` : ''}: ${availableParallelism()} cores; fixtures ${fixtureNames.join(', ')}`);
+  console.log(
+    `reliability${quick ? ' (quick)' : ''}${onCluster ? ` on the cluster ${lab.address}` : ''}: ${availableParallelism()} cores; fixtures ${fixtureNames.join(', ')}`,
+  );
   const scenarios = new Scenarios(lab, fixtures, await Scenarios.expectationsFor(lab, fixtures));
   const hosts = ['a', 'b', 'c'];
   const plan: Array<() => Promise<ScenarioRow>> = onCluster
@@ -35,17 +43,22 @@ try {
         () => scenarios.load(quick ? 6 : 20, hosts),
       ]
     : quick
-    ? [() => scenarios.workerKilled(4), () => scenarios.attemptsWorkerKilled(1), () => scenarios.modelFaults(5), () => scenarios.cancelAndTerminate(4)]
-    : [
-        () => scenarios.workerKilled(20),
-        () => scenarios.attemptsWorkerKilled(3),
-        () => scenarios.serverKilled(5),
-        () => scenarios.dockerRestarted(5),
-        () => scenarios.containerKilled(5),
-        () => scenarios.modelFaults(20),
-        () => scenarios.cancelAndTerminate(10),
-        () => scenarios.load(20),
-      ];
+      ? [
+          () => scenarios.workerKilled(4),
+          () => scenarios.attemptsWorkerKilled(1),
+          () => scenarios.modelFaults(5),
+          () => scenarios.cancelAndTerminate(4),
+        ]
+      : [
+          () => scenarios.workerKilled(20),
+          () => scenarios.attemptsWorkerKilled(3),
+          () => scenarios.serverKilled(5),
+          () => scenarios.dockerRestarted(5),
+          () => scenarios.containerKilled(5),
+          () => scenarios.modelFaults(20),
+          () => scenarios.cancelAndTerminate(10),
+          () => scenarios.load(20),
+        ];
   for (const scenario of plan) {
     const row = await scenario();
     rows.push(row);
@@ -57,9 +70,14 @@ try {
 
 const missed = rows.filter((row) => row.expected !== row.runs || row.lostWork !== 0 || row.leakedContainers !== 0);
 console.log(`\n${formatHeader()}\n${rows.map(formatRow).join('\n')}`);
-console.log(`\n${rows.length - missed.length} of ${rows.length} scenarios at target, in ${((Date.now() - started) / 60_000).toFixed(1)} minutes.`);
+console.log(
+  `\n${rows.length - missed.length} of ${rows.length} scenarios at target, in ${((Date.now() - started) / 60_000).toFixed(1)} minutes.`,
+);
 await mkdir(join(projectRoot, 'test-output'), { recursive: true });
-await writeFile(join(projectRoot, 'test-output', `reliability${onCluster ? '-cluster' : ''}${quick ? '-quick' : ''}.json`), JSON.stringify({ rows, cores: availableParallelism() }, null, 2));
+await writeFile(
+  join(projectRoot, 'test-output', `reliability${onCluster ? '-cluster' : ''}${quick ? '-quick' : ''}.json`),
+  JSON.stringify({ rows, cores: availableParallelism() }, null, 2),
+);
 process.exit(missed.length === 0 ? 0 : 1);
 
 function formatHeader(): string {

@@ -25,9 +25,18 @@ if (wanted.length === 0) run('type check', 'npx', ['tsc', '--noEmit']);
 for (const suite of suites) {
   if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
   const folder = join('test', suite.name);
-  const files = readdirSync(folder).filter((file) => file.endsWith('.test.ts')).sort().map((file) => join(folder, file));
+  const files = readdirSync(folder)
+    .filter((file) => file.endsWith('.test.ts'))
+    .sort()
+    .map((file) => join(folder, file));
   if (files.length === 0) continue;
-  run(`${suite.name} tests`, process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${suite.concurrency}`, ...files]);
+  run(`${suite.name} tests`, process.execPath, [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${suite.concurrency}`,
+    ...files,
+  ]);
 }
 
 if (wanted.length === 0 || wanted.includes('reliability')) {
@@ -36,7 +45,9 @@ if (wanted.length === 0 || wanted.includes('reliability')) {
 
 const leaked = await listProjectContainers(connectDocker());
 if (leaked.length > 0) {
-  console.error(`\n${leaked.length} sandbox container(s) leaked: ${leaked.map((container) => container.Names.join(',')).join(' ')}`);
+  console.error(
+    `\n${leaked.length} sandbox container(s) leaked: ${leaked.map((container) => container.Names.join(',')).join(' ')}`,
+  );
   process.exit(1);
 }
 console.log('\nAll tests passed; no sandbox container was left behind.');

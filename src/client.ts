@@ -49,11 +49,14 @@ export async function startResumedRun(
   client: Client,
   options: { input: DebugInputJson; taskQueue: string; resumeFrom: string; firstNumber: number; workflowId?: string },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const start = (workflowId: string) => startDebugRun(client, { input: options.input, taskQueue: options.taskQueue, workflowId, idMustBeNew: true });
+  const start = (workflowId: string) =>
+    startDebugRun(client, { input: options.input, taskQueue: options.taskQueue, workflowId, idMustBeNew: true });
   if (options.workflowId) {
     return start(options.workflowId).catch((error: unknown) => {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new Error(`The workflow id "${options.workflowId}" is already used by another run; choose another --id, or leave it out.`);
+        throw new Error(
+          `The workflow id "${options.workflowId}" is already used by another run; choose another --id, or leave it out.`,
+        );
       }
       throw error;
     });

@@ -86,9 +86,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
     workspaceRoot,
     contentStore: contentStoreFrom(env.DURABLE_DEBUGGER_STORE, home),
-    toolchainDir: resolve(env.DURABLE_DEBUGGER_TOOLCHAIN ?? join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain')),
+    toolchainDir: resolve(
+      env.DURABLE_DEBUGGER_TOOLCHAIN ??
+        join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain'),
+    ),
     // Stable across restarts of the same worker, distinct for workers with different workspace roots.
-    hostId: env.DURABLE_DEBUGGER_HOST_ID ?? `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
+    hostId:
+      env.DURABLE_DEBUGGER_HOST_ID ??
+      `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
     anthropic: {
@@ -104,7 +109,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
 function contentStoreFrom(value: string | undefined, home: string): ContentStoreLocation {
   if (value !== undefined && /^postgres(ql)?:\/\//i.test(value)) return { kind: 'postgres', url: value };
   if (value !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    throw new ConfigError(`Invalid environment: DURABLE_DEBUGGER_STORE must be a folder or a postgres:// URL (got a ${value.split(':')[0]}: URL)`);
+    throw new ConfigError(
+      `Invalid environment: DURABLE_DEBUGGER_STORE must be a folder or a postgres:// URL (got a ${value.split(':')[0]}: URL)`,
+    );
   }
   return { kind: 'folder', root: resolve(value ?? join(home, 'store')) };
 }
@@ -115,7 +122,9 @@ function repoRootsFrom(value: string | undefined): string[] | null {
   const roots = value.split(delimiter).filter(Boolean);
   const relative = roots.filter((root) => !isAbsolute(root));
   if (relative.length > 0 || roots.length === 0) {
-    throw new ConfigError(`Invalid environment: DURABLE_DEBUGGER_REPO_ROOTS must list absolute folders separated by "${delimiter}" (got "${value}")`);
+    throw new ConfigError(
+      `Invalid environment: DURABLE_DEBUGGER_REPO_ROOTS must list absolute folders separated by "${delimiter}" (got "${value}")`,
+    );
   }
   return roots.map((root) => resolve(root));
 }

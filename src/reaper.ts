@@ -45,7 +45,12 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
     }
     if (reason) {
       await removeContainer(options.docker, container.Id);
-      reaped.push({ kind: 'container', id: container.Names[0]?.replace(/^\//, '') ?? container.Id, workflowId, reason });
+      reaped.push({
+        kind: 'container',
+        id: container.Names[0]?.replace(/^\//, '') ?? container.Id,
+        workflowId,
+        reason,
+      });
     }
   }
 

@@ -137,12 +137,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await ensureSearchAttributes(clientConnection, config.namespace);
   const client = new Client({ connection: clientConnection, namespace: config.namespace });
   const connection = await NativeConnection.connect({ address: options.address });
-  if (options.anthropic && !options.modelEndpoint) throw new Error('startWorker: a model client override needs its modelEndpoint');
+  if (options.anthropic && !options.modelEndpoint)
+    throw new Error('startWorker: a model client override needs its modelEndpoint');
   const modelEndpoint = options.anthropic ? (options.modelEndpoint as string) : modelEndpointId(config.anthropic);
   const anthropic =
     options.anthropic ??
     (config.anthropic.apiKey
-      ? createModelClient({ apiKey: config.anthropic.apiKey, baseURL: config.anthropic.baseURL, timeoutMs: config.anthropic.timeoutMs })
+      ? createModelClient({
+          apiKey: config.anthropic.apiKey,
+          baseURL: config.anthropic.baseURL,
+          timeoutMs: config.anthropic.timeoutMs,
+        })
       : null);
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
@@ -175,7 +180,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         servesDefaultEndpoint = true;
       }
     }
-    log(`Model calls: ${describeModelEndpoint(modelEndpoint)}${servesDefaultEndpoint ? ' and the default endpoint' : ''}.`);
+    log(
+      `Model calls: ${describeModelEndpoint(modelEndpoint)}${servesDefaultEndpoint ? ' and the default endpoint' : ''}.`,
+    );
   } else {
     log(
       'ANTHROPIC_API_KEY is not set: this worker answers no model calls; runs wait for a worker that does ' +
@@ -204,14 +211,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   );
 
   // What earlier runs left behind on this host, at startup and then every few minutes.
-  const sweep = sweepPeriodically({ docker, client, scope, workspaceRoot: config.workspaceRoot, everyMs: config.reapEverySeconds * 1000, log });
+  const sweep = sweepPeriodically({
+    docker,
+    client,
+    scope,
+    workspaceRoot: config.workspaceRoot,
+    everyMs: config.reapEverySeconds * 1000,
+    log,
+  });
 
   const workers = [sharedWorker, hostWorker, ...modelWorkers];
-  const done = Promise.all(workers.map((worker) => worker.run())).finally(() => sweep.stop()).then(async () => {
-    await connection.close();
-    await clientConnection.close();
-    await store.close();
-  });
+  const done = Promise.all(workers.map((worker) => worker.run()))
+    .finally(() => sweep.stop())
+    .then(async () => {
+      await connection.close();
+      await clientConnection.close();
+      await store.close();
+    });
   return {
     taskQueue,
     hostTaskQueue,
@@ -234,7 +250,12 @@ const recentPollerMs = 90_000;
  * then this one leaves it alone, so that runs without an endpoint are answered by one kind of
  * worker (never half by a script and half by Claude, or with two people's keys).
  */
-async function otherEndpointServingDefault(client: Client, namespace: string, taskQueue: string, ownEndpoint: string): Promise<string | null> {
+async function otherEndpointServingDefault(
+  client: Client,
+  namespace: string,
+  taskQueue: string,
+  ownEndpoint: string,
+): Promise<string | null> {
   const response = await client.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: modelTaskQueueFor(taskQueue, defaultModelEndpoint) },

@@ -2,7 +2,13 @@
 // `approve` or `reject` update, before the run ends. The wait is a workflow condition: no
 // worker slot and no polling while it waits (one timer when there is a timeout). A rejection's
 // feedback goes back to the model as the reviewer's words, and the loop goes on.
-import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { SharedActivities } from '../activities/sandbox.js';
 import * as prompts from '../src/agent/prompts.js';
 import { awaitingApprovalStatus, runningStatus, type PatchForReport } from '../src/agent/report.js';
@@ -36,7 +42,9 @@ export class ApprovalGate {
       validator: (feedback: string) => {
         this.checkWaiting();
         if (typeof feedback !== 'string' || !feedback.trim()) {
-          throw new Error('A rejection needs feedback for the model: say what to change, e.g. reject <id> "keep the public API unchanged".');
+          throw new Error(
+            'A rejection needs feedback for the model: say what to change, e.g. reject <id> "keep the public API unchanged".',
+          );
         }
       },
     });
@@ -67,11 +75,21 @@ export class ApprovalGate {
     const timeout = this.options.timeoutMinutes;
     const answer = await this.awaitAnswer(patch);
     if (answer?.decision === 'approved') {
-      return { accepted: true, message: prompts.fixVerifiedAndApproved, stop: { ...verifiedStop, detail: 'the fix was verified and approved' } };
+      return {
+        accepted: true,
+        message: prompts.fixVerifiedAndApproved,
+        stop: { ...verifiedStop, detail: 'the fix was verified and approved' },
+      };
     }
-    if (answer?.decision === 'rejected') return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
+    if (answer?.decision === 'rejected')
+      return { accepted: false, message: prompts.fixRejected(answer.feedback ?? ''), stop: null };
     const stop = this.options.stopRequested();
-    if (stop) return { accepted: false, message: 'The run was stopped while the fix awaited approval.', stop: { condition: 'stop_signal', detail: stop } };
+    if (stop)
+      return {
+        accepted: false,
+        message: 'The run was stopped while the fix awaited approval.',
+        stop: { condition: 'stop_signal', detail: stop },
+      };
     return {
       accepted: false,
       message: 'No one approved the fix in time.',
@@ -111,7 +129,10 @@ export class ApprovalGate {
   }
 
   private checkWaiting(): void {
-    if (!this.waiting) throw new Error('This run is not awaiting approval: only a verified fix of a run started with approve can be approved or rejected.');
+    if (!this.waiting)
+      throw new Error(
+        'This run is not awaiting approval: only a verified fix of a run started with approve can be approved or rejected.',
+      );
     if (this.answer) throw new Error(`This fix was already ${this.answer.decision}.`);
   }
 }

@@ -70,8 +70,12 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   );
   const budgets = splitBudgets(input.budgets, input.attempts);
   // A resumed parent keeps what its interrupted attempts finished, and resumes the rest.
-  const plans = input.resumeFrom ? await planResume(input, parentId) : openings.map((opening): AttemptPlan => ({ attempt: opening.number, do: 'start' }));
-  const progress: AttemptProgress[] = openings.map((opening, index) => progressOf(parentId, opening, plans[index] as AttemptPlan));
+  const plans = input.resumeFrom
+    ? await planResume(input, parentId)
+    : openings.map((opening): AttemptPlan => ({ attempt: opening.number, do: 'start' }));
+  const progress: AttemptProgress[] = openings.map((opening, index) =>
+    progressOf(parentId, opening, plans[index] as AttemptPlan),
+  );
   const handles = new Map<number, ChildWorkflowHandle<LoopWorkflow>>();
   let stopRequested: string | null = null;
   let phase: RunStatusView['phase'] = 'attempts';
@@ -79,7 +83,8 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   const running = () => progress.filter((entry) => entry.status === 'running' && handles.has(entry.attempt));
   /** Stop and hints are forwarded to every attempt still running; a child that just ended is skipped. */
   const forward = (send: (handle: ChildWorkflowHandle<LoopWorkflow>) => Promise<void>) => {
-    for (const entry of running()) void send(handles.get(entry.attempt) as ChildWorkflowHandle<LoopWorkflow>).catch(() => undefined);
+    for (const entry of running())
+      void send(handles.get(entry.attempt) as ChildWorkflowHandle<LoopWorkflow>).catch(() => undefined);
   };
   // With approve, the parent asks a person about the fix it keeps (workflows/approval.ts).
   const gate = input.approve
@@ -93,7 +98,10 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
       })
     : null;
   gate?.register();
-  setHandler(statusQuery, () => ({ ...statusView(input, progress, startedAt, phase, stopRequested), awaitingApproval: gate?.awaiting ?? null }));
+  setHandler(statusQuery, () => ({
+    ...statusView(input, progress, startedAt, phase, stopRequested),
+    awaitingApproval: gate?.awaiting ?? null,
+  }));
   setHandler(transcriptQuery, () => ({ messages: [], version: 0 }));
   // A parent has no loop state of its own: `resume` reads its input here, its attempts from `status`.
   setHandler(savedStateQuery, () => ({ input, state: null }));
@@ -159,7 +167,12 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
   phase = 'reporting';
 
   // The parent itself was cancelled: its children were cancelled with it; end as cancelled.
-  const parentCancelled = outcomes.find((outcome) => outcome.status === 'rejected' && isCancellation(outcome.reason) && CancellationScope.current().consideredCancelled);
+  const parentCancelled = outcomes.find(
+    (outcome) =>
+      outcome.status === 'rejected' &&
+      isCancellation(outcome.reason) &&
+      CancellationScope.current().consideredCancelled,
+  );
   if (parentCancelled?.status === 'rejected') throw parentCancelled.reason;
 
   const reports = new Map<number, DebugReport>();
@@ -182,7 +195,9 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
       attempt: entry.attempt,
       workflowId: entry.workflowId,
       status: entry.status as 'cancelled' | 'failed',
-      detail: cancelled ? 'cancelled: another attempt’s fix was verified first' : failureMessage((outcome as PromiseRejectedResult).reason),
+      detail: cancelled
+        ? 'cancelled: another attempt’s fix was verified first'
+        : failureMessage((outcome as PromiseRejectedResult).reason),
       rootCause: null,
       diffLines: 0,
       iterations: usage?.iterations ?? 0,
@@ -242,13 +257,18 @@ export async function runAttempts(input: DebugInput): Promise<DebugReport> {
 async function planResume(input: DebugInput, parentId: string): Promise<AttemptPlan[]> {
   const earlierId = input.resumeFrom as string;
   try {
-    const earlier = await attemptActivities.earlierAttempts.executeWithOptions({ summary: `the attempts of ${earlierId}` }, [
-      { workflowId: earlierId, attempts: input.attempts, resumedBy: parentId },
-    ]);
+    const earlier = await attemptActivities.earlierAttempts.executeWithOptions(
+      { summary: `the attempts of ${earlierId}` },
+      [{ workflowId: earlierId, attempts: input.attempts, resumedBy: parentId }],
+    );
     return resumePlan(earlier, input.firstWins);
   } catch (error) {
     // A bad resumeFrom is the user's input: say so at the top, not inside an activity failure.
-    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'InvalidInput') {
+    if (
+      error instanceof ActivityFailure &&
+      error.cause instanceof ApplicationFailure &&
+      error.cause.type === 'InvalidInput'
+    ) {
       throw ApplicationFailure.nonRetryable(error.cause.message, 'InvalidInput');
     }
     throw error;
@@ -261,7 +281,12 @@ function progressOf(parentId: string, opening: AttemptOpening, plan: AttemptPlan
   if (plan.do === 'adopt') return { ...entry, workflowId: plan.report.workflowId, status: plan.report.status };
   if (plan.do === 'cancelled') return { ...entry, workflowId: plan.workflowId, status: 'cancelled' };
   const workflowId = `${parentId}-attempt-${opening.number}`;
-  return { ...entry, workflowId, status: 'starting', label: plan.do === 'resume' ? `${opening.label} · resumed from ${plan.from}` : opening.label };
+  return {
+    ...entry,
+    workflowId,
+    status: 'starting',
+    label: plan.do === 'resume' ? `${opening.label} · resumed from ${plan.from}` : opening.label,
+  };
 }
 
 function failureMessage(error: unknown): string {

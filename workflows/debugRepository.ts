@@ -43,7 +43,15 @@ import {
 import type { RunState } from '../src/agent/runState.js';
 import type { ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { testsFailed } from '../src/agent/testResults.js';
-import { savedStateQuery, hintSignal, raiseBudgetUpdate, statusQuery, stopSignal, transcriptQuery, type BudgetRaise } from '../src/temporal/definitions.js';
+import {
+  savedStateQuery,
+  hintSignal,
+  raiseBudgetUpdate,
+  statusQuery,
+  stopSignal,
+  transcriptQuery,
+  type BudgetRaise,
+} from '../src/temporal/definitions.js';
 import { ApprovalGate } from './approval.js';
 import { runAttempts } from './attempts.js';
 import { environmentFailureMessage, failureMessage, isFailureOfType } from './failures.js';
@@ -69,11 +77,17 @@ export async function debugRepository(rawInput: unknown, carried?: CarriedState)
     continuing = error instanceof ContinueAsNew;
     // A bad repository or resumeFrom is the user's input: say so at the top, not inside an activity failure.
     if (isFailureOfType(error, 'InvalidInput')) {
-      throw ApplicationFailure.nonRetryable((error as ActivityFailure).cause?.message ?? 'Invalid input', 'InvalidInput');
+      throw ApplicationFailure.nonRetryable(
+        (error as ActivityFailure).cause?.message ?? 'Invalid input',
+        'InvalidInput',
+      );
     }
     // Every run ends with a report, also when its sandbox or an activity kept failing.
     if (!continuing && error instanceof TemporalFailure && !isCancellation(error)) {
-      return await run.finish({ condition: 'internal_error', detail: `the run could not go on: ${failureMessage(error)}` });
+      return await run.finish({
+        condition: 'internal_error',
+        detail: `the run could not go on: ${failureMessage(error)}`,
+      });
     }
     throw error;
   } finally {
@@ -116,10 +130,19 @@ class DebugRun {
 
   registerHandlers(): void {
     const { state, input } = this;
-    const view = () => statusView(state, input, { now: Date.now(), awaitingApproval: this.approval.awaiting, waitingFor: this.model.waitingFor });
+    const view = () =>
+      statusView(state, input, {
+        now: Date.now(),
+        awaitingApproval: this.approval.awaiting,
+        waitingFor: this.model.waitingFor,
+      });
     this.approval.register();
     setHandler(statusQuery, view);
-    setHandler(transcriptQuery, () => ({ messages: state.conversation, version: state.conversationVersion, replyIterations: replyIterationsOf(state) }));
+    setHandler(transcriptQuery, () => ({
+      messages: state.conversation,
+      version: state.conversationVersion,
+      replyIterations: replyIterationsOf(state),
+    }));
     setHandler(savedStateQuery, () => ({ input, state }));
     setHandler(hintSignal, (text: string) => {
       if (typeof text === 'string' && text.trim()) state.pendingHints.push(text.trim());
@@ -174,7 +197,10 @@ class DebugRun {
       // promises to each workflow task, and the SDK captures a stack for each.
       this.progress.setPhase('acting');
       for (const group of step.turn.groups) {
-        const outcomes = group.length === 1 ? [await this.sandbox.runTool(group[0] as RunnableCall)] : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
+        const outcomes =
+          group.length === 1
+            ? [await this.sandbox.runTool(group[0] as RunnableCall)]
+            : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
         group.forEach((call, index) => applyToolOutcome(state, step.turn, call, outcomes[index] as ToolOutcome));
       }
       let review: FixReview | null = null;
@@ -201,7 +227,10 @@ class DebugRun {
     const { state, input } = this;
     if (input.resumeFrom && !state.snapshot) {
       const workflowId = input.resumeFrom;
-      const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions({ summary: `load the state of ${workflowId}` }, [{ workflowId }]);
+      const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions(
+        { summary: `load the state of ${workflowId}` },
+        [{ workflowId }],
+      );
       resumeEarlierState(state, earlier, { workflowId, elapsedMs, now: Date.now() });
     }
     if (!state.snapshot) {
@@ -220,7 +249,8 @@ class DebugRun {
     if (!state.baseline) {
       this.progress.setPhase('baseline');
       state.baseline = await this.sandbox.runTestSuite('baseline test run');
-      if (!testsFailed(state.baseline)) return { condition: 'no_failing_tests', detail: 'the tests already pass: there is nothing to fix' };
+      if (!testsFailed(state.baseline))
+        return { condition: 'no_failing_tests', detail: 'the tests already pass: there is nothing to fix' };
     }
     seedConversation(state, input);
     // A run that was interrupted between a model reply and its tool results never sends half an exchange.

@@ -39,6 +39,7 @@ export function modelFailure(error: unknown): string | null {
 
 /** The message of an environment that could not be made; anything else is not handled here. */
 export function environmentFailureMessage(error: unknown): string {
-  if (isFailureOfType(error, environmentFailure)) return (error as ActivityFailure).cause?.message ?? 'the environment could not be made';
+  if (isFailureOfType(error, environmentFailure))
+    return (error as ActivityFailure).cause?.message ?? 'the environment could not be made';
   throw error;
 }

@@ -86,7 +86,9 @@ export class ModelStep {
     recordModelCall(state, reply, sentCharacters(sent));
     this.progress.publish();
     const calls = toolCallsOf(reply.content).length;
-    setCurrentDetails(`iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`);
+    setCurrentDetails(
+      `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
+    );
     return { reply };
   }
 }

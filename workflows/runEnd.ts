@@ -14,7 +14,13 @@ import type { RunProgress } from './progress.js';
 import { shared, type SandboxSteps } from './sandboxSteps.js';
 
 export async function endRun(
-  run: { state: RunState; input: DebugInput; sandbox: SandboxSteps; progress: RunProgress; approval?: Pick<ApprovalGate, 'patchComputedFor'> },
+  run: {
+    state: RunState;
+    input: DebugInput;
+    sandbox: SandboxSteps;
+    progress: RunProgress;
+    approval?: Pick<ApprovalGate, 'patchComputedFor'>;
+  },
   stop: Stop,
 ): Promise<DebugReport> {
   const { state, sandbox, progress } = run;
@@ -40,7 +46,9 @@ export async function endRun(
     patch = computedForApproval;
   } else if (workspace && workspace.mutations.length > 0) {
     patch = await shared.computePatch
-      .executeWithOptions({ summary: 'compute the patch' }, [{ snapshotId: workspace.snapshotId, mutations: workspace.mutations }])
+      .executeWithOptions({ summary: 'compute the patch' }, [
+        { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
+      ])
       .catch((error: unknown) => {
         problems.push(`the patch could not be computed: ${failureMessage(error)}`);
         return patch;
@@ -48,5 +56,12 @@ export async function endRun(
   }
   progress.setPhase('done');
   progress.publishEnd(statusFor(stop.condition));
-  return buildReport(state, run.input, { workflowId: workflowInfo().workflowId, stop, testsAfter, patch, problems, now: Date.now() });
+  return buildReport(state, run.input, {
+    workflowId: workflowInfo().workflowId,
+    stop,
+    testsAfter,
+    patch,
+    problems,
+    now: Date.now(),
+  });
 }

@@ -20,11 +20,21 @@ export function pausesForRaise(stop: Stop | null, input: DebugInput): stop is St
  * A run out of budget with pauseOnBudgetMinutes waits for the user to raise its budget with the
  * raiseBudget update, then goes on where it stopped; otherwise it ends with `stop`.
  */
-export async function waitForMoreBudget(state: RunState, input: DebugInput, progress: RunProgress, stop: Stop): Promise<Stop | null> {
+export async function waitForMoreBudget(
+  state: RunState,
+  input: DebugInput,
+  progress: RunProgress,
+  stop: Stop,
+): Promise<Stop | null> {
   const minutes = input.pauseOnBudgetMinutes as number;
   progress.setPhase('paused');
-  setCurrentDetails(`paused: ${stop.detail}; raise the budget (raiseBudget update) within ${minutes} minutes to continue`);
-  const raised = await condition(() => stopBeforeNextCall(state, Date.now()) === null || state.stopRequested !== null, `${minutes} minutes`);
+  setCurrentDetails(
+    `paused: ${stop.detail}; raise the budget (raiseBudget update) within ${minutes} minutes to continue`,
+  );
+  const raised = await condition(
+    () => stopBeforeNextCall(state, Date.now()) === null || state.stopRequested !== null,
+    `${minutes} minutes`,
+  );
   return raised ? stopBeforeNextCall(state, Date.now()) : stop;
 }
 
@@ -32,7 +42,11 @@ export async function waitForMoreBudget(state: RunState, input: DebugInput, prog
 export function continueAsNewDue(state: RunState, input: DebugInput, iterationAtRunStart: number): boolean {
   const every = input.continueAsNewEvery;
   const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historySize > continueAsNewHistoryBytes || (every !== undefined && state.iteration - iterationAtRunStart >= every);
+  return (
+    info.continueAsNewSuggested ||
+    info.historySize > continueAsNewHistoryBytes ||
+    (every !== undefined && state.iteration - iterationAtRunStart >= every)
+  );
 }
 
 /** Hands the state to a new workflow run (throws ContinueAsNew). */

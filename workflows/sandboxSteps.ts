@@ -1,7 +1,13 @@
 // The sandbox as the loop's environment: where it lives (a worker that holds the container),
 // how it is prepared and rebuilt from the snapshot and the workspace log, how it moves when its
 // worker is gone, how a tool and the test suite run in it, and how it is destroyed.
-import { ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
 import { environmentActivityRetry, sandboxActivityRetry, sharedActivityRetry } from '../src/temporal/retryPolicies.js';
 import { describeEnvironment, environmentForSandbox } from '../src/agent/environment.js';
@@ -64,15 +70,18 @@ export class SandboxSteps {
   async runTool(call: RunnableCall): Promise<ToolOutcome> {
     const state = this.state;
     return this.withSandbox((activities, sandboxId) =>
-      activities.runTool.executeWithOptions({ summary: `iteration ${state.iteration} · ${describeToolCall(call.name, call.input)}` }, [
-        {
-          sandboxId,
-          iteration: state.iteration,
-          call: { id: call.id, name: call.name, input: call.input },
-          expectedDigest: workspaceDigest(state),
-          settings: sandboxSettings(state, this.input),
-        },
-      ]),
+      activities.runTool.executeWithOptions(
+        { summary: `iteration ${state.iteration} · ${describeToolCall(call.name, call.input)}` },
+        [
+          {
+            sandboxId,
+            iteration: state.iteration,
+            call: { id: call.id, name: call.name, input: call.input },
+            expectedDigest: workspaceDigest(state),
+            settings: sandboxSettings(state, this.input),
+          },
+        ],
+      ),
     );
   }
 
@@ -98,9 +107,10 @@ export class SandboxSteps {
     const placement = this.state.sandbox;
     if (!placement) return;
     try {
-      await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions({ summary: 'destroy the sandbox' }, [
-        { sandboxId: placement.sandboxId },
-      ]);
+      await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions(
+        { summary: 'destroy the sandbox' },
+        [{ sandboxId: placement.sandboxId }],
+      );
     } catch {
       // Its worker is gone: remove the container from any worker; that worker's startup sweep removes the folder.
       await shared.removeSandboxContainer
@@ -114,12 +124,18 @@ export class SandboxSteps {
    * not as expected, it is prepared again (rebuilt from the snapshot and the log); if that
    * worker cannot be reached, the sandbox moves to another worker.
    */
-  private withSandbox<T>(work: (activities: ReturnType<typeof hostActivities>, sandboxId: string) => Promise<T>, attempt = 1): Promise<T> {
+  private withSandbox<T>(
+    work: (activities: ReturnType<typeof hostActivities>, sandboxId: string) => Promise<T>,
+    attempt = 1,
+  ): Promise<T> {
     const placement = this.state.sandbox;
     if (!placement) return Promise.reject(ApplicationFailure.nonRetryable('The sandbox was not prepared', 'NoSandbox'));
     // Not an async function: on the path every tool call takes, an async layer and its await would
     // add two promises to the workflow task (the SDK captures a stack for each); .catch adds one.
-    return work(hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds), placement.sandboxId).catch(async (error: unknown) => {
+    return work(
+      hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds),
+      placement.sandboxId,
+    ).catch(async (error: unknown) => {
       if (attempt >= maxSandboxAttempts || isCancellation(error)) throw error;
       if (isFailureOfType(error, sandboxNeedsPrepare)) await this.prepare();
       else if (isHostUnreachable(error)) await this.move();
@@ -141,7 +157,10 @@ export class SandboxSteps {
 
 /** The worker that answers on the shared task queue becomes the sandbox's host. */
 async function claimSandboxHost(state: RunState): Promise<void> {
-  const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions({ summary: 'choose a worker for the sandbox' }, []);
+  const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions(
+    { summary: 'choose a worker for the sandbox' },
+    [],
+  );
   state.sandbox = { sandboxId: sandboxIdFor(workflowInfo().workflowId), taskQueue: hostQueue, host };
 }
 
@@ -150,8 +169,17 @@ async function prepareEnvironment(state: RunState, input: DebugInput): Promise<v
   const placement = state.sandbox as NonNullable<RunState['sandbox']>;
   const info = workflowInfo();
   state.environment = await environmentActivities(placement.taskQueue).prepareEnvironment.executeWithOptions(
-    { summary: `environment · ${input.environment ? 'as the run input names it' : (state.snapshot?.environment ?? 'none needed')} · on ${placement.host}` },
-    [{ snapshotId: (state.snapshot as RepositorySnapshot).snapshotId, choice: input.environment ?? {}, workflowId: info.workflowId, runId: info.runId }],
+    {
+      summary: `environment · ${input.environment ? 'as the run input names it' : (state.snapshot?.environment ?? 'none needed')} · on ${placement.host}`,
+    },
+    [
+      {
+        snapshotId: (state.snapshot as RepositorySnapshot).snapshotId,
+        choice: input.environment ?? {},
+        workflowId: info.workflowId,
+        runId: info.runId,
+      },
+    ],
   );
   setCurrentDetails(describeEnvironment(state.environment));
 }
@@ -166,7 +194,16 @@ async function prepareSandbox(state: RunState, input: DebugInput): Promise<void>
     try {
       const prepared = await hostActivities(current.taskQueue, 60).prepareSandbox.executeWithOptions(
         { summary: `prepare the sandbox on ${current.host}` },
-        [{ sandboxId: current.sandboxId, workflowId: info.workflowId, runId: info.runId, log: workspace, limits: input.sandbox, environment: environmentForSandbox(state.environment) }],
+        [
+          {
+            sandboxId: current.sandboxId,
+            workflowId: info.workflowId,
+            runId: info.runId,
+            log: workspace,
+            limits: input.sandbox,
+            environment: environmentForSandbox(state.environment),
+          },
+        ],
       );
       if (prepared.rebuiltBecause) setCurrentDetails(`sandbox rebuilt: ${prepared.rebuiltBecause}`);
       return;

@@ -8,7 +8,11 @@ import { searchAttributes } from '../../src/temporal/definitions.js';
 type Noop = { noop(input?: string, resultBytes?: number): Promise<string | void> };
 const plain = proxyActivities<Noop>({ startToCloseTimeout: '30 seconds' });
 // The agent's model and tool activities' timeouts (workflows/modelCall.ts, workflows/sandboxSteps.ts).
-const withAgentTimeouts = proxyActivities<Noop>({ scheduleToStartTimeout: '30 seconds', startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds' });
+const withAgentTimeouts = proxyActivities<Noop>({
+  scheduleToStartTimeout: '30 seconds',
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '20 seconds',
+});
 const mode = { upsert: true, details: true, summaries: true, timeouts: true, payloads: true };
 const payload = { inputBytes: 1_500, resultBytes: 800 };
 
@@ -18,8 +22,13 @@ export async function trivialLoopWithExtras(iterations: number, extras: Partial<
   const call = (summary: string) => (extras.summaries ? noop.executeWithOptions({ summary }, args) : noop(...args));
   for (let iteration = 1; iteration <= iterations; iteration++) {
     await call(`iteration ${iteration} · model`);
-    if (extras.upsert) upsertSearchAttributes([{ key: searchAttributes.iterations, value: iteration }, { key: searchAttributes.costUsd, value: iteration / 100 }]);
-    if (extras.details) setCurrentDetails(`iteration ${iteration} · model asked for 1 tool call · ${iteration * 1000} tokens`);
+    if (extras.upsert)
+      upsertSearchAttributes([
+        { key: searchAttributes.iterations, value: iteration },
+        { key: searchAttributes.costUsd, value: iteration / 100 },
+      ]);
+    if (extras.details)
+      setCurrentDetails(`iteration ${iteration} · model asked for 1 tool call · ${iteration * 1000} tokens`);
     await call(`iteration ${iteration} · list_files .`);
   }
 }

@@ -44,10 +44,16 @@ try {
   } else if (command === 'status') {
     process.exitCode = printStatus() ? 0 : 3;
   } else {
-    console.error(`Unknown command "${command}": use \`npm run cluster\` (start), \`npm run cluster -- stop\` or \`npm run cluster -- status\`.`);
+    console.error(
+      `Unknown command "${command}": use \`npm run cluster\` (start), \`npm run cluster -- stop\` or \`npm run cluster -- status\`.`,
+    );
     process.exitCode = 2;
   }
 } catch (error) {
-  console.error(pc.red(`cluster: error: ${error instanceof ClusterSetupError ? error.message : String(error instanceof Error ? error.stack : error)}`));
+  console.error(
+    pc.red(
+      `cluster: error: ${error instanceof ClusterSetupError ? error.message : String(error instanceof Error ? error.stack : error)}`,
+    ),
+  );
   process.exitCode = 1;
 }

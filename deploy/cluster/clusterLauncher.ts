@@ -45,15 +45,27 @@ export interface ClusterPartStatus {
 /** Commands of PostgreSQL run as its own user: the server refuses to run as root. */
 function asPostgresUser(): Pick<SpawnSyncOptions, 'uid' | 'gid'> {
   if (process.getuid?.() !== 0) return {};
-  const entry = readFileSync('/etc/passwd', 'utf8').split('\n').find((line) => line.startsWith('postgres:'));
-  if (!entry) throw new ClusterSetupError('The postgres user does not exist; install Debian\'s postgresql package (apt-get install postgresql).');
+  const entry = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('postgres:'));
+  if (!entry)
+    throw new ClusterSetupError(
+      "The postgres user does not exist; install Debian's postgresql package (apt-get install postgresql).",
+    );
   const [, , uid, gid] = entry.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-function run(command: string, args: string[], options: SpawnSyncOptions = {}): { status: number | null; output: string } {
+function run(
+  command: string,
+  args: string[],
+  options: SpawnSyncOptions = {},
+): { status: number | null; output: string } {
   const result = spawnSync(command, args, { encoding: 'utf8', ...options });
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`.trim() };
+  return {
+    status: result.status,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`.trim(),
+  };
 }
 
 function ensurePostgresqlInstalled(log: Log): void {
@@ -61,13 +73,18 @@ function ensurePostgresqlInstalled(log: Log): void {
   log(`Installing PostgreSQL ${clusterVersions.postgresql} (apt-get install postgresql)`);
   const asRoot = process.getuid?.() === 0 ? [] : ['sudo'];
   const environment = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', `postgresql-${clusterVersions.postgresql}`]]) {
+  for (const args of [
+    ['apt-get', 'update', '-qq'],
+    ['apt-get', 'install', '-y', '-qq', `postgresql-${clusterVersions.postgresql}`],
+  ]) {
     const [command, ...rest] = [...asRoot, ...args] as [string, ...string[]];
     const result = run(command, rest, { env: environment });
     if (result.status !== 0) throw new ClusterSetupError(`${args.join(' ')} failed: ${result.output.slice(-2000)}`);
   }
   if (!existsSync(join(postgresqlBin, 'pg_ctl'))) {
-    throw new ClusterSetupError(`PostgreSQL ${clusterVersions.postgresql} is not at ${postgresqlBin} after installing it; this needs Debian's postgresql-${clusterVersions.postgresql}.`);
+    throw new ClusterSetupError(
+      `PostgreSQL ${clusterVersions.postgresql} is not at ${postgresqlBin} after installing it; this needs Debian's postgresql-${clusterVersions.postgresql}.`,
+    );
   }
 }
 
@@ -96,7 +113,18 @@ export async function startPostgresql(paths: ClusterPaths = clusterPaths(), log:
     }
     const result = run(
       join(postgresqlBin, 'initdb'),
-      ['-D', paths.postgresqlData, '-U', clusterDatabase.user, `--pwfile=${passwordFile}`, '--auth-host=scram-sha-256', '--auth-local=peer', '-E', 'UTF8', '--locale=C.UTF-8'],
+      [
+        '-D',
+        paths.postgresqlData,
+        '-U',
+        clusterDatabase.user,
+        `--pwfile=${passwordFile}`,
+        '--auth-host=scram-sha-256',
+        '--auth-local=peer',
+        '-E',
+        'UTF8',
+        '--locale=C.UTF-8',
+      ],
       { ...owner, cwd: '/' },
     );
     rmSync(passwordFile, { force: true });
@@ -110,7 +138,10 @@ export async function startPostgresql(paths: ClusterPaths = clusterPaths(), log:
   const options = `-p ${clusterPorts.postgresql} -c listen_addresses=${host} -c unix_socket_directories=${paths.postgresqlData}`;
   log(`Starting PostgreSQL on ${host}:${clusterPorts.postgresql} (log: ${paths.logs.postgresql})`);
   const result = pgCtl(paths, ['start', '-w', '-t', '60', '-l', paths.logs.postgresql, '-o', options]);
-  if (result.status !== 0) throw new ClusterSetupError(`PostgreSQL did not start: ${result.output.slice(-1000)}; see ${paths.logs.postgresql}`);
+  if (result.status !== 0)
+    throw new ClusterSetupError(
+      `PostgreSQL did not start: ${result.output.slice(-1000)}; see ${paths.logs.postgresql}`,
+    );
 }
 
 export function stopPostgresql(paths: ClusterPaths = clusterPaths(), log: Log = quiet): void {
@@ -146,7 +177,9 @@ function temporalSetup(paths: ClusterPaths, args: string[], what: string): void 
 
 /** Temporal's two databases with its schema tool, each updated to the latest schema, and our own database. */
 export function ensureTemporalSchemas(paths: ClusterPaths, log: Log): void {
-  log(`Setting up the databases ${clusterDatabase.temporal}, ${clusterDatabase.visibility} (Temporal's schema tool) and ${clusterDatabase.application}`);
+  log(
+    `Setting up the databases ${clusterDatabase.temporal}, ${clusterDatabase.visibility} (Temporal's schema tool) and ${clusterDatabase.application}`,
+  );
   temporalSetup(paths, ['schema'], 'Setting up the schemas');
 }
 
@@ -166,15 +199,32 @@ function pidOf(pidFile: string, binary: string): number | null {
   }
 }
 
-function startProcess(binary: string, args: string[], env: Record<string, string>, logFile: string, pidFile: string): number {
+function startProcess(
+  binary: string,
+  args: string[],
+  env: Record<string, string>,
+  logFile: string,
+  pidFile: string,
+): number {
   const output = openSync(logFile, 'a');
-  const child = spawn(binary, args, { cwd: projectRoot, detached: true, stdio: ['ignore', output, output], env: { ...process.env, ...env } });
+  const child = spawn(binary, args, {
+    cwd: projectRoot,
+    detached: true,
+    stdio: ['ignore', output, output],
+    env: { ...process.env, ...env },
+  });
   child.unref();
   writeFileSync(pidFile, String(child.pid));
   return child.pid as number;
 }
 
-async function waitFor(what: string, logFile: string, pid: number, ready: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+async function waitFor(
+  what: string,
+  logFile: string,
+  pid: number,
+  ready: () => Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await ready()) return;
@@ -227,9 +277,13 @@ export function temporalServerPid(paths: ClusterPaths = clusterPaths()): number 
 export async function startTemporalServer(paths: ClusterPaths = clusterPaths(), log: Log = quiet): Promise<void> {
   if (temporalServerPid(paths) !== null) return;
   if (await portAnswers(host, clusterPorts.frontendGrpc)) {
-    throw new ClusterSetupError(`Port ${clusterPorts.frontendGrpc} is taken by a process that is not this cluster's Temporal server.`);
+    throw new ClusterSetupError(
+      `Port ${clusterPorts.frontendGrpc} is taken by a process that is not this cluster's Temporal server.`,
+    );
   }
-  log(`Starting the Temporal server ${clusterVersions.temporalServer} on ${clusterAddresses.temporal} (log: ${paths.logs.temporalServer})`);
+  log(
+    `Starting the Temporal server ${clusterVersions.temporalServer} on ${clusterAddresses.temporal} (log: ${paths.logs.temporalServer})`,
+  );
   const pid = startProcess(
     paths.tools.temporalServer,
     ['--config-file', join(projectRoot, clusterConfigFiles.temporalServer), '--allow-no-auth', 'start'],
@@ -237,7 +291,14 @@ export async function startTemporalServer(paths: ClusterPaths = clusterPaths(), 
     paths.logs.temporalServer,
     paths.pids.temporalServer,
   );
-  await waitFor('The Temporal server', paths.logs.temporalServer, pid, async () => (await portAnswers(host, clusterPorts.frontendGrpc)) && temporalCli(['operator', 'cluster', 'health']).status === 0);
+  await waitFor(
+    'The Temporal server',
+    paths.logs.temporalServer,
+    pid,
+    async () =>
+      (await portAnswers(host, clusterPorts.frontendGrpc)) &&
+      temporalCli(['operator', 'cluster', 'health']).status === 0,
+  );
 }
 
 export async function stopTemporalServer(paths: ClusterPaths = clusterPaths(), log: Log = quiet): Promise<void> {
@@ -251,14 +312,26 @@ export function uiServerPid(paths: ClusterPaths = clusterPaths()): number | null
 export async function startUiServer(paths: ClusterPaths = clusterPaths(), log: Log = quiet): Promise<void> {
   if (uiServerPid(paths) !== null) return;
   if (await portAnswers(host, clusterPorts.webUi)) {
-    throw new ClusterSetupError(`Port ${clusterPorts.webUi} is taken by a process that is not this cluster's Web UI server.`);
+    throw new ClusterSetupError(
+      `Port ${clusterPorts.webUi} is taken by a process that is not this cluster's Web UI server.`,
+    );
   }
-  log(`Starting the Web UI server ${clusterVersions.uiServer} on ${clusterAddresses.webUi} (log: ${paths.logs.uiServer})`);
+  log(
+    `Starting the Web UI server ${clusterVersions.uiServer} on ${clusterAddresses.webUi} (log: ${paths.logs.uiServer})`,
+  );
   // The UI server reads <root>/<config>/<env>.yaml: deploy/temporal/ui-server.yaml.
   const config = clusterConfigFiles.uiServer;
   const pid = startProcess(
     paths.tools.uiServer,
-    ['--root', projectRoot, '--config', config.slice(0, config.lastIndexOf('/')), '--env', config.slice(config.lastIndexOf('/') + 1).replace(/\.yaml$/, ''), 'start'],
+    [
+      '--root',
+      projectRoot,
+      '--config',
+      config.slice(0, config.lastIndexOf('/')),
+      '--env',
+      config.slice(config.lastIndexOf('/') + 1).replace(/\.yaml$/, ''),
+      'start',
+    ],
     {
       TEMPORAL_ADDRESS: clusterAddresses.temporal,
       TEMPORAL_UI_HOST: host,
@@ -289,7 +362,9 @@ function temporalCli(args: string[]): { status: number | null; output: string } 
 }
 
 export function ensureNamespaceAndSearchAttributes(paths: ClusterPaths, log: Log): void {
-  log(`Registering the namespace ${clusterNamespace} and ${searchAttributeRegistrations.length} search attributes (temporal operator)`);
+  log(
+    `Registering the namespace ${clusterNamespace} and ${searchAttributeRegistrations.length} search attributes (temporal operator)`,
+  );
   temporalSetup(paths, ['namespace', ...searchAttributeArguments()], 'Registering the namespace and search attributes');
 }
 
@@ -325,8 +400,26 @@ export function clusterStatus(paths: ClusterPaths = clusterPaths()): ClusterPart
     : null;
   const postgresRunning = postgresqlRunning(paths);
   return [
-    { part: 'postgresql', running: postgresRunning, pid: postgresRunning ? postgresPid : null, address: clusterAddresses.postgresqlUrl(), log: paths.logs.postgresql },
-    { part: 'temporalServer', running: temporalServerPid(paths) !== null, pid: temporalServerPid(paths), address: clusterAddresses.temporal, log: paths.logs.temporalServer },
-    { part: 'uiServer', running: uiServerPid(paths) !== null, pid: uiServerPid(paths), address: clusterAddresses.webUi, log: paths.logs.uiServer },
+    {
+      part: 'postgresql',
+      running: postgresRunning,
+      pid: postgresRunning ? postgresPid : null,
+      address: clusterAddresses.postgresqlUrl(),
+      log: paths.logs.postgresql,
+    },
+    {
+      part: 'temporalServer',
+      running: temporalServerPid(paths) !== null,
+      pid: temporalServerPid(paths),
+      address: clusterAddresses.temporal,
+      log: paths.logs.temporalServer,
+    },
+    {
+      part: 'uiServer',
+      running: uiServerPid(paths) !== null,
+      pid: uiServerPid(paths),
+      address: clusterAddresses.webUi,
+      log: paths.logs.uiServer,
+    },
   ];
 }

@@ -24,16 +24,24 @@ export async function ensureGo(paths: ClusterPaths, log: Log): Promise<string> {
 /** The toolchain module that GOTOOLCHAIN would fetch, from the Go module proxy, unpacked under the tools folder. */
 export async function fetchGoToolchain(paths: ClusterPaths, log: Log): Promise<string> {
   const goArch = { x64: 'amd64', arm64: 'arm64' }[machineArch() as string];
-  if (platform() !== 'linux' || !goArch) throw new ClusterSetupError(`No Go 1.21+ found; install Go from https://go.dev/dl/ and set GO to its go binary.`);
+  if (platform() !== 'linux' || !goArch)
+    throw new ClusterSetupError(`No Go 1.21+ found; install Go from https://go.dev/dl/ and set GO to its go binary.`);
   const version = `v0.0.1-${clusterVersions.goToolchain}.linux-${goArch}`;
   const folder = join(paths.tools.root, `go-${clusterVersions.goToolchain}`);
   const go = join(folder, 'bin', 'go');
   if (existsSync(go)) return go;
-  const proxy = (process.env.GOPROXY ?? 'https://proxy.golang.org').split(/[,|]/).find((entry) => entry.startsWith('http')) ?? 'https://proxy.golang.org';
+  const proxy =
+    (process.env.GOPROXY ?? 'https://proxy.golang.org').split(/[,|]/).find((entry) => entry.startsWith('http')) ??
+    'https://proxy.golang.org';
   const url = `${proxy.replace(/\/$/, '')}/golang.org/toolchain/@v/${version}.zip`;
-  log(`No Go 1.21+ on this machine: fetching the Go toolchain ${clusterVersions.goToolchain} from the Go module proxy (${url})`);
+  log(
+    `No Go 1.21+ on this machine: fetching the Go toolchain ${clusterVersions.goToolchain} from the Go module proxy (${url})`,
+  );
   const response = await fetch(url);
-  if (!response.ok) throw new ClusterSetupError(`Could not fetch ${url} (HTTP ${response.status}). Install Go 1.21+ (https://go.dev/dl/) and set GO to its go binary.`);
+  if (!response.ok)
+    throw new ClusterSetupError(
+      `Could not fetch ${url} (HTTP ${response.status}). Install Go 1.21+ (https://go.dev/dl/) and set GO to its go binary.`,
+    );
   const zip = join(paths.tools.root, `${version}.zip`);
   mkdirSync(paths.tools.root, { recursive: true });
   writeFileSync(zip, Buffer.from(await response.arrayBuffer()));
@@ -42,7 +50,10 @@ export async function fetchGoToolchain(paths: ClusterPaths, log: Log): Promise<s
   if (unzip.status !== 0) throw new ClusterSetupError(`Could not unpack ${zip}: ${unzip.stderr}`);
   // The module zip holds the toolchain under golang.org/toolchain@<version>/ and keeps no file modes.
   const root = join(unpacked, `golang.org`, `toolchain@${version}`);
-  for (const executables of [join(root, 'bin'), ...readdirSync(join(root, 'pkg', 'tool')).map((entry) => join(root, 'pkg', 'tool', entry))]) {
+  for (const executables of [
+    join(root, 'bin'),
+    ...readdirSync(join(root, 'pkg', 'tool')).map((entry) => join(root, 'pkg', 'tool', entry)),
+  ]) {
     for (const file of readdirSync(executables)) chmodSync(join(executables, file), 0o755);
   }
   rmSync(folder, { recursive: true, force: true });
@@ -59,13 +70,22 @@ function onPath(command: string): string | undefined {
 
 function goMinor(go: string): number {
   // GOTOOLCHAIN=local: the version of this binary, not of a toolchain it would switch to.
-  const output = spawnSync(go, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } }).stdout ?? '';
+  const output =
+    spawnSync(go, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } }).stdout ??
+    '';
   const match = /go1\.(\d+)/.exec(output);
   return match ? Number(match[1]) : 0;
 }
 
 /** `go` at low priority, with progress every 30 s; its output goes to `logFile`. */
-async function goBuild(go: string, args: string[], options: { cwd?: string; env?: Record<string, string> }, logFile: string, what: string, log: Log): Promise<void> {
+async function goBuild(
+  go: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> },
+  logFile: string,
+  what: string,
+  log: Log,
+): Promise<void> {
   mkdirSync(dirname(logFile), { recursive: true });
   const output = openSync(logFile, 'w');
   const started = Date.now();
@@ -75,7 +95,10 @@ async function goBuild(go: string, args: string[], options: { cwd?: string; env?
     env: { ...process.env, GOTOOLCHAIN: clusterVersions.goToolchain, ...options.env },
     stdio: ['ignore', output, output],
   });
-  const progress = setInterval(() => log(`  … still building ${what} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  const progress = setInterval(
+    () => log(`  … still building ${what} (${Math.round((Date.now() - started) / 1000)} s)`),
+    30_000,
+  );
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearInterval(progress);
   if (code !== 0) throw new ClusterSetupError(`Building ${what} failed (exit code ${code}); see ${logFile}`);
@@ -89,7 +112,8 @@ function goModuleDir(go: string, module: string): string {
     env: { ...process.env, GOTOOLCHAIN: clusterVersions.goToolchain },
   });
   const dir = /"Dir":\s*"([^"]+)"/.exec(result.stdout ?? '')?.[1];
-  if (result.status !== 0 || !dir) throw new ClusterSetupError(`go mod download ${module} failed: ${result.stderr || result.stdout}`);
+  if (result.status !== 0 || !dir)
+    throw new ClusterSetupError(`go mod download ${module} failed: ${result.stderr || result.stdout}`);
   return dir;
 }
 
@@ -106,7 +130,9 @@ export const uiServerDependencyOverrides: Record<string, string> = {
 /** Builds what is missing; a second call returns at once. */
 export async function ensureClusterTools(paths: ClusterPaths, log: Log): Promise<void> {
   const { tools } = paths;
-  const missing = [tools.temporalServer, tools.schemaTool, join(tools.schemas, 'v12'), tools.uiServer].some((file) => !existsSync(file));
+  const missing = [tools.temporalServer, tools.schemaTool, join(tools.schemas, 'v12'), tools.uiServer].some(
+    (file) => !existsSync(file),
+  );
   if (!missing) return;
   const go = await ensureGo(paths, log);
   if (!existsSync(tools.temporalServer) || !existsSync(tools.schemaTool)) {

@@ -16,7 +16,14 @@ import { loadConfig } from '../../src/config.js';
 import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
 import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
-import { clusterStatus, startCluster, startPostgresql, startTemporalServer, stopPostgresql, temporalServerPid } from '../../deploy/cluster/clusterLauncher.js';
+import {
+  clusterStatus,
+  startCluster,
+  startPostgresql,
+  startTemporalServer,
+  stopPostgresql,
+  temporalServerPid,
+} from '../../deploy/cluster/clusterLauncher.js';
 import { clusterAddresses, clusterPorts } from '../../deploy/cluster/clusterSettings.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../devStack.js';
 
@@ -68,7 +75,10 @@ export class Lab {
     for (const name of [...this.workers.keys()]) await this.stopWorker(name);
     // Whatever a failed scenario left behind (its leaks are already counted).
     for (const container of await this.leakedContainerInfos().catch(() => [])) {
-      await connectDocker().getContainer(container.Id).remove({ force: true }).catch(() => undefined);
+      await connectDocker()
+        .getContainer(container.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
     }
     await this.client?.connection.close();
     await this.fake?.stop();
@@ -102,7 +112,8 @@ export class Lab {
 
   /** The cluster's PostgreSQL (Temporal's persistence and the content store) stopped and started again; returns how long it was down. */
   async restartPostgres(): Promise<number> {
-    if (!this.onCluster) throw new Error('PostgreSQL is restarted on the cluster only (npm run reliability -- --cluster)');
+    if (!this.onCluster)
+      throw new Error('PostgreSQL is restarted on the cluster only (npm run reliability -- --cluster)');
     const started = Date.now();
     stopPostgresql();
     await sleep(2_000);
@@ -119,7 +130,10 @@ export class Lab {
       taskQueue,
       hostId,
       fakeUrl: this.fake.url,
-      env: { ANTHROPIC_TIMEOUT_MS: '5000', ...(this.onCluster ? { DURABLE_DEBUGGER_STORE: clusterAddresses.postgresqlUrl() } : {}) },
+      env: {
+        ANTHROPIC_TIMEOUT_MS: '5000',
+        ...(this.onCluster ? { DURABLE_DEBUGGER_STORE: clusterAddresses.postgresqlUrl() } : {}),
+      },
     });
     this.hostIds.add(hostId);
     this.workers.set(name, worker);

@@ -44,7 +44,8 @@ export class Scenarios {
       for (const fixture of fixtures) {
         const handle = await lab.startRun(fixtureInput(fixture), `clean-${fixture.name}`);
         const report = await lab.reportOf(handle);
-        if (report.status !== fixture.meta.expectedStatus) throw new Error(`${fixture.name} did not end ${fixture.meta.expectedStatus} even undisturbed`);
+        if (report.status !== fixture.meta.expectedStatus)
+          throw new Error(`${fixture.name} did not end ${fixture.meta.expectedStatus} even undisturbed`);
         expectations.set(fixture.name, { status: report.status, patch: report.patch, iterations: report.iterations });
       }
     } finally {
@@ -57,18 +58,30 @@ export class Scenarios {
     return this.fixtures[index % this.fixtures.length] as Fixture;
   }
 
-  private async startRuns(prefix: string, count: number, offset = 0): Promise<Array<{ handle: WorkflowHandle; fixture: Fixture }>> {
+  private async startRuns(
+    prefix: string,
+    count: number,
+    offset = 0,
+  ): Promise<Array<{ handle: WorkflowHandle; fixture: Fixture }>> {
     const runs = [];
     for (let index = 0; index < count; index++) {
       const fixture = this.fixtureFor(index + offset);
       this.counter += 1;
-      runs.push({ handle: await this.lab.startRun(fixtureInput(fixture), `${prefix}-${this.counter}-${fixture.name}`), fixture });
+      runs.push({
+        handle: await this.lab.startRun(fixtureInput(fixture), `${prefix}-${this.counter}-${fixture.name}`),
+        fixture,
+      });
     }
     return runs;
   }
 
   /** Compares each run's report with the clean run of its fixture. */
-  private async judge(name: string, runs: Array<{ handle: WorkflowHandle; fixture: Fixture }>, notes: string, rejectedBefore: number): Promise<ScenarioRow> {
+  private async judge(
+    name: string,
+    runs: Array<{ handle: WorkflowHandle; fixture: Fixture }>,
+    notes: string,
+    rejectedBefore: number,
+  ): Promise<ScenarioRow> {
     let expected = 0;
     let lostWork = 0;
     for (const { handle, fixture } of runs) {
@@ -114,7 +127,11 @@ export class Scenarios {
       all.push(...started);
       const target = targets[(done / batch) % targets.length] as string;
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && (await this.phaseOf((started[0] as { handle: WorkflowHandle }).handle)) !== target) await sleep(50);
+      while (
+        Date.now() < deadline &&
+        (await this.phaseOf((started[0] as { handle: WorkflowHandle }).handle)) !== target
+      )
+        await sleep(50);
       await sleep(Math.random() * 300);
       for (const { handle } of started) {
         const phase = await this.phaseOf(handle);
@@ -127,7 +144,9 @@ export class Scenarios {
     }
     await this.lab.stopWorker('a');
     const kills = Math.ceil(runs / batch);
-    const at = Object.entries(phases).map(([phase, count]) => `${count} ${phase}`).join(', ');
+    const at = Object.entries(phases)
+      .map(([phase, count]) => `${count} ${phase}`)
+      .join(', ');
     return this.judge('worker killed (SIGKILL), restarted', all, `${kills} kills; runs were: ${at}`, rejectedBefore);
   }
 
@@ -152,7 +171,9 @@ export class Scenarios {
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         const statuses = await Promise.all(
-          children.map((child) => Promise.race([child.query(statusQuery).catch(() => null), sleep(1_000).then(() => null)])),
+          children.map((child) =>
+            Promise.race([child.query(statusQuery).catch(() => null), sleep(1_000).then(() => null)]),
+          ),
         );
         if (statuses.every((status) => status && status.iteration >= 2 && status.phase !== 'done')) {
           killedAt.push(statuses.map((status) => `${status?.phase} ${status?.iteration}`).join(', '));
@@ -165,7 +186,12 @@ export class Scenarios {
       await this.lab.startWorker('a');
       const report = await this.lab.reportOf(handle).catch(() => null);
       const attempts = report?.attempts ?? [];
-      if (report?.status === clean.status && attempts.length === 3 && attempts.every((attempt) => attempt.status === clean.status)) expected += 1;
+      if (
+        report?.status === clean.status &&
+        attempts.length === 3 &&
+        attempts.every((attempt) => attempt.status === clean.status)
+      )
+        expected += 1;
       const sameWork =
         report?.patch === clean.patch &&
         report.iterations === 3 * clean.iterations &&
@@ -193,7 +219,9 @@ export class Scenarios {
     await this.lab.killServer();
     await sleep(2_000);
     await this.lab.startServer();
-    const name = this.lab.onCluster ? `Temporal server process killed (SIGKILL), restarted; ${hosts.length} hosts` : 'Temporal server killed, restarted on its database';
+    const name = this.lab.onCluster
+      ? `Temporal server process killed (SIGKILL), restarted; ${hosts.length} hosts`
+      : 'Temporal server killed, restarted on its database';
     const row = await this.judge(name, started, 'one kill mid-run, down for 2 s', rejectedBefore);
     for (const host of hosts) await this.lab.stopWorker(host);
     return row;
@@ -224,7 +252,12 @@ export class Scenarios {
     const onVictim = started.filter(({ handle }) => holders.get(handle.workflowId) === victimId);
     await this.lab.killWorker(victim);
     const sharing = this.lab.onCluster ? 'no shared folder' : 'one shared folder';
-    const row = await this.judge(`worker host killed (SIGKILL) holding sandboxes; ${hosts.length} hosts, ${sharing}`, started, '', rejectedBefore);
+    const row = await this.judge(
+      `worker host killed (SIGKILL) holding sandboxes; ${hosts.length} hosts, ${sharing}`,
+      started,
+      '',
+      rejectedBefore,
+    );
     let moved = 0;
     for (const { handle } of onVictim) {
       const host = await lastPreparedHost(handle);
@@ -242,7 +275,12 @@ export class Scenarios {
     const started = await this.startRuns('postgres-restarted', runs);
     await sleep(1_500 + Math.random() * 2_500);
     const downFor = await this.lab.restartPostgres();
-    const row = await this.judge(`PostgreSQL restarted (Temporal's database and the content store); ${hosts.length} hosts`, started, `down for ${(downFor / 1000).toFixed(1)} s`, rejectedBefore);
+    const row = await this.judge(
+      `PostgreSQL restarted (Temporal's database and the content store); ${hosts.length} hosts`,
+      started,
+      `down for ${(downFor / 1000).toFixed(1)} s`,
+      rejectedBefore,
+    );
     for (const host of hosts) await this.lab.stopWorker(host);
     return row;
   }
@@ -265,7 +303,12 @@ export class Scenarios {
     const started = await this.startRuns('docker-restarted', runs);
     await sleep(1_500 + Math.random() * 2_500);
     const downFor = await restartDockerd(this.lab.home);
-    const row = await this.judge('Docker daemon restarted', started, `dockerd down for ${(downFor / 1000).toFixed(1)} s`, rejectedBefore);
+    const row = await this.judge(
+      'Docker daemon restarted',
+      started,
+      `dockerd down for ${(downFor / 1000).toFixed(1)} s`,
+      rejectedBefore,
+    );
     await this.lab.stopWorker('a');
     return row;
   }
@@ -278,13 +321,23 @@ export class Scenarios {
     for (const { handle } of started) {
       await sleep(500 + Math.random() * 2_000);
       const docker = connectDocker();
-      const [container] = await docker.listContainers({ filters: { label: [`${labels.workflowId}=${handle.workflowId}`] } });
+      const [container] = await docker.listContainers({
+        filters: { label: [`${labels.workflowId}=${handle.workflowId}`] },
+      });
       if (container) {
-        await docker.getContainer(container.Id).kill().catch(() => undefined);
+        await docker
+          .getContainer(container.Id)
+          .kill()
+          .catch(() => undefined);
         killed += 1;
       }
     }
-    const row = await this.judge('sandbox container killed from outside', started, `${killed} containers killed mid-run`, rejectedBefore);
+    const row = await this.judge(
+      'sandbox container killed from outside',
+      started,
+      `${killed} containers killed mid-run`,
+      rejectedBefore,
+    );
     await this.lab.stopWorker('a');
     return row;
   }
@@ -295,8 +348,14 @@ export class Scenarios {
     this.lab.fake.setFaults({ rate: 0.3, kinds: ['rate_limit', 'overloaded', 'server_error', 'disconnect', 'slow'] });
     await this.lab.startWorker('a');
     const started: Array<{ handle: WorkflowHandle; fixture: Fixture }> = [];
-    for (let done = 0; done < runs; done += 5) started.push(...(await this.startRuns('model-faults', Math.min(5, runs - done), done)));
-    const row = await this.judge('model calls failing 30% (429, 529, 500, dropped, timeout)', started, '', rejectedBefore);
+    for (let done = 0; done < runs; done += 5)
+      started.push(...(await this.startRuns('model-faults', Math.min(5, runs - done), done)));
+    const row = await this.judge(
+      'model calls failing 30% (429, 529, 500, dropped, timeout)',
+      started,
+      '',
+      rejectedBefore,
+    );
     this.lab.fake.setFaults(undefined);
     const requests = this.lab.fake.requests.slice(requestsBefore);
     row.notes = `${requests.filter((request) => request.fault).length} of ${requests.length} model requests failed`;
@@ -351,7 +410,10 @@ export class Scenarios {
     const rejectedBefore = this.lab.fake.rejected.length;
     for (const host of hosts) await this.lab.startWorker(host);
     const started = await this.startRuns('load', runs);
-    const name = hosts.length === 1 ? `${runs} runs at once on one worker` : `${runs} runs at once spread over ${hosts.length} worker hosts`;
+    const name =
+      hosts.length === 1
+        ? `${runs} runs at once on one worker`
+        : `${runs} runs at once spread over ${hosts.length} worker hosts`;
     const row = await this.judge(name, started, '', rejectedBefore);
     const spread = new Map<string, number>();
     for (const { handle } of started) {
@@ -364,12 +426,18 @@ export class Scenarios {
       const times = (history.events ?? [])
         .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
         .map((event) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6));
-      for (let index = 1; index < times.length; index++) durations.push((times[index] as number) - (times[index - 1] as number));
+      for (let index = 1; index < times.length; index++)
+        durations.push((times[index] as number) - (times[index - 1] as number));
     }
     durations.sort((a, b) => a - b);
-    const percentile = (p: number) => durations[Math.min(durations.length - 1, Math.floor((p / 100) * durations.length))] ?? 0;
+    const percentile = (p: number) =>
+      durations[Math.min(durations.length - 1, Math.floor((p / 100) * durations.length))] ?? 0;
     row.notes = `iteration p50 ${percentile(50)} ms, p95 ${percentile(95)} ms over ${durations.length} iterations`;
-    if (hosts.length > 1) row.notes += `; sandboxes per host: ${[...spread.entries()].sort().map(([host, count]) => `${host.replace(/^reliability-/, '')} ${count}`).join(', ')}`;
+    if (hosts.length > 1)
+      row.notes += `; sandboxes per host: ${[...spread.entries()]
+        .sort()
+        .map(([host, count]) => `${host.replace(/^reliability-/, '')} ${count}`)
+        .join(', ')}`;
     for (const host of hosts) await this.lab.stopWorker(host);
     return row;
   }
@@ -381,7 +449,8 @@ export async function lastPreparedHost(handle: WorkflowHandle): Promise<string |
   const prepares = new Set<number>();
   let host: string | null = null;
   for (const event of events) {
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareSandbox') prepares.add(Number(event.eventId));
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareSandbox')
+      prepares.add(Number(event.eventId));
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && prepares.has(Number(completed.scheduledEventId))) {
       const data = completed.result?.payloads?.[0]?.data;
@@ -399,7 +468,10 @@ async function restartDockerd(home: string): Promise<number> {
   // The old daemon must be gone (its pid file too) before a new one can start.
   await until(() => !processExists(pid), 'dockerd to stop');
   const log = openSync(join(home, 'dockerd.log'), 'a');
-  spawn('dockerd', ['--bridge=none', '--iptables=false', '--ip-masq=false'], { detached: true, stdio: ['ignore', log, log] }).unref();
+  spawn('dockerd', ['--bridge=none', '--iptables=false', '--ip-masq=false'], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  }).unref();
   await until(dockerAnswers, `dockerd to answer again (see ${join(home, 'dockerd.log')})`);
   return Date.now() - started;
 }

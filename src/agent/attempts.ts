@@ -39,7 +39,11 @@ function ordinal(number: number): string {
  * Attempt k of n: the first follows the likeliest hypothesis at a low temperature; each later
  * one is told to pursue its own k-th likeliest hypothesis, at a higher temperature.
  */
-export function attemptOpening(number: number, of: number, options: { temperature?: number; thinking: boolean }): AttemptOpening {
+export function attemptOpening(
+  number: number,
+  of: number,
+  options: { temperature?: number; thinking: boolean },
+): AttemptOpening {
   const hypothesis = number === 1 ? 'the most likely hypothesis' : `the ${ordinal(number)} most likely hypothesis`;
   const instruction =
     number === 1
@@ -64,8 +68,18 @@ function round(value: number): number {
  * The input of attempt k: the parent's, with its budget share, its opening, and one attempt;
  * `resumeFrom` (the parent's names the earlier parent) is the earlier run of this attempt, if any.
  */
-export function childInput(parent: DebugInput, opening: AttemptOpening, budgets: Budgets, resumeFrom?: string): DebugInput {
-  const { temperature: _parentTemperature, resumeFrom: _parentResumedFrom, approvalTimeoutMinutes: _parentTimeout, ...rest } = parent;
+export function childInput(
+  parent: DebugInput,
+  opening: AttemptOpening,
+  budgets: Budgets,
+  resumeFrom?: string,
+): DebugInput {
+  const {
+    temperature: _parentTemperature,
+    resumeFrom: _parentResumedFrom,
+    approvalTimeoutMinutes: _parentTimeout,
+    ...rest
+  } = parent;
   return {
     ...rest,
     // The parent asks for approval of the fix it keeps; an attempt never waits for one itself.
@@ -139,7 +153,9 @@ export function chooseAttempt(attempts: AttemptSummary[]): number | null {
 
 /** The preferred attempt when it is a verified fix, else the usual choice. */
 export function keptAttempt(attempts: AttemptSummary[], preferred: number | null): number | null {
-  return attempts.some((attempt) => attempt.attempt === preferred && attempt.status === 'fixed') ? preferred : chooseAttempt(attempts);
+  return attempts.some((attempt) => attempt.attempt === preferred && attempt.status === 'fixed')
+    ? preferred
+    : chooseAttempt(attempts);
 }
 
 /** An attempt's line in the report, from its own report. */
@@ -201,7 +217,10 @@ export function attemptsReport(options: {
   const any = [...reports.values()][0];
   const status = kept ? kept.status : statusWithoutFix(attempts);
   const sameStatus = attempts.find((attempt) => attempt.status === status && reports.has(attempt.attempt));
-  const stopCondition = kept?.stopCondition ?? (sameStatus ? reports.get(sameStatus.attempt)?.stopCondition : undefined) ?? conditionOf[status];
+  const stopCondition =
+    kept?.stopCondition ??
+    (sameStatus ? reports.get(sameStatus.attempt)?.stopCondition : undefined) ??
+    conditionOf[status];
   const keptSummary = attempts.find((attempt) => attempt.attempt === chosen);
   const stopDetail = keptSummary
     ? `kept attempt ${keptSummary.attempt} of ${attempts.length}: a verified fix of ${keptSummary.diffLines} changed lines in ${keptSummary.iterations} iterations`
@@ -224,7 +243,9 @@ export function attemptsReport(options: {
     testCommand: any?.testCommand ?? null,
     iterations: attempts.reduce((sum, attempt) => sum + attempt.iterations, 0),
     tokens: attempts.reduce((sum, attempt) => addUsage(sum, attempt.tokens), emptyUsage()),
-    costUsd: costs.some((cost) => cost === null) ? null : costs.reduce<number>((sum, cost) => sum + (cost as number), 0),
+    costUsd: costs.some((cost) => cost === null)
+      ? null
+      : costs.reduce<number>((sum, cost) => sum + (cost as number), 0),
     durationMs: options.durationMs,
     toolCalls: kept?.toolCalls ?? [],
     earlierToolCalls: kept?.earlierToolCalls ?? 0,
@@ -239,13 +260,15 @@ export function attemptsReport(options: {
 }
 
 /** How the person answered about the kept fix of a parent run with approve. */
-export type KeptFixAnswer = { decision: 'approved' } | { decision: 'stopped'; reason: string } | { decision: 'timed_out'; minutes: number };
+export type KeptFixAnswer =
+  { decision: 'approved' } | { decision: 'stopped'; reason: string } | { decision: 'timed_out'; minutes: number };
 
 /** The parent's report after the person's answer on its kept fix (a rejection goes back to the attempt instead). */
 export function withApprovalAnswer(report: DebugReport, answer: KeptFixAnswer): DebugReport {
   if (report.status !== 'fixed') return report;
   if (answer.decision === 'approved') return { ...report, stopDetail: `${report.stopDetail}, approved` };
-  if (answer.decision === 'stopped') return { ...report, status: 'stopped', stopCondition: 'stop_signal', stopDetail: answer.reason };
+  if (answer.decision === 'stopped')
+    return { ...report, status: 'stopped', stopCondition: 'stop_signal', stopDetail: answer.reason };
   return {
     ...report,
     status: 'not_approved',

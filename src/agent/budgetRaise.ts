@@ -27,7 +27,11 @@ const fieldFor: Partial<Record<StopCondition, RaiseField>> = {
 };
 
 /** The run's usage as the budgets count it, with the next request's estimated tokens. */
-export function budgetUsage(state: RunState, elapsedMs: number, conversationCharacters = conversationBytes(state.conversation)): UsageSoFar {
+export function budgetUsage(
+  state: RunState,
+  elapsedMs: number,
+  conversationCharacters = conversationBytes(state.conversation),
+): UsageSoFar {
   const newCharacters = Math.max(0, conversationCharacters - state.lastRequestCharacters);
   return {
     iterations: state.iteration,
@@ -87,7 +91,12 @@ export function applyRaise(budgets: Budgets, usage: UsageSoFar, raise: BudgetRai
     set(Math.max(limit, used) + more);
     applied[field] = more;
   };
-  grow('moreTokens', budgets.maxTokens, totalTokens(usage.tokens) + usage.nextRequestTokens, (value) => (next.maxTokens = Math.ceil(value)));
+  grow(
+    'moreTokens',
+    budgets.maxTokens,
+    totalTokens(usage.tokens) + usage.nextRequestTokens,
+    (value) => (next.maxTokens = Math.ceil(value)),
+  );
   grow('moreCostUsd', budgets.maxCostUsd, usage.costUsd ?? 0, (value) => (next.maxCostUsd = value));
   grow('moreMinutes', budgets.maxMinutes, usage.elapsedMs / 60_000, (value) => (next.maxMinutes = value));
   return { budgets: next, applied, ignored };
@@ -97,9 +106,16 @@ export function applyRaise(budgets: Budgets, usage: UsageSoFar, raise: BudgetRai
 export function raiseProblem(raise: unknown, paused: boolean): string | null {
   if (typeof raise !== 'object' || raise === null) return 'The raise must be an object such as {"moreIterations": 10}.';
   const values = Object.entries(raise as Record<string, unknown>);
-  const unknown = values.filter(([key]) => !['moreIterations', 'moreTokens', 'moreCostUsd', 'moreMinutes'].includes(key));
-  if (unknown.length) return `Unknown budget(s) ${unknown.map(([key]) => `"${key}"`).join(', ')}: use moreIterations, moreTokens, moreCostUsd or moreMinutes.`;
-  if (values.some(([, value]) => value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0))) {
+  const unknown = values.filter(
+    ([key]) => !['moreIterations', 'moreTokens', 'moreCostUsd', 'moreMinutes'].includes(key),
+  );
+  if (unknown.length)
+    return `Unknown budget(s) ${unknown.map(([key]) => `"${key}"`).join(', ')}: use moreIterations, moreTokens, moreCostUsd or moreMinutes.`;
+  if (
+    values.some(
+      ([, value]) => value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0),
+    )
+  ) {
     return 'Budget raises must be positive numbers.';
   }
   if (!paused && values.every(([, value]) => value === undefined)) {
@@ -121,7 +137,8 @@ export function describeRaise(raise: BudgetRaise): string {
 export function describeBudgetChange(before: Budgets, after: Budgets): string {
   const parts: string[] = [];
   const show = (name: string, from: number | undefined, to: number | undefined, format: (value: number) => string) => {
-    if (to !== undefined && from !== to) parts.push(`${name} ${from === undefined ? '–' : format(from)} → ${format(to)}`);
+    if (to !== undefined && from !== to)
+      parts.push(`${name} ${from === undefined ? '–' : format(from)} → ${format(to)}`);
   };
   show('iterations', before.maxIterations, after.maxIterations, String);
   show('tokens', before.maxTokens, after.maxTokens, String);

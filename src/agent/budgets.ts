@@ -41,7 +41,12 @@ export interface UsageSoFar {
   nextRequestTokens: number;
 }
 
-export const emptyUsage = (): TokenUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+export const emptyUsage = (): TokenUsage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
 
 export function addUsage(total: TokenUsage, more: TokenUsage): TokenUsage {
   return {
@@ -115,7 +120,8 @@ export function addCallCost(
   call: { costUsd: number | null; budgetCostUsd?: number; priceNote?: string | null },
   hasCostBudget: boolean,
 ): RunCost {
-  if (call.costUsd !== null) return { costUsd: run.costUsd === null ? null : run.costUsd + call.costUsd, costNote: run.costNote };
+  if (call.costUsd !== null)
+    return { costUsd: run.costUsd === null ? null : run.costUsd + call.costUsd, costNote: run.costNote };
   if (hasCostBudget && call.budgetCostUsd !== undefined) {
     return { costUsd: (run.costUsd ?? 0) + call.budgetCostUsd, costNote: call.priceNote ?? run.costNote };
   }

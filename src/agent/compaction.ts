@@ -46,7 +46,8 @@ export function fitConversationToBudget(conversation: Message[], maxBytes: numbe
     const kept = message.content.filter((block) => block.type !== 'thinking' && block.type !== 'redacted_thinking');
     if (kept.length === message.content.length) return;
     changed += message.content.length - kept.length;
-    message.content = kept.length > 0 ? kept : [{ type: 'text', text: '[thinking removed to fit the conversation’s size limit]' }];
+    message.content =
+      kept.length > 0 ? kept : [{ type: 'text', text: '[thinking removed to fit the conversation’s size limit]' }];
   });
 
   let total = jsonBytes(conversation);
@@ -66,7 +67,8 @@ export function fitConversationToBudget(conversation: Message[], maxBytes: numbe
 /** Keeps the head of a long observation or text, and empties a large input of an earlier tool call. */
 function shortenBlock(block: Message['content'][number], inLastAssistantMessage: boolean): boolean {
   const keep = 500;
-  const marker = (removed: number) => `\n[${removed} characters removed to fit the conversation’s size limit; run the tool again if you need them]`;
+  const marker = (removed: number) =>
+    `\n[${removed} characters removed to fit the conversation’s size limit; run the tool again if you need them]`;
   if (block.type === 'tool_result' || block.type === 'text') {
     const text = block.type === 'text' ? block.text : block.content;
     if (text.length <= keep * 2) return false;
@@ -76,7 +78,9 @@ function shortenBlock(block: Message['content'][number], inLastAssistantMessage:
     return true;
   }
   if (block.type === 'tool_use' && !inLastAssistantMessage && jsonBytes(block.input) > keep * 2) {
-    block.input = { [compactedInput]: `${jsonBytes(block.input)} bytes of input removed to fit the conversation’s size limit` };
+    block.input = {
+      [compactedInput]: `${jsonBytes(block.input)} bytes of input removed to fit the conversation’s size limit`,
+    };
     return true;
   }
   return false;

@@ -54,13 +54,7 @@ export interface ToolCall {
 }
 
 export type StopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+  'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 export function textOf(content: AssistantBlock[]): string {
   return content
@@ -173,7 +167,10 @@ function joinSameRole(conversation: Message[]): number {
     if (previous.role !== message.role) continue;
     if (previous.role === 'user') {
       const blocks = [...previous.content, ...message.content] as UserBlock[];
-      previous.content = [...blocks.filter((block) => block.type === 'tool_result'), ...blocks.filter((block) => block.type !== 'tool_result')];
+      previous.content = [
+        ...blocks.filter((block) => block.type === 'tool_result'),
+        ...blocks.filter((block) => block.type !== 'tool_result'),
+      ];
     } else {
       previous.content = [...previous.content, ...(message.content as AssistantBlock[])];
     }
@@ -219,7 +216,10 @@ function pairToolResults(conversation: Message[], reason: string): number {
       ),
       ...message.content.filter((block) => block.type !== 'tool_result'),
     ];
-    if (repaired.length !== message.content.length || repaired.some((block, position) => block !== message.content[position])) {
+    if (
+      repaired.length !== message.content.length ||
+      repaired.some((block, position) => block !== message.content[position])
+    ) {
       message.content = repaired;
       changes++;
     }

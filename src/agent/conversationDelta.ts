@@ -36,7 +36,10 @@ export function messageMark(message: Message): string {
 }
 
 /** The delta of the next model call, and what to remember of it for the call after. */
-export function conversationDelta(previous: SentConversation | null, conversation: Message[]): { delta: ConversationDelta; sent: SentConversation } {
+export function conversationDelta(
+  previous: SentConversation | null,
+  conversation: Message[],
+): { delta: ConversationDelta; sent: SentConversation } {
   const marks = conversation.map(messageMark);
   const sequence = (previous?.sequence ?? 0) + 1;
   let from = 0;
@@ -45,7 +48,12 @@ export function conversationDelta(previous: SentConversation | null, conversatio
     while (from < limit && previous.marks[from] === marks[from]) from += 1;
   }
   return {
-    delta: { sequence, basedOn: from > 0 && previous ? previous.sequence : 0, from, messages: conversation.slice(from) },
+    delta: {
+      sequence,
+      basedOn: from > 0 && previous ? previous.sequence : 0,
+      from,
+      messages: conversation.slice(from),
+    },
     sent: { sequence, marks },
   };
 }

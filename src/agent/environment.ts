@@ -20,14 +20,18 @@ export interface PreparedEnvironment {
 /** "environment: built in 41 s (python, 23 packages)", "environment: reused (python, 23 packages)". */
 export function describeEnvironment(environment: PreparedEnvironment | null | undefined): string {
   if (!environment) return 'environment: the sandbox image as it is (no dependencies declared)';
-  const what = [environment.kind, ...(environment.packages === null ? [] : [`${environment.packages} packages`])].join(', ');
+  const what = [environment.kind, ...(environment.packages === null ? [] : [`${environment.packages} packages`])].join(
+    ', ',
+  );
   if (environment.kind === 'image') return `environment: image ${environment.image}`;
   if (environment.reused) return `environment: reused (${what})`;
   return `environment: built in ${Math.round(environment.buildMs / 1000)} s (${what})`;
 }
 
 /** What the sandbox container needs of the environment. */
-export function environmentForSandbox(environment: PreparedEnvironment | null | undefined): { image: string; containerEnv: string[] } | undefined {
+export function environmentForSandbox(
+  environment: PreparedEnvironment | null | undefined,
+): { image: string; containerEnv: string[] } | undefined {
   return environment ? { image: environment.image, containerEnv: environment.containerEnv } : undefined;
 }
 

@@ -37,7 +37,10 @@ export const debugInputSchema = z.strictObject({
     .optional(),
   model: z.string().min(1).optional(),
   /** Which workers may answer the model calls (set by our CLI from the starter's settings; see modelEndpoint.ts). */
-  modelEndpoint: z.string().regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)').optional(),
+  modelEndpoint: z
+    .string()
+    .regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)')
+    .optional(),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
   /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */
   thinkingBudgetTokens: z.number().int().min(1_024).optional(),
@@ -48,7 +51,10 @@ export const debugInputSchema = z.strictObject({
     .number()
     .int()
     .min(4_096)
-    .max(maxContextWindowTokens, `at most ${maxContextWindowTokens} (the largest Claude context window); give the model's real context window`)
+    .max(
+      maxContextWindowTokens,
+      `at most ${maxContextWindowTokens} (the largest Claude context window); give the model's real context window`,
+    )
     .default(200_000),
   /** When a budget runs out, wait this long for a raiseBudget update before ending the run. */
   pauseOnBudgetMinutes: z.number().min(0).max(10_080).default(0),

@@ -73,7 +73,8 @@ export function resumed(earlierWorkflowId: string): string {
 
 export const fixVerified = 'Verified: the test suite passes. The run is complete.';
 
-export const fixVerifiedAndApproved = 'Verified: the test suite passes, and the reviewer approved the fix. The run is complete.';
+export const fixVerifiedAndApproved =
+  'Verified: the test suite passes, and the reviewer approved the fix. The run is complete.';
 
 /** A rejected kept fix of parallel attempts: its attempt goes on in a new run, told this as a hint. */
 export function attemptFixRejected(feedback: string): string {

@@ -85,7 +85,9 @@ export function planReply(input: ReplyInput): ReplyPlan {
   const thought = textOf(content);
   const message = (blocks: AssistantBlock[]): AssistantMessage | null =>
     // A reply of thinking alone says nothing to send back: the API drops old thinking anyway.
-    blocks.some((block) => block.type === 'text' || block.type === 'tool_use') ? { role: 'assistant', content: blocks } : null;
+    blocks.some((block) => block.type === 'text' || block.type === 'tool_use')
+      ? { role: 'assistant', content: blocks }
+      : null;
   const count = input.textOnlyRepliesInARow;
 
   switch (input.stopReason) {
@@ -96,14 +98,18 @@ export function planReply(input: ReplyInput): ReplyPlan {
         assistant: null,
         thought,
         textOnlyRepliesInARow: count,
-        stop: { condition: 'refusal', detail: `the model declined to continue (refusal)${thought ? `: ${clip(thought, 300)}` : ''}` },
+        stop: {
+          condition: 'refusal',
+          detail: `the model declined to continue (refusal)${thought ? `: ${clip(thought, 300)}` : ''}`,
+        },
       };
     case 'model_context_window_exceeded':
       return { next: 'compact', assistant: null, thought, textOnlyRepliesInARow: count };
     case 'pause_turn':
       // A paused turn is sent back as the last message so the model continues it; one that
       // already asks for tools is acted on like any other reply.
-      if (toolCallsOf(content).length === 0) return { next: 'pause', assistant: message(content), thought, textOnlyRepliesInARow: count };
+      if (toolCallsOf(content).length === 0)
+        return { next: 'pause', assistant: message(content), thought, textOnlyRepliesInARow: count };
       break;
     case 'max_tokens': {
       // The last block was being written when the limit hit: a tool call there is incomplete.
@@ -127,10 +133,19 @@ export function planReply(input: ReplyInput): ReplyPlan {
         assistant,
         thought,
         textOnlyRepliesInARow: inARow,
-        stop: { condition: 'no_tool_calls', detail: `the model replied ${inARow} times in a row without calling a tool` },
+        stop: {
+          condition: 'no_tool_calls',
+          detail: `the model replied ${inARow} times in a row without calling a tool`,
+        },
       };
     }
-    return { next: 'nudge', assistant, thought, textOnlyRepliesInARow: inARow, notes: notes.length ? notes : [prompts.nudgeAfterTextOnly] };
+    return {
+      next: 'nudge',
+      assistant,
+      thought,
+      textOnlyRepliesInARow: inARow,
+      notes: notes.length ? notes : [prompts.nudgeAfterTextOnly],
+    };
   }
 }
 
@@ -138,7 +153,12 @@ export function planReply(input: ReplyInput): ReplyPlan {
  * Stores a turn: the assistant message with its results and notes as one exchange, or, when
  * nothing of the reply is kept, only the notes (they join the last user message).
  */
-export function appendReply(conversation: Message[], assistant: AssistantMessage | null, results: ToolResultBlock[], notes: string[] = []): void {
+export function appendReply(
+  conversation: Message[],
+  assistant: AssistantMessage | null,
+  results: ToolResultBlock[],
+  notes: string[] = [],
+): void {
   if (assistant) {
     appendExchange(conversation, assistant, results, notes);
     return;
@@ -176,7 +196,11 @@ export function sortToolCalls(
     if (!parsed.ok) sorted.refused.push({ call, description, error: parsed.error });
     else if (parsed.effect !== 'finish') sorted.runnable.push(parsed);
     else if (sorted.finish) {
-      sorted.refused.push({ call, description, error: 'finish was called more than once in one reply: only the first finish call is verified.' });
+      sorted.refused.push({
+        call,
+        description,
+        error: 'finish was called more than once in one reply: only the first finish call is verified.',
+      });
     } else sorted.finish = parsed;
   }
   return sorted;

@@ -9,7 +9,15 @@ import type { TestSummary } from './testResults.js';
 // phase, iteration as the workflow counts it, usage.
 
 /** How a run ended: the report's status, and the DebugStatus search attribute once it closed. */
-export type RunStatus = 'fixed' | 'not_fixed' | 'not_approved' | 'no_failing_tests' | 'budget_exhausted' | 'stopped' | 'error' | 'environment_error';
+export type RunStatus =
+  | 'fixed'
+  | 'not_fixed'
+  | 'not_approved'
+  | 'no_failing_tests'
+  | 'budget_exhausted'
+  | 'stopped'
+  | 'error'
+  | 'environment_error';
 
 /** What the DebugStatus search attribute says while the run works. */
 export const runningStatus = 'running';

@@ -2,7 +2,17 @@
 // The workflow (workflows/debugRepository.ts) and the plain loop (bench/plainLoop.ts) both
 // drive it: they do the I/O (model calls, tools, test runs); this decides what each result
 // means for the run. Pure and deterministic: the time comes in as `now`.
-import { addCallCost, addUsage, budgetStop, emptyUsage, estimateTokens, requestInputTokens, totalTokens, type Stop, type TokenUsage } from './budgets.js';
+import {
+  addCallCost,
+  addUsage,
+  budgetStop,
+  emptyUsage,
+  estimateTokens,
+  requestInputTokens,
+  totalTokens,
+  type Stop,
+  type TokenUsage,
+} from './budgets.js';
 import { applyRaise, budgetUsage, completeRaise, describeRaise, type BudgetRaise } from './budgetRaise.js';
 import { compactConversation, fitConversationToBudget } from './compaction.js';
 import {
@@ -73,7 +83,11 @@ export function startRunState(input: DebugInput, carried: RunState | undefined, 
  * workspace log, baseline and usage carry over, and the model is told it goes on. The time
  * budget goes on counting from where the earlier run stopped (as tokens and cost do).
  */
-export function resumeEarlierState(state: RunState, earlier: RunState, from: { workflowId: string; elapsedMs?: number; now: number }): void {
+export function resumeEarlierState(
+  state: RunState,
+  earlier: RunState,
+  from: { workflowId: string; elapsedMs?: number; now: number },
+): void {
   Object.assign(state, {
     startedAt: from.now - (from.elapsedMs ?? 0),
     snapshot: earlier.snapshot,
@@ -145,7 +159,13 @@ export function stopBeforeNextCall(state: RunState, now: number): Stop | null {
 export function stopWhileWaiting(state: RunState, now: number): Stop | null {
   if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
   const budgets = { ...state.budgets, maxTokens: undefined, maxCostUsd: undefined };
-  return budgetStop(budgets, { iterations: state.iteration - 1, tokens: state.tokens, costUsd: state.costUsd, elapsedMs: now - state.startedAt, nextRequestTokens: 0 });
+  return budgetStop(budgets, {
+    iterations: state.iteration - 1,
+    tokens: state.tokens,
+    costUsd: state.costUsd,
+    elapsedMs: now - state.startedAt,
+    nextRequestTokens: 0,
+  });
 }
 
 /** A raise covers whatever budget is spent, so a paused run goes on (the same rule as `resume`); the model is told. */
@@ -166,15 +186,20 @@ export function compactIfContextIsFull(state: RunState, input: DebugInput): Stop
   state.earlierToolCalls = (state.earlierToolCalls ?? 0) + dropOldestRecords(state.toolCalls);
   // One serialization serves both checks (this runs before every model call); a second one only after compacting.
   const text = JSON.stringify(state.conversation);
-  if (budgetUsage(state, 0, text.length).nextRequestTokens <= limit && !exceedsBytes(text, conversationByteBudget)) return null;
+  if (budgetUsage(state, 0, text.length).nextRequestTokens <= limit && !exceedsBytes(text, conversationByteBudget))
+    return null;
   compact(state);
   if (!exceedsBytes(JSON.stringify(state.conversation), conversationByteBudget)) return null;
-  return { condition: 'context_exhausted', detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes` };
+  return {
+    condition: 'context_exhausted',
+    detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes`,
+  };
 }
 
 /** Shortens the oldest observations once, as a block (more when the conversation is over its size limit); false when there was nothing left to shorten. */
 export function compact(state: RunState): boolean {
-  const shortened = compactConversation(state.conversation) + fitConversationToBudget(state.conversation, conversationByteBudget);
+  const shortened =
+    compactConversation(state.conversation) + fitConversationToBudget(state.conversation, conversationByteBudget);
   if (shortened === 0) return false;
   state.compactions += 1;
   // Readers of the transcript (the model activity) can tell the earlier messages changed.
@@ -202,10 +227,18 @@ export interface ModelCallFacts {
 }
 
 /** Counts a model call's tokens and cost, and what the next request's size is estimated from. */
-export function recordModelCall(state: RunState, call: ModelCallFacts, requestCharacters = conversationBytes(state.conversation)): void {
+export function recordModelCall(
+  state: RunState,
+  call: ModelCallFacts,
+  requestCharacters = conversationBytes(state.conversation),
+): void {
   state.modelCalls += 1;
   state.tokens = addUsage(state.tokens, call.usage);
-  const cost = addCallCost({ costUsd: state.costUsd, costNote: state.costNote ?? null }, call, state.budgets.maxCostUsd !== undefined);
+  const cost = addCallCost(
+    { costUsd: state.costUsd, costNote: state.costNote ?? null },
+    call,
+    state.budgets.maxCostUsd !== undefined,
+  );
   state.costUsd = cost.costUsd;
   state.costNote = cost.costNote;
   state.lastRequestTokens = requestInputTokens(call.usage);
@@ -236,11 +269,20 @@ export type Step = { next: 'stop'; stop: Stop } | { next: 'again' } | { next: 'a
  * without tools, a compaction), or tool calls to run. Whatever needs no tool result is
  * appended here; a paused turn that this reply continues is merged into it.
  */
-export function takeReply(state: RunState, reply: Pick<ModelCallFacts, 'content' | 'stopReason' | 'oversizedToolInputs'>, options: { allowCommands: boolean }): Step {
+export function takeReply(
+  state: RunState,
+  reply: Pick<ModelCallFacts, 'content' | 'stopReason' | 'oversizedToolInputs'>,
+  options: { allowCommands: boolean },
+): Step {
   const last = state.conversation[state.conversation.length - 1];
   const paused = last?.role === 'assistant' ? (state.conversation.pop() as AssistantMessage) : undefined;
   if (paused) state.replyIterations?.pop();
-  const plan = planReply({ content: reply.content, stopReason: reply.stopReason, paused, textOnlyRepliesInARow: state.textOnlyRepliesInARow ?? 0 });
+  const plan = planReply({
+    content: reply.content,
+    stopReason: reply.stopReason,
+    paused,
+    textOnlyRepliesInARow: state.textOnlyRepliesInARow ?? 0,
+  });
   state.textOnlyRepliesInARow = plan.textOnlyRepliesInARow;
   state.lastThought = plan.thought || state.lastThought;
   switch (plan.next) {
@@ -250,7 +292,10 @@ export function takeReply(state: RunState, reply: Pick<ModelCallFacts, 'content'
       return { next: 'stop', stop: plan.stop };
     case 'compact':
       if (compact(state)) return { next: 'again' };
-      return { next: 'stop', stop: { condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' } };
+      return {
+        next: 'stop',
+        stop: { condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' },
+      };
     case 'pause':
       if (plan.assistant) state.conversation.push(plan.assistant);
       noteReply(state, plan.assistant);
@@ -260,7 +305,17 @@ export function takeReply(state: RunState, reply: Pick<ModelCallFacts, 'content'
       noteReply(state, plan.assistant);
       return { next: 'again' };
     case 'act':
-      return { next: 'act', turn: startTurn(state, plan.assistant as AssistantMessage, plan.calls, plan.notes, reply.oversizedToolInputs, options) };
+      return {
+        next: 'act',
+        turn: startTurn(
+          state,
+          plan.assistant as AssistantMessage,
+          plan.calls,
+          plan.notes,
+          reply.oversizedToolInputs,
+          options,
+        ),
+      };
   }
 }
 
@@ -288,8 +343,16 @@ function startTurn(
   options: { allowCommands: boolean },
 ): Turn {
   const sorted = sortToolCalls(calls, { allowCommands: options.allowCommands, oversizedInputs });
-  const turn: Turn = { assistant, notes, calls, groups: groupCalls(sorted.runnable), finish: sorted.finish, results: new Map() };
-  for (const { call, description, error } of sorted.refused) recordResult(state, turn, call, description, { content: error, isError: true });
+  const turn: Turn = {
+    assistant,
+    notes,
+    calls,
+    groups: groupCalls(sorted.runnable),
+    finish: sorted.finish,
+    results: new Map(),
+  };
+  for (const { call, description, error } of sorted.refused)
+    recordResult(state, turn, call, description, { content: error, isError: true });
   if (sorted.finish) {
     state.rootCause = String(sorted.finish.input.root_cause);
     state.fixSummary = typeof sorted.finish.input.summary === 'string' ? sorted.finish.input.summary : null;
@@ -319,9 +382,20 @@ export function applyToolOutcome(state: RunState, turn: Turn, call: RunnableCall
   recordResult(state, turn, call, describeToolCall(call.name, call.input), outcome);
 }
 
-function recordResult(state: RunState, turn: Turn, call: { id: string; name: string }, description: string, outcome: { content: string; isError: boolean }): void {
+function recordResult(
+  state: RunState,
+  turn: Turn,
+  call: { id: string; name: string },
+  description: string,
+  outcome: { content: string; isError: boolean },
+): void {
   state.toolCalls.push({ iteration: state.iteration, name: call.name, description, isError: outcome.isError });
-  turn.results.set(call.id, { type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
+  turn.results.set(call.id, {
+    type: 'tool_result',
+    tool_use_id: call.id,
+    content: outcome.content,
+    ...(outcome.isError ? { is_error: true } : {}),
+  });
 }
 
 // ── The finish call ────────────────────────────────────────────────────────────────────────
@@ -339,7 +413,10 @@ export interface FixVerdict {
   message: string;
 }
 
-export const verifiedStop: Stop = { condition: 'finish_verified', detail: 'finish was called and the fix was verified' };
+export const verifiedStop: Stop = {
+  condition: 'finish_verified',
+  detail: 'finish was called and the fix was verified',
+};
 
 /** The model's claim is never trusted: the fix is judged by the suite run after it, against the baseline. */
 export function judgeFix(baseline: TestSummary, after: TestSummary): FixVerdict {
@@ -358,17 +435,30 @@ export function reviewVerdict(verdict: FixVerdict): FixReview {
  * unit; the stop that ends the run there, if any.
  */
 export function completeTurn(state: RunState, turn: Turn, review: FixReview | null): Stop | null {
-  const results = turn.calls.map((call) => turn.results.get(call.id)).filter((result): result is ToolResultBlock => Boolean(result));
+  const results = turn.calls
+    .map((call) => turn.results.get(call.id))
+    .filter((result): result is ToolResultBlock => Boolean(result));
   if (turn.finish && review) {
-    state.toolCalls.push({ iteration: state.iteration, name: 'finish', description: 'finish', isError: !review.accepted });
-    results.push({ type: 'tool_result', tool_use_id: turn.finish.id, content: review.message, is_error: !review.accepted });
+    state.toolCalls.push({
+      iteration: state.iteration,
+      name: 'finish',
+      description: 'finish',
+      isError: !review.accepted,
+    });
+    results.push({
+      type: 'tool_result',
+      tool_use_id: turn.finish.id,
+      content: review.message,
+      is_error: !review.accepted,
+    });
     appendExchange(state.conversation, turn.assistant, results, turn.notes);
     noteReply(state, turn.assistant);
     return review.stop;
   }
   appendExchange(state.conversation, turn.assistant, results, turn.notes);
   noteReply(state, turn.assistant);
-  if (state.guardrailRefusals >= maxGuardrailRefusals) return { condition: 'guardrail', detail: 'the model kept trying to change test files' };
+  if (state.guardrailRefusals >= maxGuardrailRefusals)
+    return { condition: 'guardrail', detail: 'the model kept trying to change test files' };
   return null;
 }
 
@@ -403,7 +493,8 @@ export function testsAfterRun(state: RunState, stop: Stop): { known: TestSummary
   const workspace = state.workspace;
   if (stop.condition === 'no_failing_tests' || stop.condition === 'environment_error' || !workspace) return 'none';
   // Only the workflow's own run of the whole suite counts, never the model's run_tests.
-  if (state.lastSuiteRun && state.lastSuiteRun.digest === workspace.digest) return { known: state.lastSuiteRun.summary };
+  if (state.lastSuiteRun && state.lastSuiteRun.digest === workspace.digest)
+    return { known: state.lastSuiteRun.summary };
   return 'run';
 }
 

@@ -101,7 +101,9 @@ function parseNode(output: string): Counts | null {
   if (!pass || !fail) return null;
   const failing = output
     .split('\n')
-    .map((line) => line.match(/^\s*not ok \d+ - (.+?)(?:\s+#.*)?$/)?.[1] ?? line.match(/^\s*✖ (.+?) \([\d.]+m?s\)$/)?.[1])
+    .map(
+      (line) => line.match(/^\s*not ok \d+ - (.+?)(?:\s+#.*)?$/)?.[1] ?? line.match(/^\s*✖ (.+?) \([\d.]+m?s\)$/)?.[1],
+    )
     .filter((name): name is string => Boolean(name) && !/^failing tests:?$/i.test(name ?? ''));
   return {
     passed: Number(pass[1]),
@@ -120,7 +122,9 @@ function parseVitest(output: string): Counts | null {
   // "      Tests  1 failed | 4 passed | 1 skipped (6)"
   const line = [...output.matchAll(/^\s*Tests\s{2,}(.*\(\d+\))\s*$/gm)].pop()?.[1];
   if (!line) return null;
-  const failing = [...output.matchAll(/^\s*FAIL\s+(.+? > .+?)\s*$/gm)].map((match) => (match[1] as string).replace(/\s+\[.*\]$/, ''));
+  const failing = [...output.matchAll(/^\s*FAIL\s+(.+? > .+?)\s*$/gm)].map((match) =>
+    (match[1] as string).replace(/\s+\[.*\]$/, ''),
+  );
   return {
     passed: count(line, /(\d+) passed/),
     failed: count(line, /(\d+) failed/),
@@ -133,7 +137,9 @@ function parseJest(output: string): Counts | null {
   // "Tests:       1 failed, 4 passed, 5 total"
   const line = [...output.matchAll(/^Tests:\s+(.*\d+ total)\s*$/gm)].pop()?.[1];
   if (!line) return null;
-  const failing = [...output.matchAll(/^\s*● (.+?)\s*$/gm)].map((match) => match[1] as string).filter((name) => !/^Console$|^Test suite failed to run$/.test(name));
+  const failing = [...output.matchAll(/^\s*● (.+?)\s*$/gm)]
+    .map((match) => match[1] as string)
+    .filter((name) => !/^Console$|^Test suite failed to run$/.test(name));
   return {
     passed: count(line, /(\d+) passed/),
     failed: count(line, /(\d+) failed/),
@@ -148,12 +154,26 @@ function parseMocha(output: string): Counts | null {
   if (!passing) return null;
   const failedCount = count(output, /^\s*(\d+) failing$/m);
   const failing: string[] = [];
-  const afterSummary = output.slice(output.search(/^\s*\d+ failing$/m) >= 0 ? output.search(/^\s*\d+ failing$/m) : output.length);
+  const afterSummary = output.slice(
+    output.search(/^\s*\d+ failing$/m) >= 0 ? output.search(/^\s*\d+ failing$/m) : output.length,
+  );
   for (const match of afterSummary.matchAll(/^ {2}\d+\) (.+)\n((?: {5,}.+\n)*?) {5,}(.+):$/gm)) {
-    const parts = [match[1] as string, ...(match[2] ?? '').split('\n').map((part) => part.trim()).filter(Boolean), match[3] as string];
+    const parts = [
+      match[1] as string,
+      ...(match[2] ?? '')
+        .split('\n')
+        .map((part) => part.trim())
+        .filter(Boolean),
+      match[3] as string,
+    ];
     failing.push(parts.map((part) => part.trim()).join(' '));
   }
-  return { passed: Number(passing[1]), failed: failedCount, skipped: count(output, /^\s*(\d+) pending$/m), failing: unique(failing) };
+  return {
+    passed: Number(passing[1]),
+    failed: failedCount,
+    skipped: count(output, /^\s*(\d+) pending$/m),
+    failing: unique(failing),
+  };
 }
 
 function parseGo(output: string): Counts | null {

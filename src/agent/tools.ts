@@ -35,7 +35,8 @@ function shorten(value: unknown, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-const pathSummary = (name: string) => (args: Record<string, unknown>) => `${name} ${args.path ? shorten(args.path) : '.'}`;
+const pathSummary = (name: string) => (args: Record<string, unknown>) =>
+  `${name} ${args.path ? shorten(args.path) : '.'}`;
 
 export const tools = {
   run_tests: {
@@ -43,7 +44,9 @@ export const tools = {
       path: z
         .string()
         .optional()
-        .describe('Optional test file or test id to run alone (e.g. "tests/test_stats.py"). Omit to run the whole suite.'),
+        .describe(
+          'Optional test file or test id to run alone (e.g. "tests/test_stats.py"). Omit to run the whole suite.',
+        ),
     }),
     description:
       "Run the repository's test suite (or one test file) in the sandbox. The result starts with a summary (passed and failed counts, the names of failing tests) followed by the test output. Run it first to see what fails, and again after every fix.",
@@ -91,7 +94,10 @@ export const tools = {
   edit_file: {
     input: z.strictObject({
       path: relativePath,
-      old_string: z.string().min(1).describe('Exact text to replace, including indentation. It must occur exactly once in the file.'),
+      old_string: z
+        .string()
+        .min(1)
+        .describe('Exact text to replace, including indentation. It must occur exactly once in the file.'),
       new_string: z.string().describe('The text that replaces old_string.'),
     }),
     description:
@@ -105,7 +111,8 @@ export const tools = {
       path: relativePath,
       content: z.string().describe('The whole content of the new file.'),
     }),
-    description: 'Create a new file (or replace a whole file) with the given content. Prefer edit_file for changes to existing files.',
+    description:
+      'Create a new file (or replace a whole file) with the given content. Prefer edit_file for changes to existing files.',
     effect: 'mutate',
     executor: 'sandbox',
     summary: pathSummary('write_file'),
@@ -140,7 +147,9 @@ export const tools = {
 export type ToolName = keyof typeof tools;
 export type ToolInput<N extends ToolName> = z.infer<(typeof tools)[N]['input']>;
 /** The tools that the sandbox executes (all but finish); its executor map must cover exactly these. */
-export type SandboxToolName = { [N in ToolName]: (typeof tools)[N]['executor'] extends 'sandbox' ? N : never }[ToolName];
+export type SandboxToolName = {
+  [N in ToolName]: (typeof tools)[N]['executor'] extends 'sandbox' ? N : never;
+}[ToolName];
 
 export const toolNames = Object.keys(tools) as ToolName[];
 

@@ -3,7 +3,8 @@
 // can rebuild them, and `temporal workflow reset` to an earlier step is safe.
 
 /** The state of one path after a mutation; null when the path was removed. */
-export type PathState = { kind: 'file'; blob: string; executable: boolean } | { kind: 'symlink'; target: string } | null;
+export type PathState =
+  { kind: 'file'; blob: string; executable: boolean } | { kind: 'symlink'; target: string } | null;
 
 export interface Mutation {
   path: string;
@@ -34,5 +35,7 @@ export function workspaceMark(log: WorkspaceLog): WorkspaceMark {
 }
 
 export function isWorkspaceAt(log: WorkspaceLog, mark: WorkspaceMark): boolean {
-  return log.snapshotId === mark.snapshotId && log.mutations.length === mark.mutationCount && log.digest === mark.digest;
+  return (
+    log.snapshotId === mark.snapshotId && log.mutations.length === mark.mutationCount && log.digest === mark.digest
+  );
 }

@@ -40,4 +40,3 @@ export function noteUnsetBudgets(asked: BudgetRaise, budgets: Budgets): void {
   ].filter(Boolean);
   if (unset.length) log(`Ignored ${unset.join(', ')}: budgets that were not set stay unset.`);
 }
-

@@ -34,7 +34,10 @@ export function applyFix(report: DebugReport, repo: string, json: boolean): void
   try {
     const created = createFixBranch(repo, report);
     if (json) console.log(JSON.stringify({ applied: created }));
-    else log(`Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`);
+    else
+      log(
+        `Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`,
+      );
   } catch (error) {
     if (error instanceof FixBranchRefused) throw new UsageError(`Not applied, nothing changed. ${error.message}`);
     throw error;
@@ -43,8 +46,14 @@ export function applyFix(report: DebugReport, repo: string, json: boolean): void
 
 export async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   const handle = session.client.workflow.getHandle(workflowId);
-  const report = await followRun(handle, { json, queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query) });
-  await printFinalReport(session.config, report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId), json });
+  const report = await followRun(handle, {
+    json,
+    queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
+  });
+  await printFinalReport(session.config, report, {
+    webUi: webUiLink(session.server.uiUrl, session.config, workflowId),
+    json,
+  });
   return report;
 }
 
@@ -62,16 +71,23 @@ export async function withSession<T>(work: (session: Session) => Promise<T>): Pr
 }
 
 /** Sends approve/reject; a refusal by the run (not awaiting approval, no feedback) is the user's to fix. */
-export async function answerApproval(session: Session, workflowId: string, send: () => Promise<ApprovalAnswer>): Promise<void> {
+export async function answerApproval(
+  session: Session,
+  workflowId: string,
+  send: () => Promise<ApprovalAnswer>,
+): Promise<void> {
   const status = await session.client.workflow.getHandle(workflowId).query(statusQuery);
   if (!status.awaitingApproval) {
-    throw new UsageError(`${workflowId} is not awaiting approval (phase ${status.phase}): only a verified fix of a run started with --approve waits for an answer.`);
+    throw new UsageError(
+      `${workflowId} is not awaiting approval (phase ${status.phase}): only a verified fix of a run started with --approve waits for an answer.`,
+    );
   }
   try {
     await send();
   } catch (error) {
     const cause = (error as { cause?: { message?: string } }).cause?.message;
-    throw new UsageError(`${workflowId} refused the answer: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
+    throw new UsageError(
+      `${workflowId} refused the answer: ${cause ?? (error instanceof Error ? error.message : String(error))}`,
+    );
   }
 }
-

@@ -20,7 +20,9 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
   const fixtures = await loadFixtures();
   const fixture = fixtures.find((candidate) => candidate.name === options.fixture);
   if (!fixture) {
-    throw new Error(`No fixture named "${options.fixture}". Fixtures: ${fixtures.map((candidate) => candidate.name).join(', ')}`);
+    throw new Error(
+      `No fixture named "${options.fixture}". Fixtures: ${fixtures.map((candidate) => candidate.name).join(', ')}`,
+    );
   }
   const server = await ensureTemporalServer(config, log);
   let scripted: ScriptedModel | null = null;
@@ -36,14 +38,19 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
   const worker = await startWorker({
     config,
     address: server.address,
-    ...(scripted ? { anthropic: scripted.anthropic, modelEndpoint: scriptedModelEndpoint, describeAnswerer: describe } : {}),
+    ...(scripted
+      ? { anthropic: scripted.anthropic, modelEndpoint: scriptedModelEndpoint, describeAnswerer: describe }
+      : {}),
     // A task queue of its own, so a worker started elsewhere never picks up the demo's run.
     taskQueue: `${config.taskQueue}-demo-${process.pid}`,
     log,
   });
   try {
     const client = await connectClient(server.address, config.namespace);
-    const input = { ...fixtureInput(fixture), ...(worker.modelEndpoint ? { modelEndpoint: worker.modelEndpoint } : {}) };
+    const input = {
+      ...fixtureInput(fixture),
+      ...(worker.modelEndpoint ? { modelEndpoint: worker.modelEndpoint } : {}),
+    };
     const handle = await startDebugRun(client, { input, taskQueue: worker.taskQueue });
     const link = webUiLink(server.uiUrl, config, handle.workflowId);
     if (!options.json) {

@@ -24,14 +24,18 @@ export function fixBranchName(workflowId: string): string {
 /** Creates `durable-debugger/<id>` in `repo` with the report's patch, or refuses with nothing changed. */
 export function createFixBranch(repo: string, report: DebugReport): FixBranch {
   if (report.status !== 'fixed') {
-    throw new FixBranchRefused(`Run ${report.workflowId} ended ${report.status}, not fixed: there is no verified patch to apply.`);
+    throw new FixBranchRefused(
+      `Run ${report.workflowId} ended ${report.status}, not fixed: there is no verified patch to apply.`,
+    );
   }
   if (!report.patch.trim()) throw new FixBranchRefused(`Run ${report.workflowId} has an empty patch.`);
   const git = gitIn(repo);
   const prefix = git(['rev-parse', '--show-prefix'], {
     refusal: `${repo} is not a git repository: apply the patch by hand with \`durable-debugger result ${report.workflowId} --patch | git apply\`.`,
   }).trim();
-  git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { refusal: `${repo} has no commit yet: commit its files first.` });
+  git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
+    refusal: `${repo} has no commit yet: commit its files first.`,
+  });
 
   const branch = fixBranchName(report.workflowId);
   git(['check-ref-format', '--branch', branch], { refusal: `"${branch}" is not a valid branch name.` });
@@ -59,9 +63,15 @@ export function createFixBranch(repo: string, report: DebugReport): FixBranch {
       withOutput: true,
     });
     const tree = git(['write-tree'], { env: index }).trim();
-    const commit = git(['commit-tree', tree, '-p', 'HEAD', '-F', '-'], { env: identityFallback(repo), input: commitMessage(report) }).trim();
+    const commit = git(['commit-tree', tree, '-p', 'HEAD', '-F', '-'], {
+      env: identityFallback(repo),
+      input: commitMessage(report),
+    }).trim();
     // The empty old value makes this a create: a branch made meanwhile is never overwritten.
-    git(['update-ref', `refs/heads/${branch}`, commit, ''], { refusal: `The branch ${branch} could not be created:`, withOutput: true });
+    git(['update-ref', `refs/heads/${branch}`, commit, ''], {
+      refusal: `The branch ${branch} could not be created:`,
+      withOutput: true,
+    });
     return { branch, commit, files };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -95,7 +105,11 @@ function firstLine(text: string): string {
 
 function oneLine(summary: TestSummary | null): string {
   if (!summary) return 'not run';
-  return formatTestSummary(summary).split('\n')[0]?.replace(/^Tests: /, '') ?? '';
+  return (
+    formatTestSummary(summary)
+      .split('\n')[0]
+      ?.replace(/^Tests: /, '') ?? ''
+  );
 }
 
 /** The user's own identity when git has one; otherwise the commit is signed as durable-debugger. */
@@ -127,7 +141,8 @@ function gitIn(repo: string) {
     });
     if (result.status === 0) return result.stdout;
     const said = `${result.stderr ?? ''}${result.error ? result.error.message : ''}`.trim();
-    if (options.refusal) throw new FixBranchRefused(options.withOutput && said ? `${options.refusal}\n${said}` : options.refusal);
+    if (options.refusal)
+      throw new FixBranchRefused(options.withOutput && said ? `${options.refusal}\n${said}` : options.refusal);
     throw new Error(`git ${args.join(' ')} failed: ${said}`);
   };
 }

@@ -63,7 +63,8 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       }
       renderMessage(message, index, print);
     }
-    if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json && !closed) print(pc.yellow(status.waitingFor));
+    if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json && !closed)
+      print(pc.yellow(status.waitingFor));
     lastWaitingFor = status?.waitingFor ?? null;
     const statusKey = status ? `${status.phase}/${status.iteration}${status.waitingFor ? '/waiting' : ''}` : '';
     if (options.json && status && statusKey !== lastStatusKey) print(JSON.stringify({ type: 'status', status }));
@@ -88,7 +89,9 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
         thinkingSince ||= Date.now();
         const seconds = Math.round((Date.now() - thinkingSince) / 1000);
         clearTransient();
-        out.write(pc.dim(`  … iteration ${status.iteration}: the model is thinking (${seconds}s) · ${formatTokens(status)}`));
+        out.write(
+          pc.dim(`  … iteration ${status.iteration}: the model is thinking (${seconds}s) · ${formatTokens(status)}`),
+        );
         transient = true;
       } else {
         thinkingSince = 0;
@@ -101,7 +104,8 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     const closed = description.status.name !== 'RUNNING';
     const ask = () => Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
     try {
-      const answer = closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
+      const answer =
+        closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
       if (answer) printNew(answer[1], answer[0], closed);
     } catch {
       // A closed run is queried by replaying it on a worker: with no worker on its task queue the
@@ -126,7 +130,11 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
  * call or a paused turn makes that differ from the number of replies); counted from the replies
  * only for runs whose workflow does not say.
  */
-export function iterationOfReply(messages: Message[], index: number, replyIterations: number[] | null | undefined): number {
+export function iterationOfReply(
+  messages: Message[],
+  index: number,
+  replyIterations: number[] | null | undefined,
+): number {
   const reply = messages.slice(0, index + 1).filter((each) => each.role === 'assistant').length;
   return replyIterations?.[reply - 1] ?? reply;
 }
@@ -156,8 +164,15 @@ function renderMessage(message: Message, index: number, print: (line: string) =>
 }
 
 function formatTokens(status: RunStatusView): string {
-  const tokens = status.tokens.inputTokens + status.tokens.outputTokens + status.tokens.cacheReadTokens + status.tokens.cacheWriteTokens;
-  const cost = status.costUsd === null ? 'cost unknown' : `$${status.costUsd.toFixed(4)}${status.costNote ? ' (at a conservative price)' : ''}`;
+  const tokens =
+    status.tokens.inputTokens +
+    status.tokens.outputTokens +
+    status.tokens.cacheReadTokens +
+    status.tokens.cacheWriteTokens;
+  const cost =
+    status.costUsd === null
+      ? 'cost unknown'
+      : `$${status.costUsd.toFixed(4)}${status.costNote ? ' (at a conservative price)' : ''}`;
   return `${tokens} tokens · ${cost}`;
 }
 

@@ -13,11 +13,14 @@ export function scriptedNotice(url: string): string {
   );
 }
 
-export function scriptedWorkerModel(scripted: ScriptedModel): Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> {
+export function scriptedWorkerModel(
+  scripted: ScriptedModel,
+): Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> {
   return {
     anthropic: scripted.anthropic,
     modelEndpoint: scriptedModelEndpoint,
-    describeAnswerer: () => 'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev/worker --scripted), not Claude',
+    describeAnswerer: () =>
+      'scripted responses (fixtures/*/script.json) played by a local fake Anthropic API (durable-debugger dev/worker --scripted), not Claude',
   };
 }
 
@@ -34,4 +37,3 @@ export async function runWorkerInForeground(
   process.once('SIGTERM', stop);
   await worker.done;
 }
-

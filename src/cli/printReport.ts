@@ -9,7 +9,10 @@ import type { TestSummary } from '../agent/testResults.js';
 import { fullPatchOf } from '../sandbox/patch.js';
 import { openContentStore } from '../sandbox/store/openStore.js';
 
-export function formatReport(report: DebugReport, extras: { webUi?: string | null; patchFile?: string | null } = {}): string {
+export function formatReport(
+  report: DebugReport,
+  extras: { webUi?: string | null; patchFile?: string | null } = {},
+): string {
   const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;
   const lines = [
     '',
@@ -17,35 +20,49 @@ export function formatReport(report: DebugReport, extras: { webUi?: string | nul
   ];
   if (report.rootCause) lines.push(`${pc.bold('Root cause:')} ${report.rootCause}`);
   if (report.fixSummary) lines.push(`${pc.bold('Fix:')} ${report.fixSummary}`);
-  lines.push(`${pc.bold('Tests:')} before ${describeTests(report.testsBefore)} → after ${describeTests(report.testsAfter)}`);
+  lines.push(
+    `${pc.bold('Tests:')} before ${describeTests(report.testsBefore)} → after ${describeTests(report.testsAfter)}`,
+  );
   const t = report.tokens;
   lines.push(
     `${pc.bold('Work:')} ${report.iterations} iterations, ${report.toolCalls.length + (report.earlierToolCalls ?? 0)} tool calls, ${(report.durationMs / 1000).toFixed(1)} s` +
       (report.workflowRuns > 1 ? `, ${report.workflowRuns} workflow runs` : '') +
       (report.compactions > 0 ? `, context compacted ${report.compactions}×` : ''),
   );
-  if (report.resumedFrom) lines.push(`${pc.bold('Resumed from:')} ${report.resumedFrom} (its work before the resume is counted here)`);
+  if (report.resumedFrom)
+    lines.push(`${pc.bold('Resumed from:')} ${report.resumedFrom} (its work before the resume is counted here)`);
   lines.push(
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
-  if (report.environment !== undefined) lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
+  if (report.environment !== undefined)
+    lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
   if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   if (report.attempts) {
-    lines.push(pc.bold(`Attempts:`) + ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`);
+    lines.push(
+      pc.bold(`Attempts:`) +
+        ` ${report.attempts.length}, kept ${report.chosenAttempt ? `attempt ${report.chosenAttempt}` : 'none'} (iterations, tokens and cost above are their sums; tool calls are the kept attempt’s)`,
+    );
     for (const attempt of report.attempts) {
       const cost = attempt.costUsd === null ? 'cost unknown' : `$${attempt.costUsd.toFixed(4)}`;
       const mark = attempt.attempt === report.chosenAttempt ? pc.green('✔ chosen ') : '';
       lines.push(
         `  ${mark}${attempt.attempt}. ${attempt.status} · ${attempt.diffLines} lines changed · ${attempt.iterations} iterations · ${cost} · ${attempt.workflowId}` +
-          (attempt.rootCause ? `\n     root cause: ${attempt.rootCause}` : attempt.status === 'fixed' ? '' : `\n     ${attempt.detail}`),
+          (attempt.rootCause
+            ? `\n     root cause: ${attempt.rootCause}`
+            : attempt.status === 'fixed'
+              ? ''
+              : `\n     ${attempt.detail}`),
       );
     }
   }
   if (report.patch) {
     const size = report.fullPatch ? pc.dim(` (${report.fullPatch.bytes} bytes; the beginning:)`) : '';
-    lines.push(pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : '') + size, report.patch.trimEnd());
+    lines.push(
+      pc.bold('Patch:') + (extras.patchFile ? pc.dim(` (saved to ${extras.patchFile})`) : '') + size,
+      report.patch.trimEnd(),
+    );
   } else {
     lines.push(`${pc.bold('Patch:')} (no changes)`);
   }
@@ -73,11 +90,18 @@ export async function wholePatch(config: Config, report: DebugReport): Promise<s
 }
 
 /** Ends a followed run: saves its patch under the data folder and prints the report (text or JSON). */
-export async function printFinalReport(config: Config, report: DebugReport, options: { webUi: string | null; json: boolean }): Promise<void> {
+export async function printFinalReport(
+  config: Config,
+  report: DebugReport,
+  options: { webUi: string | null; json: boolean },
+): Promise<void> {
   const patch = report.patch ? await wholePatch(config, report).catch(() => null) : null;
   const patchFile = patch ? await savePatch(config, report.workflowId, patch) : null;
   if (options.json) console.log(JSON.stringify({ type: 'report', report, webUi: options.webUi, patchFile }));
-  else console.log(formatReport(report, { webUi: options.webUi, patchFile: patchFile && relative(process.cwd(), patchFile) }));
+  else
+    console.log(
+      formatReport(report, { webUi: options.webUi, patchFile: patchFile && relative(process.cwd(), patchFile) }),
+    );
 }
 
 async function savePatch(config: Config, workflowId: string, patch: string): Promise<string> {

@@ -36,18 +36,37 @@ export function runOptions(command: Command): Command {
     .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
     .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
     .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
-    .option('--max-cost <usd>', 'cost budget in USD (a model without a listed price counts at the highest listed price)', positiveNumber)
+    .option(
+      '--max-cost <usd>',
+      'cost budget in USD (a model without a listed price counts at the highest listed price)',
+      positiveNumber,
+    )
     .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
     .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
     .option('--allow-test-edits', 'let the agent change test files')
     .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
-    .option('--attempts <n>', 'parallel attempts, each a child run with a share of the budgets; the smallest verified fix is kept (default 1)', positiveInteger)
+    .option(
+      '--attempts <n>',
+      'parallel attempts, each a child run with a share of the budgets; the smallest verified fix is kept (default 1)',
+      positiveInteger,
+    )
     .option('--first-wins', 'with --attempts: cancel the other attempts as soon as one fix is verified')
     .option('--approve', 'after a verified fix, wait for `approve <id>` or `reject <id> "feedback"` before ending')
-    .option('--approval-timeout <minutes>', 'with --approve: end as not_approved after this long without an answer', positiveNumber)
+    .option(
+      '--approval-timeout <minutes>',
+      'with --approve: end as not_approved after this long without an answer',
+      positiveNumber,
+    )
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
-    .option('--env-image <image>', 'the image the sandbox runs (instead of building one from the repository’s manifests)')
-    .option('--setup <command>', 'a setup command run once with network to make the environment (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option(
+      '--env-image <image>',
+      'the image the sandbox runs (instead of building one from the repository’s manifests)',
+    )
+    .option(
+      '--setup <command>',
+      'a setup command run once with network to make the environment (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--json', 'print JSON lines instead of text');
 }
 
@@ -73,7 +92,12 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.approve ? { approve: true } : {}),
     ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
     ...(options.envImage || options.setup?.length
-      ? { environment: { ...(options.envImage ? { image: options.envImage } : {}), ...(options.setup?.length ? { setup: options.setup } : {}) } }
+      ? {
+          environment: {
+            ...(options.envImage ? { image: options.envImage } : {}),
+            ...(options.setup?.length ? { setup: options.setup } : {}),
+          },
+        }
       : {}),
   };
 }
@@ -91,10 +115,10 @@ export function noteConservativePrice(input: DebugInputJson, session: Session): 
  * When none is there, say at once what to do instead of starting a run that would wait.
  */
 export async function refuseWhenNobodyServesTheModel(session: Session, endpoint: string | undefined): Promise<void> {
-  if (endpoint || (await hasWorker(session, modelTaskQueueFor(session.config.taskQueue, endpoint), 'activities'))) return;
+  if (endpoint || (await hasWorker(session, modelTaskQueueFor(session.config.taskQueue, endpoint), 'activities')))
+    return;
   throw new UsageError(
     'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one. Set ANTHROPIC_API_KEY ' +
       '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `npm run demo`.',
   );
 }
-

@@ -27,7 +27,11 @@ export async function openSession(): Promise<Session> {
 }
 
 /** True when some worker polls the task queue for workflow tasks (or, with `activities`, for activity tasks). */
-export async function hasWorker(session: Session, taskQueue: string, kind: 'workflows' | 'activities' = 'workflows'): Promise<boolean> {
+export async function hasWorker(
+  session: Session,
+  taskQueue: string,
+  kind: 'workflows' | 'activities' = 'workflows',
+): Promise<boolean> {
   const types = proto.temporal.api.enums.v1.TaskQueueType;
   const response = await session.client.workflowService.describeTaskQueue({
     namespace: session.config.namespace,
@@ -46,7 +50,11 @@ const closedRunQueryMs = 4_000;
  * timeout (about 30 s), so it is not asked; and since a worker stopped a moment ago is still
  * listed as a poller (the server keeps pollers for minutes), it is given a few seconds only.
  */
-export async function queryClosedRun<T>(session: Session, taskQueue: string, query: () => Promise<T>): Promise<T | null> {
+export async function queryClosedRun<T>(
+  session: Session,
+  taskQueue: string,
+  query: () => Promise<T>,
+): Promise<T | null> {
   if (!(await hasWorker(session, taskQueue))) return null;
   return session.client.withDeadline(Date.now() + closedRunQueryMs, query).catch(() => null);
 }
@@ -66,4 +74,3 @@ export async function workerForThisCommand(session: Session): Promise<RunningWor
   // It answers the model calls of this user's endpoint only, never of runs that name none.
   return startWorker({ config: session.config, address: session.server.address, log, serveDefaultEndpoint: false });
 }
-

@@ -9,7 +9,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { chooseScriptedResponse, type Script, type ScriptedResponse } from './script.js';
 
-export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'bad_request' | 'unauthorized' | 'disconnect' | 'slow';
+export type FaultKind =
+  'rate_limit' | 'overloaded' | 'server_error' | 'bad_request' | 'unauthorized' | 'disconnect' | 'slow';
 
 /** The error answers of the real API that faults imitate: status, error type, message. */
 const httpFaults: Record<Exclude<FaultKind, 'disconnect' | 'slow'>, [number, string, string]> = {
@@ -106,7 +107,7 @@ export class FakeAnthropicApi {
     const requestId = newRequestId();
     const raw = await readBody(request);
     const url = request.url ?? '';
-    if (request.method !== 'POST' || !(url.startsWith('/v1/messages'))) {
+    if (request.method !== 'POST' || !url.startsWith('/v1/messages')) {
       return sendError(response, 404, 'not_found_error', `Not found: ${request.method} ${url}`, requestId);
     }
     if (!request.headers['x-api-key'] && !request.headers.authorization) {
@@ -125,8 +126,22 @@ export class FakeAnthropicApi {
     }
 
     const number = this.requests.length + 1;
-    const apiKey = (request.headers['x-api-key'] as string | undefined) ?? request.headers.authorization?.replace(/^Bearer /, '') ?? null;
-    const record: RecordedRequest = { number, receivedAt: Date.now(), body, status: 200, fault: null, cacheableShare: 0, usage: null, error: null, requestId, apiKey };
+    const apiKey =
+      (request.headers['x-api-key'] as string | undefined) ??
+      request.headers.authorization?.replace(/^Bearer /, '') ??
+      null;
+    const record: RecordedRequest = {
+      number,
+      receivedAt: Date.now(),
+      body,
+      status: 200,
+      fault: null,
+      cacheableShare: 0,
+      usage: null,
+      error: null,
+      requestId,
+      apiKey,
+    };
     this.requests.push(record);
 
     const fault = this.options.faultPlan?.(number) ?? this.randomFault();
@@ -145,11 +160,13 @@ export class FakeAnthropicApi {
     if (!script) {
       record.status = 400;
       record.error = 'no script for this repository';
-      const message = 'The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures/ only. Set ANTHROPIC_API_KEY to use Claude.';
+      const message =
+        'The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures/ only. Set ANTHROPIC_API_KEY to use Claude.';
       return sendError(response, 400, 'invalid_request_error', message, requestId);
     }
     const scripted = chooseScriptedResponse(script, messages);
-    if ((body.thinking as { type?: string } | undefined)?.type === 'enabled') scripted.content = withThinking(scripted.content, record.number);
+    if ((body.thinking as { type?: string } | undefined)?.type === 'enabled')
+      scripted.content = withThinking(scripted.content, record.number);
     for (const block of scripted.content) {
       if (block.type === 'thinking' || block.type === 'redacted_thinking') this.issuedThinking.add(thinkingKey(block));
     }
@@ -186,7 +203,12 @@ export class FakeAnthropicApi {
     return faults.kinds[Math.floor(random() * faults.kinds.length)] ?? null;
   }
 
-  private async injectFault(fault: FaultKind, record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  private async injectFault(
+    fault: FaultKind,
+    record: RecordedRequest,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
     if (fault === 'disconnect' || fault === 'slow') {
       record.status = 0;
       if (fault === 'slow') await sleep(this.options.slowMs ?? 30_000);
@@ -203,7 +225,10 @@ export class FakeAnthropicApi {
     const scripts = this.options.scripts;
     if ('responses' in scripts && Array.isArray((scripts as Script).responses)) return scripts as Script;
     const first = messages[0];
-    const text = typeof first?.content === 'string' ? first.content : (first?.content ?? []).map((block) => block.text ?? '').join('\n');
+    const text =
+      typeof first?.content === 'string'
+        ? first.content
+        : (first?.content ?? []).map((block) => block.text ?? '').join('\n');
     const name = text.match(/^Repository: (.+)$/m)?.[1]?.trim();
     return name ? ((scripts as Record<string, Script>)[name] ?? null) : null;
   }
@@ -212,7 +237,12 @@ export class FakeAnthropicApi {
    * Prompt-cache accounting by byte-identical prefixes: a prefix up to a cache breakpoint is
    * written to the cache; a later request whose beginning matches a written prefix reads it.
    */
-  private accountCache(body: Record<string, unknown>): { readTokens: number; writeTokens: number; uncachedTokens: number; cacheableShare: number } {
+  private accountCache(body: Record<string, unknown>): {
+    readTokens: number;
+    writeTokens: number;
+    uncachedTokens: number;
+    cacheableShare: number;
+  } {
     const segments = cacheSegments(body);
     const total = segments.reduce((sum, segment) => sum + segment.text.length, 0);
     const hashes: string[] = [];
@@ -247,7 +277,12 @@ export class FakeAnthropicApi {
     }
     const readTokens = tokensOf(readBytes);
     const writeTokens = tokensOf(writeBytes);
-    return { readTokens, writeTokens, uncachedTokens: Math.max(1, tokensOf(total) - readTokens - writeTokens), cacheableShare };
+    return {
+      readTokens,
+      writeTokens,
+      uncachedTokens: Math.max(1, tokensOf(total) - readTokens - writeTokens),
+      cacheableShare,
+    };
   }
 }
 
@@ -256,7 +291,9 @@ function withThinking(content: ScriptedResponse['content'], requestNumber: numbe
   const first = content[0];
   if (!first || first.type === 'thinking' || first.type === 'redacted_thinking') return content;
   const thinking = `Scripted reasoning before reply ${requestNumber}.`;
-  const signature = createHash('sha256').update(`fake-signature:${thinking}:${randomBytes(8).toString('hex')}`).digest('base64');
+  const signature = createHash('sha256')
+    .update(`fake-signature:${thinking}:${randomBytes(8).toString('hex')}`)
+    .digest('base64');
   return [{ type: 'thinking', thinking, signature }, ...content];
 }
 
@@ -290,10 +327,15 @@ function cacheSegments(body: Record<string, unknown>): Array<{ text: string; bre
   }
   const system = body.system;
   if (typeof system === 'string') segments.push({ text: system, breakpoint: false });
-  else for (const block of (system as ApiBlock[] | undefined) ?? []) segments.push({ text: strip(block), breakpoint: Boolean(block.cache_control) });
+  else
+    for (const block of (system as ApiBlock[] | undefined) ?? [])
+      segments.push({ text: strip(block), breakpoint: Boolean(block.cache_control) });
   for (const message of (body.messages as ApiMessage[] | undefined) ?? []) {
     blocksOf(message).forEach((block, index) =>
-      segments.push({ text: (index === 0 ? `<${message.role}>` : '') + strip(block), breakpoint: Boolean(block.cache_control) }),
+      segments.push({
+        text: (index === 0 ? `<${message.role}>` : '') + strip(block),
+        breakpoint: Boolean(block.cache_control),
+      }),
     );
   }
   return segments;
@@ -302,7 +344,11 @@ function cacheSegments(body: Record<string, unknown>): Array<{ text: string; bre
 /** Identifies a conversation by its first message (without cache markers, which move). */
 function conversationKey(body: Record<string, unknown>): string {
   const first = (body.messages as ApiMessage[] | undefined)?.[0];
-  const text = first ? blocksOf(first).map((block) => block.text ?? '').join('\n') : '';
+  const text = first
+    ? blocksOf(first)
+        .map((block) => block.text ?? '')
+        .join('\n')
+    : '';
   return createHash('sha256').update(text).digest('hex');
 }
 
@@ -312,9 +358,15 @@ function conversationKey(body: Record<string, unknown>): string {
  * breakpoints, and extended thinking. `issuedThinking` (thinking blocks this fake handed out)
  * turns on the check that thinking blocks come back unchanged.
  */
-export function validateRequest(body: Record<string, unknown>, options: { countTokens: boolean; issuedThinking?: Set<string> }): string | null {
+export function validateRequest(
+  body: Record<string, unknown>,
+  options: { countTokens: boolean; issuedThinking?: Set<string> },
+): string | null {
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
-  if (!options.countTokens && (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
+  if (
+    !options.countTokens &&
+    (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+  ) {
     return 'max_tokens: Field required';
   }
   const messages = body.messages;
@@ -323,21 +375,34 @@ export function validateRequest(body: Record<string, unknown>, options: { countT
   const names = new Set<string>();
   for (const [index, tool] of tools.entries()) {
     const name = tool.name;
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(name)) return `tools.${index}.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(name))
+      return `tools.${index}.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
     if (names.has(name)) return `tools: Tool names must be unique.`;
     names.add(name);
     const problem = jsonSchemaProblem(tool.input_schema);
-    if (problem) return `tools.${index}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). ${problem}`;
+    if (problem)
+      return `tools.${index}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). ${problem}`;
   }
   return (
     thinkingSettingsProblem(body) ??
     cacheControlProblem(body) ??
-    messagesProblem(messages as ApiMessage[], Boolean((body.thinking as { type?: string } | undefined)?.type === 'enabled'), options.issuedThinking)
+    messagesProblem(
+      messages as ApiMessage[],
+      Boolean((body.thinking as { type?: string } | undefined)?.type === 'enabled'),
+      options.issuedThinking,
+    )
   );
 }
 
 const userBlockTypes = ['text', 'image', 'document', 'search_result', 'tool_result'];
-const assistantBlockTypes = ['text', 'tool_use', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result'];
+const assistantBlockTypes = [
+  'text',
+  'tool_use',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_use',
+  'web_search_tool_result',
+];
 
 /** Extended thinking's parameters (https://docs.claude.com/en/docs/build-with-claude/extended-thinking). */
 function thinkingSettingsProblem(body: Record<string, unknown>): string | null {
@@ -353,7 +418,8 @@ function thinkingSettingsProblem(body: Record<string, unknown>): string | null {
   if (body.temperature !== undefined && body.temperature !== 1) {
     return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
   }
-  if (body.top_k !== undefined) return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  if (body.top_k !== undefined)
+    return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
   const choice = (body.tool_choice as { type?: string } | undefined)?.type;
   if (choice === 'any' || choice === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
   return null;
@@ -369,35 +435,49 @@ function cacheControlProblem(body: Record<string, unknown>): string | null {
   const collect = (blocks: unknown, path: string) => {
     if (!Array.isArray(blocks)) return;
     (blocks as ApiBlock[]).forEach((block, index) => {
-      if (block && typeof block === 'object' && block.cache_control !== undefined && block.cache_control !== null) marked.push({ path: `${path}.${index}`, block });
+      if (block && typeof block === 'object' && block.cache_control !== undefined && block.cache_control !== null)
+        marked.push({ path: `${path}.${index}`, block });
     });
   };
   collect(body.tools, 'tools');
   collect(body.system, 'system');
-  ((body.messages as ApiMessage[] | undefined) ?? []).forEach((message, index) => collect(message?.content, `messages.${index}.content`));
+  ((body.messages as ApiMessage[] | undefined) ?? []).forEach((message, index) =>
+    collect(message?.content, `messages.${index}.content`),
+  );
   if (marked.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marked.length}.`;
   let sawShortTtl = false;
   for (const { path, block } of marked) {
     const control = block.cache_control as { type?: unknown; ttl?: unknown };
     if (control?.type !== 'ephemeral') return `${path}.cache_control.type: Input should be 'ephemeral'`;
-    if (control.ttl !== undefined && control.ttl !== '5m' && control.ttl !== '1h') return `${path}.cache_control.ttl: Input should be '5m' or '1h'`;
-    if (control.ttl === '1h' && sawShortTtl) return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block.";
+    if (control.ttl !== undefined && control.ttl !== '5m' && control.ttl !== '1h')
+      return `${path}.cache_control.ttl: Input should be '5m' or '1h'`;
+    if (control.ttl === '1h' && sawShortTtl)
+      return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block.";
     if (control.ttl !== '1h') sawShortTtl = true;
-    if (block.type === 'text' && typeof block.text === 'string' && block.text === '') return `${path}.text: cache_control cannot be set for empty text blocks`;
-    if (block.type === 'thinking' || block.type === 'redacted_thinking') return `${path}.${block.type}.cache_control: Extra inputs are not permitted`;
+    if (block.type === 'text' && typeof block.text === 'string' && block.text === '')
+      return `${path}.text: cache_control cannot be set for empty text blocks`;
+    if (block.type === 'thinking' || block.type === 'redacted_thinking')
+      return `${path}.${block.type}.cache_control: Extra inputs are not permitted`;
   }
   return null;
 }
 
 /** Roles, content, tool pairing, thinking blocks. */
-function messagesProblem(messages: ApiMessage[], thinkingEnabled: boolean, issuedThinking: Set<string> | undefined): string | null {
+function messagesProblem(
+  messages: ApiMessage[],
+  thinkingEnabled: boolean,
+  issuedThinking: Set<string> | undefined,
+): string | null {
   const toolUseIds = new Set<string>();
   for (const [index, message] of messages.entries()) {
-    if (message.role !== 'user' && message.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`;
+    if (message.role !== 'user' && message.role !== 'assistant')
+      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     if (index === 0 && message.role !== 'user') return 'messages: first message must use the "user" role';
     const previous = messages[index - 1];
-    if (previous && previous.role === message.role) return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
-    if (typeof message.content !== 'string' && !Array.isArray(message.content)) return `messages.${index}.content: Input should be a valid list`;
+    if (previous && previous.role === message.role)
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
+    if (typeof message.content !== 'string' && !Array.isArray(message.content))
+      return `messages.${index}.content: Input should be a valid list`;
     const blocks = blocksOf(message);
     const isLast = index === messages.length - 1;
     const isFinalAssistant = isLast && message.role === 'assistant';
@@ -420,14 +500,18 @@ function messagesProblem(messages: ApiMessage[], thinkingEnabled: boolean, issue
         }
       }
       if (block.type === 'tool_use') {
-        if (typeof block.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(block.id)) return `${at}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+        if (typeof block.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(block.id))
+          return `${at}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
         if (toolUseIds.has(block.id)) return `${at}: \`tool_use\` ids must be unique`;
         toolUseIds.add(block.id);
-        if (!block.input || typeof block.input !== 'object' || Array.isArray(block.input)) return `${at}.input: Input should be a valid dictionary`;
+        if (!block.input || typeof block.input !== 'object' || Array.isArray(block.input))
+          return `${at}.input: Input should be a valid dictionary`;
       }
       if (block.type === 'thinking') {
-        if (typeof block.thinking !== 'string' || typeof block.signature !== 'string') return `${at}.signature: Field required`;
-        if (issuedThinking && !issuedThinking.has(thinkingKey(block))) return `${at}: Invalid \`signature\` in \`thinking\` block`;
+        if (typeof block.thinking !== 'string' || typeof block.signature !== 'string')
+          return `${at}.signature: Field required`;
+        if (issuedThinking && !issuedThinking.has(thinkingKey(block)))
+          return `${at}: Invalid \`signature\` in \`thinking\` block`;
       }
       if (block.type === 'redacted_thinking' && issuedThinking && !issuedThinking.has(thinkingKey(block))) {
         return `${at}: Invalid \`data\` in \`redacted_thinking\` block`;
@@ -455,7 +539,11 @@ function messagesProblem(messages: ApiMessage[], thinkingEnabled: boolean, issue
     }
     if (message.role === 'user') {
       const previousUses = new Set(
-        previous && previous.role === 'assistant' ? blocksOf(previous).filter((block) => block.type === 'tool_use').map((block) => block.id) : [],
+        previous && previous.role === 'assistant'
+          ? blocksOf(previous)
+              .filter((block) => block.type === 'tool_use')
+              .map((block) => block.id)
+          : [],
       );
       const seen = new Set<string>();
       let sawOther = false;
@@ -464,12 +552,14 @@ function messagesProblem(messages: ApiMessage[], thinkingEnabled: boolean, issue
           sawOther = true;
           continue;
         }
-        if (sawOther) return `messages.${index}.content.${blockIndex}: \`tool_result\` blocks must come before any other content in a user message`;
+        if (sawOther)
+          return `messages.${index}.content.${blockIndex}: \`tool_result\` blocks must come before any other content in a user message`;
         const id = String(block.tool_use_id);
         if (!previousUses.has(id)) {
           return `messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
         }
-        if (seen.has(id)) return `messages.${index}.content.${blockIndex}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`;
+        if (seen.has(id))
+          return `messages.${index}.content.${blockIndex}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`;
         seen.add(id);
       }
     }
@@ -492,14 +582,17 @@ function toolCycleThinkingProblem(messages: ApiMessage[]): string | null {
 
 /** Identifies a thinking block exactly as it was handed out. */
 export function thinkingKey(block: { type: string; thinking?: unknown; signature?: unknown; data?: unknown }): string {
-  return block.type === 'redacted_thinking' ? `redacted\u0000${String(block.data)}` : `${String(block.thinking)}\u0000${String(block.signature)}`;
+  return block.type === 'redacted_thinking'
+    ? `redacted\u0000${String(block.data)}`
+    : `${String(block.thinking)}\u0000${String(block.signature)}`;
 }
 
 function jsonSchemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return 'input_schema must be an object';
   const record = schema as Record<string, unknown>;
   if (record.type !== 'object') return "input_schema.type must be 'object'";
-  if (record.properties !== undefined && (typeof record.properties !== 'object' || Array.isArray(record.properties))) return 'properties must be an object';
+  if (record.properties !== undefined && (typeof record.properties !== 'object' || Array.isArray(record.properties)))
+    return 'properties must be an object';
   if (record.required !== undefined && !Array.isArray(record.required)) return 'required must be an array';
   return null;
 }
@@ -523,27 +616,66 @@ function sendError(response: ServerResponse, status: number, type: string, messa
 }
 
 /** Server-sent events in the order the real API sends them. */
-function sendStream(response: ServerResponse, message: Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage }, requestId: string): void {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
+function sendStream(
+  response: ServerResponse,
+  message: Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage },
+  requestId: string,
+): void {
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': requestId,
+  });
   const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
+  send('message_start', {
+    type: 'message_start',
+    message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+  });
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'text_delta', text: block.text },
+      });
     } else if (block.type === 'tool_use') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+      });
     } else if (block.type === 'thinking') {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'thinking_delta', thinking: block.thinking },
+      });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'signature_delta', signature: block.signature },
+      });
     } else if (block.type === 'redacted_thinking') {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: block.data } });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'redacted_thinking', data: block.data },
+      });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  });
   send('message_stop', { type: 'message_stop' });
   response.end();
 }

@@ -34,7 +34,9 @@ export interface Fixture {
 export const fixturesRoot = join(projectRoot, 'fixtures');
 
 export async function loadFixtures(root = fixturesRoot): Promise<Fixture[]> {
-  const names = (await readdir(root, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  const names = (await readdir(root, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
   return Promise.all(names.sort().map((name) => loadFixture(name, root)));
 }
 

@@ -64,7 +64,8 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   const everything = JSON.stringify(messages);
   const step =
     alternatives.find(({ when }) => {
-      if (when?.last_tool_result_includes !== undefined && !lastResult.includes(when.last_tool_result_includes)) return false;
+      if (when?.last_tool_result_includes !== undefined && !lastResult.includes(when.last_tool_result_includes))
+        return false;
       if (when?.request_includes !== undefined && !everything.includes(when.request_includes)) return false;
       return true;
     }) ?? (alternatives[alternatives.length - 1] as ScriptStep);
@@ -72,7 +73,9 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   if (step.content) {
     // A tool_use block written without an id gets one, unique in the conversation.
     const content = step.content.map((block, index) =>
-      block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_${conversationId}_${turn}_${messages.length}_${index}` } : block,
+      block.type === 'tool_use' && block.id === undefined
+        ? { ...block, id: `toolu_${conversationId}_${turn}_${messages.length}_${index}` }
+        : block,
     );
     return {
       content: content as ScriptedResponse['content'],
@@ -83,7 +86,12 @@ export function chooseScriptedResponse(script: Script, messages: Message[]): Scr
   const content: ScriptedResponse['content'] = [];
   if (step.thought) content.push({ type: 'text', text: padded(step.thought, step.pad_thought_to ?? 0) });
   (step.tool_calls ?? []).forEach((call, index) => {
-    content.push({ type: 'tool_use', id: `toolu_${conversationId}_${turn}_${messages.length}_${index}`, name: call.name, input: call.input });
+    content.push({
+      type: 'tool_use',
+      id: `toolu_${conversationId}_${turn}_${messages.length}_${index}`,
+      name: call.name,
+      input: call.input,
+    });
   });
   const stopReason = step.stop_reason ?? (step.tool_calls?.length ? 'tool_use' : 'end_turn');
   return { content, stopReason, outputTokens: step.output_tokens };
@@ -97,7 +105,9 @@ function padded(text: string, length: number): string {
 function firstText(messages: Message[]): string {
   const first = messages[0];
   if (!first) return '';
-  return typeof first.content === 'string' ? first.content : first.content.map((block) => String(block.text ?? '')).join('\n');
+  return typeof first.content === 'string'
+    ? first.content
+    : first.content.map((block) => String(block.text ?? '')).join('\n');
 }
 
 function lastToolResultText(messages: Message[]): string {

@@ -37,19 +37,43 @@ export function classifyModelError(error: unknown): ModelFailure | null {
         message: `The API account has reached a spend limit (429): ${apiMessage}. Raise the limit or add credits, then resume the run.`,
       };
     }
-    return { ...base, retryable: true, type: 'ModelRateLimited', message: `Rate limited (429): ${apiMessage}`, retryAfterMs };
+    return {
+      ...base,
+      retryable: true,
+      type: 'ModelRateLimited',
+      message: `Rate limited (429): ${apiMessage}`,
+      retryAfterMs,
+    };
   }
   if (status === 529) {
-    return { ...base, retryable: true, type: 'ModelOverloaded', message: `The API is overloaded (529): ${apiMessage}`, retryAfterMs };
+    return {
+      ...base,
+      retryable: true,
+      type: 'ModelOverloaded',
+      message: `The API is overloaded (529): ${apiMessage}`,
+      retryAfterMs,
+    };
   }
   if (status >= 500 || status === 408 || status === 409) {
-    return { ...base, retryable: true, type: 'ModelServerError', message: `The API failed (${status}): ${apiMessage}`, retryAfterMs };
+    return {
+      ...base,
+      retryable: true,
+      type: 'ModelServerError',
+      message: `The API failed (${status}): ${apiMessage}`,
+      retryAfterMs,
+    };
   }
   const advice: Record<number, [string, string]> = {
     400: ['ModelBadRequest', 'The request was rejected as invalid (400)'],
-    401: ['ModelAuthentication', 'ANTHROPIC_API_KEY rejected (401): check the key, or unset it to use scripted responses'],
+    401: [
+      'ModelAuthentication',
+      'ANTHROPIC_API_KEY rejected (401): check the key, or unset it to use scripted responses',
+    ],
     403: ['ModelPermission', 'The API key may not use this model or feature (403)'],
-    404: ['ModelNotFound', 'The model or endpoint was not found (404): check --model / ANTHROPIC_MODEL and ANTHROPIC_BASE_URL'],
+    404: [
+      'ModelNotFound',
+      'The model or endpoint was not found (404): check --model / ANTHROPIC_MODEL and ANTHROPIC_BASE_URL',
+    ],
     413: ['ModelRequestTooLarge', 'The request was too large for the API (413)'],
   };
   const [type, text] = advice[status] ?? ['ModelRequestRejected', `The API rejected the request (${status})`];

@@ -86,7 +86,12 @@ export interface CallCost {
  * still counts the call, at the conservative price, and says so.
  */
 export function costOfCall(requestedModel: string, answeringModel: string | undefined, usage: TokenUsage): CallCost {
-  const listed = (answeringModel ? estimateCostUsd(answeringModel, usage) : null) ?? estimateCostUsd(requestedModel, usage);
+  const listed =
+    (answeringModel ? estimateCostUsd(answeringModel, usage) : null) ?? estimateCostUsd(requestedModel, usage);
   if (listed !== null) return { costUsd: listed, budgetCostUsd: listed, priceNote: null };
-  return { costUsd: null, budgetCostUsd: costAt(conservativePrice, usage), priceNote: conservativePriceNote(answeringModel || requestedModel) };
+  return {
+    costUsd: null,
+    budgetCostUsd: costAt(conservativePrice, usage),
+    priceNote: conservativePriceNote(answeringModel || requestedModel),
+  };
 }

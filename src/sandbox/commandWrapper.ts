@@ -142,7 +142,12 @@ export function newExecId(): string {
 }
 
 /** The exec's command line: the wrapper around `sh -c command`, with its timeout and grace period. */
-export function wrappedCommand(execId: string, command: string, timeoutSeconds: number, graceSeconds: number): string[] {
+export function wrappedCommand(
+  execId: string,
+  command: string,
+  timeoutSeconds: number,
+  graceSeconds: number,
+): string[] {
   return ['perl', '-e', script, '--', 'run', execId, String(timeoutSeconds), String(graceSeconds), command];
 }
 

@@ -59,7 +59,14 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
     WorkingDir: workspaceMountPoint,
     Hostname: 'sandbox',
     // Test runners print plain text: their summaries are parsed.
-    Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'NO_COLOR=1', 'FORCE_COLOR=0', ...(spec.env ?? [])],
+    Env: [
+      'HOME=/tmp',
+      'LANG=C.UTF-8',
+      'PATH=/usr/local/bin:/usr/bin:/bin',
+      'NO_COLOR=1',
+      'FORCE_COLOR=0',
+      ...(spec.env ?? []),
+    ],
     Labels: {
       [labels.project]: projectLabel,
       [labels.sandboxId]: spec.sandboxId,
@@ -96,7 +103,10 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
   return container;
 }
 
-export async function findSandboxContainer(docker: Docker, sandboxId: string): Promise<Docker.ContainerInfo | undefined> {
+export async function findSandboxContainer(
+  docker: Docker,
+  sandboxId: string,
+): Promise<Docker.ContainerInfo | undefined> {
   const found = await docker.listContainers({
     all: true,
     filters: { label: [`${labels.sandboxId}=${sandboxId}`] },

@@ -48,7 +48,11 @@ const commandEnv = [
   'npm_config_update_notifier=false',
 ];
 
-export async function execInSandbox(container: Docker.Container, command: string, options: ExecOptions): Promise<ExecResult> {
+export async function execInSandbox(
+  container: Docker.Container,
+  command: string,
+  options: ExecOptions,
+): Promise<ExecResult> {
   const started = Date.now();
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
   const execId = newExecId();
@@ -149,7 +153,11 @@ async function waitForExitCode(exec: Docker.Exec): Promise<number | null> {
 }
 
 /** Stops every process of one command (by its exec id), leaving other commands alone. */
-export async function stopCommandProcesses(container: Docker.Container, user: SandboxUser, execId: string): Promise<void> {
+export async function stopCommandProcesses(
+  container: Docker.Container,
+  user: SandboxUser,
+  execId: string,
+): Promise<void> {
   const exec = await container.exec({
     Cmd: stopCommand(execId),
     User: `${user.uid}:${user.gid}`,

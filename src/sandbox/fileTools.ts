@@ -16,11 +16,16 @@ const maxReadLines = 800;
 export type IgnoredCheck = (path: string, isFolder: boolean) => Promise<boolean>;
 
 /** Ignored entries are shown, marked, but ignored folders are not opened: they are build artefacts, not the code. */
-export async function listFiles(workspace: string, path: string | undefined, isIgnored?: IgnoredCheck): Promise<string> {
+export async function listFiles(
+  workspace: string,
+  path: string | undefined,
+  isIgnored?: IgnoredCheck,
+): Promise<string> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path ?? '');
   const stats = await lstat(absolute).catch(() => null);
   if (!stats) throw new ToolInputError(`"${relative || '.'}" does not exist.`);
-  if (!stats.isDirectory()) throw new ToolInputError(`"${relative}" is a file, not a folder. Use read_file to read it.`);
+  if (!stats.isDirectory())
+    throw new ToolInputError(`"${relative}" is a file, not a folder. Use read_file to read it.`);
   const lines: string[] = [];
   let omitted = 0;
   async function visit(folder: string, depth: number): Promise<void> {
@@ -78,7 +83,10 @@ function isValidUtf8(buffer: Buffer): boolean {
   return replacements === 0 || (replacements === 1 && decoded.endsWith('\uFFFD') && buffer.length === 8192);
 }
 
-async function readTextFile(workspace: string, path: string): Promise<{ relative: string; absolute: string; text: string }> {
+async function readTextFile(
+  workspace: string,
+  path: string,
+): Promise<{ relative: string; absolute: string; text: string }> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path);
   // stat follows a symlink, which resolveInsideWorkspace has checked stays inside.
   const stats = await stat(absolute).catch(() => null);
@@ -86,10 +94,13 @@ async function readTextFile(workspace: string, path: string): Promise<{ relative
   if (stats.isDirectory()) throw new ToolInputError(`"${relative}" is a folder. Use list_files to list it.`);
   if (!stats.isFile()) throw notRegularFile(relative);
   if (stats.size > maxReadBytes) {
-    throw new ToolInputError(`"${relative}" is ${formatSize(stats.size)}, too large to read (limit ${formatSize(maxReadBytes)}).`);
+    throw new ToolInputError(
+      `"${relative}" is ${formatSize(stats.size)}, too large to read (limit ${formatSize(maxReadBytes)}).`,
+    );
   }
   const content = await readFile(absolute);
-  if (isBinary(content)) throw new ToolInputError(`"${relative}" is a binary file (or not UTF-8 text), so it cannot be read as text.`);
+  if (isBinary(content))
+    throw new ToolInputError(`"${relative}" is a binary file (or not UTF-8 text), so it cannot be read as text.`);
   return { relative, absolute, text: content.toString('utf8') };
 }
 
@@ -108,10 +119,13 @@ export async function readTextForTool(
   if (requestedEnd < start) throw new ToolInputError(`end_line (${input.end_line}) is before start_line (${start}).`);
   const end = Math.min(requestedEnd, start + maxReadLines - 1);
   const width = String(end).length;
-  const numbered = lines.slice(start - 1, end).map((line, index) => `${String(start + index).padStart(width)}\t${line}`);
+  const numbered = lines
+    .slice(start - 1, end)
+    .map((line, index) => `${String(start + index).padStart(width)}\t${line}`);
   const endings = hasCrlf(text) ? '; Windows line endings, kept by edits' : '';
   const header = `${relative} (lines ${start}-${end} of ${lines.length}${endings})`;
-  const more = end < requestedEnd ? `\n[stopped after ${maxReadLines} lines; read from line ${end + 1} to see more]` : '';
+  const more =
+    end < requestedEnd ? `\n[stopped after ${maxReadLines} lines; read from line ${end + 1} to see more]` : '';
   return `${header}\n${numbered.join('\n')}${more}`;
 }
 
@@ -138,7 +152,9 @@ export async function editFileForTool(
   }
   const { start, end } = occurrences[0] as { start: number; end: number };
   // A file with Windows line endings keeps them: the new text takes the endings of the text it replaces.
-  const replacement = hasCrlf(text) ? withLineEndingsOf(input.new_string, text.slice(start, end), text) : input.new_string;
+  const replacement = hasCrlf(text)
+    ? withLineEndingsOf(input.new_string, text.slice(start, end), text)
+    : input.new_string;
   const updated = text.slice(0, start) + replacement + text.slice(end);
   await writeFile(absolute, updated);
   const line = text.slice(0, start).split('\n').length;
@@ -152,7 +168,8 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   if (!relative) throw new PathRefusedError('write_file needs a file path, not the repository root.');
   const stats = await lstat(absolute).catch(() => null);
   if (stats?.isDirectory()) throw new ToolInputError(`"${relative}" is a folder.`);
-  if (stats?.isSymbolicLink()) throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
+  if (stats?.isSymbolicLink())
+    throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
   if (stats && !stats.isFile()) throw notRegularFile(relative);
   await mkdir(posix.dirname(absolute), { recursive: true });
   await writeFile(absolute, await withExistingLineEndings(absolute, stats?.size ?? null, input.content));
@@ -170,7 +187,9 @@ async function withExistingLineEndings(absolute: string, size: number | null, co
 
 /** A FIFO, socket or device would block or misbehave on the worker: never open one. */
 function notRegularFile(relative: string): ToolInputError {
-  return new ToolInputError(`"${relative}" is not a regular file (it is a FIFO, socket or device), so it cannot be read or written.`);
+  return new ToolInputError(
+    `"${relative}" is not a regular file (it is a FIFO, socket or device), so it cannot be read or written.`,
+  );
 }
 
 function findAll(text: string, needle: string): number[] {

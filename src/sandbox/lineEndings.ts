@@ -26,7 +26,11 @@ export function dominantLineEnding(text: string): LineEnding {
  * Where `needle` occurs in `text` when `\r\n` and `\n` count as the same line break, as
  * [start, end) offsets into `text` itself (a match that ends on a `\r\n` includes the `\r`).
  */
-export function findIgnoringLineEndings(text: string, needle: string, limit = 50): Array<{ start: number; end: number }> {
+export function findIgnoringLineEndings(
+  text: string,
+  needle: string,
+  limit = 50,
+): Array<{ start: number; end: number }> {
   const plainText = text.replace(/\r\n/g, '\n');
   const plainNeedle = needle.replace(/\r\n/g, '\n');
   if (!plainNeedle) return [];

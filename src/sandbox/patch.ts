@@ -47,7 +47,11 @@ export async function patchForReport(store: ContentStore, patch: string): Promis
   await store.putBlob(blob, content);
   const file = store.whereIs(blob);
   return {
-    patch: patchPreview(patch, patchPreviewBytes, `\`durable-debugger result <workflow id> --patch\` prints all of it (content-store blob ${blob}, ${file})`),
+    patch: patchPreview(
+      patch,
+      patchPreviewBytes,
+      `\`durable-debugger result <workflow id> --patch\` prints all of it (content-store blob ${blob}, ${file})`,
+    ),
     fullPatch: { blob, bytes: content.length, file },
   };
 }
@@ -83,7 +87,8 @@ async function fileDiff(store: ContentStore, path: string, before: PathState, af
   const header = [`diff --git a/${path} b/${path}`];
   if (before === null && after !== null) header.push(`new file mode ${modeOf(after)}`);
   else if (after === null && before !== null) header.push(`deleted file mode ${modeOf(before)}`);
-  else if (before && after && modeOf(before) !== modeOf(after)) header.push(`old mode ${modeOf(before)}`, `new mode ${modeOf(after)}`);
+  else if (before && after && modeOf(before) !== modeOf(after))
+    header.push(`old mode ${modeOf(before)}`, `new mode ${modeOf(after)}`);
 
   const oldContent = await contentOf(store, before);
   const newContent = await contentOf(store, after);

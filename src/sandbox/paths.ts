@@ -31,7 +31,10 @@ function isInside(root: string, candidate: string): boolean {
  * location is outside `root`. For a path that does not exist yet, its nearest existing
  * parent must be inside.
  */
-export async function resolveInsideWorkspace(root: string, input: string): Promise<{ relative: string; absolute: string }> {
+export async function resolveInsideWorkspace(
+  root: string,
+  input: string,
+): Promise<{ relative: string; absolute: string }> {
   const relative = normalizeRelativePath(input);
   const realRoot = await realpath(root);
   const absolute = relative ? posix.join(realRoot, relative) : realRoot;

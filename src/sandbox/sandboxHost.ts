@@ -107,9 +107,11 @@ export class SandboxHost {
         onFile: (blob, content) => this.options.store.putBlob(blob, content),
       });
     } catch (error) {
-      if (error instanceof TreeTooLargeError) throw new RepositoryInputError(`repo: "${repo}" is too large: ${error.message}`);
+      if (error instanceof TreeTooLargeError)
+        throw new RepositoryInputError(`repo: "${repo}" is too large: ${error.message}`);
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') throw new RepositoryInputError(`repo: "${repo}" cannot be read (${code})`);
+      if (code === 'EACCES' || code === 'EPERM')
+        throw new RepositoryInputError(`repo: "${repo}" cannot be read (${code})`);
       throw error;
     }
     await this.options.store.putTree(tree);
@@ -150,7 +152,11 @@ export class SandboxHost {
   private folder(sandboxId: string): WorkspaceFolder {
     let folder = this.folders.get(sandboxId);
     if (!folder) {
-      folder = new WorkspaceFolder(join(this.options.workspaceRoot, sandboxId, 'workspace'), this.options.store, this.user);
+      folder = new WorkspaceFolder(
+        join(this.options.workspaceRoot, sandboxId, 'workspace'),
+        this.options.store,
+        this.user,
+      );
       this.folders.set(sandboxId, folder);
     }
     return folder;
@@ -213,7 +219,8 @@ export class SandboxHost {
     const { docker } = this.options;
     const existing = await findSandboxContainer(docker, request.sandboxId);
     // A rebuilt folder is a new directory: a running container still has the old one mounted.
-    const usable = !rebuild && existing && existing.State === 'running' && existing.Labels[labels.host] === this.options.hostId;
+    const usable =
+      !rebuild && existing && existing.State === 'running' && existing.Labels[labels.host] === this.options.hostId;
     if (existing && !usable) await removeContainer(docker, existing.Id);
     if (!usable) {
       await createSandboxContainer(docker, {
@@ -222,9 +229,17 @@ export class SandboxHost {
         env: request.environment?.containerEnv,
         workspaceDir: folder.path,
         limits: request.limits,
-        labels: { workflowId: request.workflowId, runId: request.runId, host: this.options.hostId, scope: this.options.scope },
+        labels: {
+          workflowId: request.workflowId,
+          runId: request.runId,
+          host: this.options.hostId,
+          scope: this.options.scope,
+        },
       });
-      await writeFile(join(this.options.workspaceRoot, request.sandboxId, 'owner.json'), JSON.stringify({ workflowId: request.workflowId, scope: this.options.scope }));
+      await writeFile(
+        join(this.options.workspaceRoot, request.sandboxId, 'owner.json'),
+        JSON.stringify({ workflowId: request.workflowId, scope: this.options.scope }),
+      );
     }
     return { rebuiltBecause, containerCreated: !usable, host: this.options.hostId };
   }
@@ -277,15 +292,25 @@ export class SandboxHost {
     const folder = this.folder(sandboxId);
     const before = await folder.readIfPresent();
     if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
-    if (before.digest !== expectedDigest) throw new SandboxNeedsPrepareError('the workspace differs from the run’s mutation log');
+    if (before.digest !== expectedDigest)
+      throw new SandboxNeedsPrepareError('the workspace differs from the run’s mutation log');
     const result = await this.exec(container, settings.testCommand, settings, hooks);
     // The workflow's own test runs must leave the workspace as it was.
     const { mutations } = await folder.capture(before, 'verification');
-    if (mutations.length > 0) await folder.restore(before, mutations.map((m) => m.path));
+    if (mutations.length > 0)
+      await folder.restore(
+        before,
+        mutations.map((m) => m.path),
+      );
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
   }
 
-  private async exec(container: Docker.Container, command: string, settings: SandboxSettings, hooks: ExecHooks): Promise<ExecResult> {
+  private async exec(
+    container: Docker.Container,
+    command: string,
+    settings: SandboxSettings,
+    hooks: ExecHooks,
+  ): Promise<ExecResult> {
     let result: ExecResult;
     try {
       result = await execInSandbox(container, command, {
@@ -296,7 +321,8 @@ export class SandboxHost {
         signal: hooks.signal,
       });
     } catch (error) {
-      if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
+      if (await hasStopped(container))
+        throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
       throw error;
     }
     // A container killed from outside ends the command too, with an exit code that is not the

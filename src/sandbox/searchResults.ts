@@ -33,7 +33,8 @@ export function formatSearchResults(output: string, tree: Tree, target: string, 
     }
     shown.push(`${path}:${line.slice(nul + 1).replace(/\r$/, '')}`);
   }
-  const ignoredNote = ignoredMatches > 0 ? `[${ignoredMatches} matches in files ignored by .gitignore are not shown]` : '';
+  const ignoredNote =
+    ignoredMatches > 0 ? `[${ignoredMatches} matches in files ignored by .gitignore are not shown]` : '';
   if (shown.length === 0) return [`No matches for /${pattern}/ in ${target}.`, ignoredNote].filter(Boolean).join('\n');
   const stopped = shown.length > maxSearchMatchesShown || matchesRead >= maxSearchLinesRead;
   return [

@@ -12,7 +12,7 @@ export function detectTestCommand(files: string[], packageJson: string | null): 
   }
   if (
     names.some((name) => /^test_.*\.py$|_test\.py$|^conftest\.py$|^pytest\.ini$/.test(name)) ||
-    files.includes('pyproject.toml') && files.some((path) => path.endsWith('.py'))
+    (files.includes('pyproject.toml') && files.some((path) => path.endsWith('.py')))
   ) {
     return pytestCommand;
   }

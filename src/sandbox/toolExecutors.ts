@@ -62,7 +62,8 @@ export async function executeTool(call: { name: string; input: unknown }, contex
   try {
     return await executeTyped(call.name, call.input, context);
   } catch (error) {
-    if (error instanceof PathRefusedError || error instanceof ToolInputError) return reply(context, error.message, true);
+    if (error instanceof PathRefusedError || error instanceof ToolInputError)
+      return reply(context, error.message, true);
     throw error;
   }
 }
@@ -74,7 +75,12 @@ function executeTyped<N extends SandboxToolName>(name: N, input: unknown, contex
 }
 
 function reply(context: ToolContext, content: string, isError = false): ToolOutcome {
-  return { content: truncateObservation(content, context.settings.observation), isError, mutations: [], digest: context.before.digest };
+  return {
+    content: truncateObservation(content, context.settings.observation),
+    isError,
+    mutations: [],
+    digest: context.before.digest,
+  };
 }
 
 /** edit_file and write_file: refused on a test file unless the run allows test edits. */
@@ -106,7 +112,10 @@ async function runInSandbox(command: string, context: ToolContext, options: { te
   let note = '';
   const forbidden = settings.allowTestEdits ? [] : mutations.filter((m) => isTestFile(m.path, settings));
   if (forbidden.length > 0) {
-    await folder.restore(before, forbidden.map((m) => m.path));
+    await folder.restore(
+      before,
+      forbidden.map((m) => m.path),
+    );
     ({ tree, mutations } = await folder.capture(before, context.callId));
     note = `\n\nNote: the command changed test files, which this run does not allow; they were restored: ${forbidden.map((m) => m.path).join(', ')}.`;
   }
@@ -130,7 +139,10 @@ async function searchCode(input: ToolInput<'search_code'>, context: ToolContext)
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   // -Z ends each file name with a NUL, so names with colons are read back exactly.
   const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
-  const result = await context.exec(command, { ...settings, limits: { ...settings.limits, commandTimeoutSeconds: searchTimeoutSeconds } });
+  const result = await context.exec(command, {
+    ...settings,
+    limits: { ...settings.limits, commandTimeoutSeconds: searchTimeoutSeconds },
+  });
   if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
   return formatSearchResults(result.output, context.before, target, input.pattern);
 }
@@ -160,7 +172,9 @@ function describeExec(result: ExecResult, settings: SandboxSettings): string {
     lines.push(`Exit code: ${result.exitCode}`);
   }
   if (result.droppedBytes > 0) {
-    lines.push(`The command printed ${result.outputBytes} bytes; ${result.droppedBytes} bytes from the middle were dropped.`);
+    lines.push(
+      `The command printed ${result.outputBytes} bytes; ${result.droppedBytes} bytes from the middle were dropped.`,
+    );
   }
   lines.push('', result.output.trimEnd() || '(no output)');
   return lines.join('\n');

@@ -93,9 +93,7 @@ export async function readTree(
   const entries: TreeEntry[] = [];
   let totalBytes = 0;
   if (options.limits && paths.length > options.limits.maxFiles) {
-    throw new TreeTooLargeError(
-      `it has ${paths.length} files, more than the limit of ${options.limits.maxFiles}`,
-    );
+    throw new TreeTooLargeError(`it has ${paths.length} files, more than the limit of ${options.limits.maxFiles}`);
   }
   for (const path of paths) {
     options.onEntry?.();
@@ -115,7 +113,13 @@ export async function readTree(
     }
     const cached = options.cache?.get(path);
     let blob: string;
-    if (cached && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs && cached.ino === stats.ino && !options.onFile) {
+    if (
+      cached &&
+      cached.size === stats.size &&
+      cached.mtimeMs === stats.mtimeMs &&
+      cached.ino === stats.ino &&
+      !options.onFile
+    ) {
       blob = cached.blob;
     } else {
       const content = await readFile(absolute);
@@ -140,10 +144,12 @@ export async function walk(root: string, tracked: ReadonlySet<string> = new Set(
   const found: string[] = [];
   async function visit(relative: string, insideIgnored: boolean): Promise<void> {
     // A folder that cannot be read is an error (the repository would look empty); one that vanished is not.
-    const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return [];
-      throw error;
-    });
+    const dirents = await readdir(join(root, relative), { withFileTypes: true }).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return [];
+        throw error;
+      },
+    );
     for (const dirent of dirents) {
       const path = relative ? `${relative}/${dirent.name}` : dirent.name;
       if (dirent.isDirectory()) {
@@ -163,7 +169,8 @@ export async function walk(root: string, tracked: ReadonlySet<string> = new Set(
 export function foldersOf(paths: ReadonlySet<string>): Set<string> {
   const folders = new Set<string>();
   for (const path of paths) {
-    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) folders.add(path.slice(0, slash));
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1))
+      folders.add(path.slice(0, slash));
   }
   return folders;
 }

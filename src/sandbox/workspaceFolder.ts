@@ -45,7 +45,8 @@ export class WorkspaceFolder {
     const tracked = await this.trackedPaths();
     const trackedFolders = foldersOf(tracked);
     const rules = new GitignoreRules(this.path);
-    return async (path, isFolder) => !(isFolder ? trackedFolders : tracked).has(path) && (await rules.ignores(path, isFolder));
+    return async (path, isFolder) =>
+      !(isFolder ? trackedFolders : tracked).has(path) && (await rules.ignores(path, isFolder));
   }
 
   private async trackedPaths(): Promise<Set<string>> {
@@ -60,7 +61,12 @@ export class WorkspaceFolder {
 
   /** The folder's tree, or null when the folder is not on this host. */
   async readIfPresent(onEntry?: () => void): Promise<Tree | null> {
-    return (await lstat(this.path).then(() => true, () => false)) ? this.read(onEntry) : null;
+    return (await lstat(this.path).then(
+      () => true,
+      () => false,
+    ))
+      ? this.read(onEntry)
+      : null;
   }
 
   /**
@@ -120,7 +126,11 @@ export class WorkspaceFolder {
       const entry = change.entry;
       if (entry?.kind === 'file') {
         await this.store.putBlob(entry.blob, await readFile(posix.join(this.path, entry.path)));
-        mutations.push({ path: change.path, after: { kind: 'file', blob: entry.blob, executable: entry.executable }, toolUseId });
+        mutations.push({
+          path: change.path,
+          after: { kind: 'file', blob: entry.blob, executable: entry.executable },
+          toolUseId,
+        });
       } else if (entry?.kind === 'symlink') {
         mutations.push({ path: change.path, after: { kind: 'symlink', target: entry.target }, toolUseId });
       } else {
@@ -156,7 +166,6 @@ export class WorkspaceFolder {
     for (const path of chain) await lchown(path, this.user.uid, this.user.gid).catch(() => undefined);
     if (relative === '') await chownRecursive(this.path, this.user, onEntry);
   }
-
 }
 
 async function chownRecursive(root: string, user: SandboxUser, onEntry: () => void): Promise<void> {

@@ -33,7 +33,10 @@ export function temporalCliPath(config: Config): string {
   );
 }
 
-export async function ensureTemporalServer(config: Config, log: (line: string) => void = () => undefined): Promise<TemporalServer> {
+export async function ensureTemporalServer(
+  config: Config,
+  log: (line: string) => void = () => undefined,
+): Promise<TemporalServer> {
   if (config.temporalAddress) return { address: config.temporalAddress, uiUrl: null, pid: null };
   const address = `127.0.0.1:${config.temporalPort}`;
   const uiUrl = `http://localhost:${config.temporalUiPort}`;

@@ -15,10 +15,19 @@ export const approvalActivityRetry: RetryPolicy = { maximumAttempts: 5 };
  * minute apart; failures that cannot pass (authentication, a bad request) are non-retryable where
  * they are classified (src/model/errors.ts).
  */
-export const modelCallRetry: RetryPolicy = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 };
+export const modelCallRetry: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 8,
+};
 
 /** Sandbox work on its host; a sandbox that must be prepared again is not retried here but prepared by the workflow. */
-export const sandboxActivityRetry: RetryPolicy = { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: [sandboxNeedsPrepare] };
+export const sandboxActivityRetry: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumAttempts: 5,
+  nonRetryableErrorTypes: [sandboxNeedsPrepare],
+};
 
 /** The environment build (installs, with network): a failed install is final, a flaky download gets three tries. */
 export const environmentActivityRetry: RetryPolicy = {

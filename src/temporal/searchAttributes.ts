@@ -21,7 +21,10 @@ export const searchAttributeRegistrations = Object.values(searchAttributes).map(
 
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const known = new Set([...Object.keys(existing.customAttributes ?? {}), ...Object.keys(existing.systemAttributes ?? {})]);
+  const known = new Set([
+    ...Object.keys(existing.customAttributes ?? {}),
+    ...Object.keys(existing.systemAttributes ?? {}),
+  ]);
   const missing = searchAttributeRegistrations.filter(({ name }) => !known.has(name));
   if (missing.length === 0) return;
   try {

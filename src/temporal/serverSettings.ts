@@ -25,7 +25,12 @@ export const sqlitePragmas: Record<string, string> = {
 /** The settings as `temporal server start-dev` flags; `databaseFile`: false for a server kept in memory. */
 export function devServerFlags(options: { databaseFile: boolean }): string[] {
   return [
-    ...Object.entries(serverDynamicConfig).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
-    ...(options.databaseFile ? Object.entries(sqlitePragmas).flatMap(([key, value]) => ['--sqlite-pragma', `${key}=${value}`]) : []),
+    ...Object.entries(serverDynamicConfig).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${JSON.stringify(value)}`,
+    ]),
+    ...(options.databaseFile
+      ? Object.entries(sqlitePragmas).flatMap(([key, value]) => ['--sqlite-pragma', `${key}=${value}`])
+      : []),
   ];
 }

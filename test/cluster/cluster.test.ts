@@ -38,14 +38,26 @@ before(async () => {
   connection = await Connection.connect({ address: clusterAddresses.temporal });
   browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
 after(async () => {
   await browser?.close();
   for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('close', resolve)) : Promise.resolve())));
+  await Promise.all(
+    children.map((child) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('close', resolve)) : Promise.resolve(),
+    ),
+  );
   await connection?.close();
   await fake?.stop();
   if (home) await rm(home, { recursive: true, force: true });
@@ -56,7 +68,14 @@ async function waitForTextInSomeFrame(page: Page, text: string, timeoutMs = 60_0
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
-      if (await frame.getByText(text).first().isVisible().catch(() => false)) return;
+      if (
+        await frame
+          .getByText(text)
+          .first()
+          .isVisible()
+          .catch(() => false)
+      )
+        return;
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -83,16 +102,21 @@ function cli(args: string[]): { child: ChildProcess; done: Promise<{ code: numbe
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const done = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
+  const done = new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, output })),
+  );
   return { child, done };
 }
 
-test('a run on the cluster ends fixed, is found by its search attribute and is seen in the cluster\'s Web UI', async () => {
+test("a run on the cluster ends fixed, is found by its search attribute and is seen in the cluster's Web UI", async () => {
   const worker = cli(['worker']);
   const id = `cluster-01-off-by-one-${Date.now()}`;
   const run = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--json']).done;
   assert.equal(run.code, 0, run.output);
-  const line = run.output.split('\n').filter((entry) => entry.startsWith('{"type":"report"')).pop();
+  const line = run.output
+    .split('\n')
+    .filter((entry) => entry.startsWith('{"type":"report"'))
+    .pop();
   assert.ok(line, run.output);
   const report = (JSON.parse(line) as { report: DebugReport }).report;
   assert.equal(report.status, 'fixed');
@@ -104,16 +128,24 @@ test('a run on the cluster ends fixed, is found by its search attribute and is s
   let found: string[] = [];
   while (found.length === 0 && Date.now() < deadline) {
     found = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowId = '${id}' AND DebugStatus = 'fixed'` })) found.push(execution.workflowId);
+    for await (const execution of client.workflow.list({ query: `WorkflowId = '${id}' AND DebugStatus = 'fixed'` }))
+      found.push(execution.workflowId);
     if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
   assert.deepEqual(found, [id]);
 
   // The cluster's Web UI shows the run's timeline with the activity summaries, and its event history.
   const page = await browser.newPage({ viewport: { width: 1600, height: 1300 } });
-  await page.goto(`${clusterAddresses.webUi}/namespaces/${clusterNamespace}/workflows/${id}`, { waitUntil: 'networkidle' });
+  await page.goto(`${clusterAddresses.webUi}/namespaces/${clusterNamespace}/workflows/${id}`, {
+    waitUntil: 'networkidle',
+  });
   // UI 2.58 renders each activity's summary as markdown in a frame of its own.
-  for (const summary of ['iteration 1 · run_tests', 'iteration 1 · model', 'iteration 4 · edit_file buggy_code.py', 'verify the fix']) {
+  for (const summary of [
+    'iteration 1 · run_tests',
+    'iteration 1 · model',
+    'iteration 4 · edit_file buggy_code.py',
+    'verify the fix',
+  ]) {
     await waitForTextInSomeFrame(page, summary);
   }
   const folder = join(projectRoot, 'test-output', 'cluster-web-ui');
@@ -123,7 +155,10 @@ test('a run on the cluster ends fixed, is found by its search attribute and is s
   await page.getByText('callModel').first().waitFor({ timeout: 30_000 });
 
   // The workflow list, filtered by our search attribute, lists it.
-  await page.goto(`${clusterAddresses.webUi}/namespaces/${clusterNamespace}/workflows?query=${encodeURIComponent(`DebugStatus="fixed"`)}`, { waitUntil: 'networkidle' });
+  await page.goto(
+    `${clusterAddresses.webUi}/namespaces/${clusterNamespace}/workflows?query=${encodeURIComponent(`DebugStatus="fixed"`)}`,
+    { waitUntil: 'networkidle' },
+  );
   await page.getByText(id).first().waitFor({ timeout: 60_000 });
   await page.screenshot({ path: join(folder, 'workflow-list.png'), fullPage: true });
   await page.close();

@@ -19,7 +19,9 @@ async function freeOffset(): Promise<number> {
       probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
     });
   for (let offset = 200; offset >= 20; offset -= 20) {
-    const ports = [55432, 17233, 17234, 17235, 17239, 17243, 16933, 16934, 16935, 16939, 18233].map((port) => port + offset);
+    const ports = [55432, 17233, 17234, 17235, 17239, 17243, 16933, 16934, 16935, 16939, 18233].map(
+      (port) => port + offset,
+    );
     if ((await Promise.all(ports.map(free))).every(Boolean)) return offset;
   }
   throw new Error('no free port offset for a second cluster');
@@ -31,13 +33,26 @@ test('a port of the cluster held by another program: npm run cluster names the p
   const frontendPort = 17233 + offset;
   const squatter: Server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => squatter.listen(frontendPort, '127.0.0.1', resolve));
-  const env = { ...process.env, DURABLE_DEBUGGER_CLUSTER_HOME: home, DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET: String(offset), NO_COLOR: '1' };
+  const env = {
+    ...process.env,
+    DURABLE_DEBUGGER_CLUSTER_HOME: home,
+    DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET: String(offset),
+    NO_COLOR: '1',
+  };
   const cluster = (command: string) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(projectRoot, 'scripts', 'cluster.ts'), command], { cwd: projectRoot, env, encoding: 'utf8', timeout: 300_000 });
+    spawnSync(process.execPath, ['--import', 'tsx', join(projectRoot, 'scripts', 'cluster.ts'), command], {
+      cwd: projectRoot,
+      env,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
   try {
     const started = cluster('start');
     assert.equal(started.status, 1, started.stdout + started.stderr);
-    assert.match(started.stderr, new RegExp(`Port ${frontendPort} is taken by a process that is not this cluster's Temporal server`));
+    assert.match(
+      started.stderr,
+      new RegExp(`Port ${frontendPort} is taken by a process that is not this cluster's Temporal server`),
+    );
     const status = cluster('status');
     assert.equal(status.status, 3, 'not every part runs');
     assert.match(status.stdout, /temporalServer\s+stopped/);

@@ -12,7 +12,13 @@ import { projectRoot } from '../../src/config.js';
 import { loadScript, type Script } from '../../src/demo/script.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { approveUpdate, rejectUpdate, statusQuery } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  containersOf,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 import { killCliProcesses, startCli, type CliProcess } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');
@@ -31,13 +37,24 @@ before(async () => {
         tool_calls: [
           {
             name: 'edit_file',
-            input: { path: 'buggy_code.py', old_string: '    for i in range(len(items)):', new_string: '    for i in range(len(items)):  # every index, the last one too' },
+            input: {
+              path: 'buggy_code.py',
+              old_string: '    for i in range(len(items)):',
+              new_string: '    for i in range(len(items)):  # every index, the last one too',
+            },
           },
         ],
       },
       {
         thought: 'Done as the reviewer asked.',
-        tool_calls: [{ name: 'finish', input: { root_cause: 'range(len(items) - 1) skipped the last element; the loop now says why it covers every index' } }],
+        tool_calls: [
+          {
+            name: 'finish',
+            input: {
+              root_cause: 'range(len(items) - 1) skipped the last element; the loop now says why it covers every index',
+            },
+          },
+        ],
       },
     ],
   };
@@ -54,13 +71,22 @@ function cli(args: string[]): CliProcess {
 }
 
 function temporal(args: string[]): Promise<{ code: number | null; output: string }> {
-  return collect(spawn(temporalCliPath(server.config()), [...args, '--address', server.address], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  return collect(
+    spawn(temporalCliPath(server.config()), [...args, '--address', server.address], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** A command line as a person types it, with the pinned Temporal CLI first on PATH. */
 function shell(command: string): Promise<{ code: number | null; output: string }> {
   const path = `${dirname(temporalCliPath(server.config()))}:${process.env.PATH}`;
-  return collect(spawn('bash', ['-c', command], { env: { ...process.env, PATH: path, TEMPORAL_ADDRESS: server.address }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return collect(
+    spawn('bash', ['-c', command], {
+      env: { ...process.env, PATH: path, TEMPORAL_ADDRESS: server.address },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 function collect(child: ChildProcess): Promise<{ code: number | null; output: string }> {
@@ -103,7 +129,11 @@ const sentToModel = () => JSON.stringify(worker.fake.requests.map((request) => r
 
 test('through our CLI: watch shows the patch and waits; reject sends the feedback to the model; approve ends it fixed', async () => {
   const id = 'approval-cli';
-  const handle = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: id });
+  const handle = await startDebugRun(server.client, {
+    input: { repo, approve: true },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
   const watch = cli(['watch', id]);
   const firstPatch = await awaitingApproval(handle, 1);
   assert.match(firstPatch, /\+    for i in range\(len\(items\)\):$/m);
@@ -120,12 +150,18 @@ test('through our CLI: watch shows the patch and waits; reject sends the feedbac
   assert.match((await cli(['status', id]).done).output, /phase awaiting_approval[\s\S]*Awaiting approval/);
   // The Web UI's current details come from the built-in metadata query.
   const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-  assert.match(metadata.currentDetails ?? '', /^phase: awaiting_approval · a verified fix waits for the update `approve`[\s\S]*\+    for i in range/);
+  assert.match(
+    metadata.currentDetails ?? '',
+    /^phase: awaiting_approval · a verified fix waits for the update `approve`[\s\S]*\+    for i in range/,
+  );
 
   const rejected = await cli(['reject', id, 'Explain', 'the', 'loop', 'bound', 'in', 'a', 'comment.']).done;
   assert.equal(rejected.code, 0, rejected.output);
   const secondPatch = await awaitingApproval(handle, 2);
-  assert.match(sentToModel(), /the reviewer rejected this fix. The reviewer wrote:\\nExplain the loop bound in a comment\./);
+  assert.match(
+    sentToModel(),
+    /the reviewer rejected this fix. The reviewer wrote:\\nExplain the loop bound in a comment\./,
+  );
   assert.match(secondPatch, /# every index, the last one too/);
 
   const approved = await cli(['approve', id]).done;
@@ -145,7 +181,11 @@ test('through our CLI: watch shows the patch and waits; reject sends the feedbac
 });
 
 test('an approved fix computes its patch once: the report reuses the patch shown for approval', async () => {
-  const handle = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: 'approval-patch-once' });
+  const handle = await startDebugRun(server.client, {
+    input: { repo, approve: true },
+    taskQueue: worker.taskQueue,
+    workflowId: 'approval-patch-once',
+  });
   const shown = await awaitingApproval(handle, 1);
   await handle.executeUpdate(approveUpdate);
   const report = (await handle.result()) as DebugReport;
@@ -158,11 +198,17 @@ test('an approved fix computes its patch once: the report reuses the patch shown
 
 test('through `temporal workflow update execute`: reject with feedback, then approve', async () => {
   const id = 'approval-temporal-cli';
-  const handle = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: id });
+  const handle = await startDebugRun(server.client, {
+    input: { repo, approve: true },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
   // The README's commands, as written, for this run's id.
   const readme = await readFile(join(projectRoot, 'README.md'), 'utf8');
   const documented = (name: string) => {
-    const line = readme.split('\n').find((each) => each.startsWith(`temporal workflow update execute --workflow-id fix-off-by-one --name ${name}`));
+    const line = readme
+      .split('\n')
+      .find((each) => each.startsWith(`temporal workflow update execute --workflow-id fix-off-by-one --name ${name}`));
     assert.ok(line, `the README documents the ${name} update`);
     return line.replace('fix-off-by-one', id);
   };
@@ -189,23 +235,41 @@ test('without an answer within the approval timeout, the run ends not_approved',
   assert.equal(report.stopCondition, 'not_approved');
   assert.match(report.stopDetail, /not approved within 0.05 minutes/);
   assert.match(report.patch, /\+    for i in range\(len\(items\)\):/, 'the verified patch is still in the report');
-  assert.equal(await scheduled(handle, 'computePatch'), 1, 'the patch shown for approval is the report\'s');
+  assert.equal(await scheduled(handle, 'computePatch'), 1, "the patch shown for approval is the report's");
   assert.equal((await handle.describe()).searchAttributes.DebugStatus?.[0], 'not_approved');
 });
 
 test('answers that do not fit are refused: approving a run that does not wait, rejecting without feedback', async () => {
-  const plain = await startDebugRun(server.client, { input: { repo }, taskQueue: worker.taskQueue, workflowId: 'approval-not-asked' });
+  const plain = await startDebugRun(server.client, {
+    input: { repo },
+    taskQueue: worker.taskQueue,
+    workflowId: 'approval-not-asked',
+  });
   await plain.result();
   const refused = await cli(['approve', 'approval-not-asked']).done;
   assert.equal(refused.code, 2);
   assert.match(refused.output, /approval-not-asked is not awaiting approval \(phase done\)/);
 
-  const waiting = await startDebugRun(server.client, { input: { repo, approve: true }, taskQueue: worker.taskQueue, workflowId: 'approval-empty-feedback' });
+  const waiting = await startDebugRun(server.client, {
+    input: { repo, approve: true },
+    taskQueue: worker.taskQueue,
+    workflowId: 'approval-empty-feedback',
+  });
   await awaitingApproval(waiting, 1);
   await assert.rejects(waiting.executeUpdate(rejectUpdate, { args: ['   '] }), (error: Error & { cause?: Error }) =>
     /A rejection needs feedback for the model/.test(error.cause?.message ?? ''),
   );
-  const viaTemporal = await temporal(['workflow', 'update', 'execute', '--workflow-id', 'approval-empty-feedback', '--name', 'reject', '--input', '""']);
+  const viaTemporal = await temporal([
+    'workflow',
+    'update',
+    'execute',
+    '--workflow-id',
+    'approval-empty-feedback',
+    '--name',
+    'reject',
+    '--input',
+    '""',
+  ]);
   assert.notEqual(viaTemporal.code, 0);
   assert.match(viaTemporal.output, /A rejection needs feedback/);
   // Still waiting: a refused answer changes nothing.

@@ -11,14 +11,24 @@ import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  containersOf,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 import { runCli, type CliResult } from '../support/cli.js';
 
 const repo = join(projectRoot, 'fixtures', '01_off_by_one');
 
 const smallFix = {
   name: 'edit_file',
-  input: { path: 'buggy_code.py', old_string: '    for i in range(len(items) - 1):', new_string: '    for i in range(len(items)):' },
+  input: {
+    path: 'buggy_code.py',
+    old_string: '    for i in range(len(items) - 1):',
+    new_string: '    for i in range(len(items)):',
+  },
 };
 // The same bug fixed by rewriting the whole loop: a verified fix with a larger diff.
 const largeFix = {
@@ -58,7 +68,11 @@ const fixesSmall: ScriptStep[] = [
   { thought: 'Done.', tool_calls: [finish('range(len(items) - 1) skipped the last element')] },
 ];
 /** An attempt that keeps looking around for as many turns as it is given. */
-const wanders = (turns: number): ScriptStep[] => Array.from({ length: turns }, () => ({ thought: 'Looking around.', tool_calls: [{ name: 'list_files', input: {} }] }));
+const wanders = (turns: number): ScriptStep[] =>
+  Array.from({ length: turns }, () => ({
+    thought: 'Looking around.',
+    tool_calls: [{ name: 'list_files', input: {} }],
+  }));
 
 let server: TestServer;
 let worker: TestWorker;
@@ -86,7 +100,11 @@ const sumOf = (values: number[]) => values.reduce((sum, value) => sum + value, 0
 test('three attempts: one fails, two fix the bug; the smaller fix is kept and the totals add up', async () => {
   await useScript(scriptFor(3, [givesUp, fixesLarge, fixesSmall]));
   const id = 'attempts-smallest-wins';
-  const handle = await startDebugRun(server.client, { input: { repo, attempts: 3, budgets: { maxIterations: 30 } }, taskQueue: worker.taskQueue, workflowId: id });
+  const handle = await startDebugRun(server.client, {
+    input: { repo, attempts: 3, budgets: { maxIterations: 30 } },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
   const watched = cliOutput(['watch', id]);
   const report = (await handle.result()) as DebugReport;
 
@@ -113,16 +131,30 @@ test('three attempts: one fails, two fix the bug; the smaller fix is kept and th
   assert.ok(Math.abs((report.costUsd ?? 0) - sumOf(children.map((child) => child.costUsd ?? 0))) < 1e-9);
 
   // Each attempt had its own opening, temperature and budget share.
-  const bodies = worker.fake.requests.map((request) => request.body).filter((body) => JSON.stringify(body.messages).includes(`Attempt `));
-  for (const [k, temperature] of [[1, 0.2], [2, 0.6], [3, 1]] as const) {
+  const bodies = worker.fake.requests
+    .map((request) => request.body)
+    .filter((body) => JSON.stringify(body.messages).includes(`Attempt `));
+  for (const [k, temperature] of [
+    [1, 0.2],
+    [2, 0.6],
+    [3, 1],
+  ] as const) {
     const own = bodies.filter((body) => JSON.stringify(body.messages).includes(`Attempt ${k} of 3`));
     assert.ok(own.length > 0, `attempt ${k} called the model`);
-    assert.ok(own.every((body) => body.temperature === temperature), `attempt ${k} at temperature ${temperature}`);
+    assert.ok(
+      own.every((body) => body.temperature === temperature),
+      `attempt ${k} at temperature ${temperature}`,
+    );
   }
   const childDescription = await server.client.workflow.getHandle(`${id}-attempt-2`).describe();
   assert.equal(childDescription.parentExecution?.workflowId, id);
-  assert.match((await childDescription.staticSummary()) ?? '', /^Attempt 2 of 3 · the second most likely hypothesis · temperature 0\.6$/);
-  const { input } = await server.client.workflow.getHandle(`${id}-attempt-2`).query<{ input: { budgets: { maxIterations: number } } }>('savedState');
+  assert.match(
+    (await childDescription.staticSummary()) ?? '',
+    /^Attempt 2 of 3 · the second most likely hypothesis · temperature 0\.6$/,
+  );
+  const { input } = await server.client.workflow
+    .getHandle(`${id}-attempt-2`)
+    .query<{ input: { budgets: { maxIterations: number } } }>('savedState');
   assert.equal(input.budgets.maxIterations, 10);
   const parentDescription = await handle.describe();
   assert.equal(parentDescription.searchAttributes.DebugStatus?.[0], 'fixed');
@@ -130,11 +162,22 @@ test('three attempts: one fails, two fix the bug; the smaller fix is kept and th
 
   // `watch` follows the attempts as they start and end, then prints the report with every attempt.
   const output = await watched;
-  assert.match(output, new RegExp(`› attempt 2 of 3 · the second most likely hypothesis · temperature 0\\.6: running \\(${id}-attempt-2\\)`));
+  assert.match(
+    output,
+    new RegExp(
+      `› attempt 2 of 3 · the second most likely hypothesis · temperature 0\\.6: running \\(${id}-attempt-2\\)`,
+    ),
+  );
   assert.match(output, /› attempt 1 of 3 .*: not_fixed/);
   assert.match(output, /Status: fixed/);
-  assert.match(output, /Attempts: 3, kept attempt 3 \(iterations, tokens and cost above are their sums; tool calls are the kept attempt’s\)/);
-  assert.match(output, /✔ chosen 3\. fixed · 2 lines changed · 2 iterations · \$\d+\.\d{4} · attempts-smallest-wins-attempt-3\n\s+root cause: range\(len\(items\) - 1\) skipped the last element/);
+  assert.match(
+    output,
+    /Attempts: 3, kept attempt 3 \(iterations, tokens and cost above are their sums; tool calls are the kept attempt’s\)/,
+  );
+  assert.match(
+    output,
+    /✔ chosen 3\. fixed · 2 lines changed · 2 iterations · \$\d+\.\d{4} · attempts-smallest-wins-attempt-3\n\s+root cause: range\(len\(items\) - 1\) skipped the last element/,
+  );
   // A finish that is not verified, then text-only replies: nudged three times in a row, the fourth ends it.
   assert.match(output, /  1\. not_fixed · 0 lines changed · 5 iterations/);
   assert.match(output, /  2\. fixed · 6 lines changed · 2 iterations/);
@@ -169,7 +212,9 @@ test('first wins: once one fix is verified the other attempts are cancelled, the
     (first?.tokens.outputTokens ?? 0) + (second?.tokens.outputTokens ?? 0) + (third?.tokens.outputTokens ?? 0),
   );
   assert.ok((first?.tokens.outputTokens ?? 0) > 0);
-  assert.ok(Math.abs((report.costUsd ?? 0) - sumOf((report.attempts ?? []).map((attempt) => attempt.costUsd ?? 0))) < 1e-9);
+  assert.ok(
+    Math.abs((report.costUsd ?? 0) - sumOf((report.attempts ?? []).map((attempt) => attempt.costUsd ?? 0))) < 1e-9,
+  );
 });
 
 test('stop on one attempt stops only it; stop on the parent stops the rest; status shows the attempts', async () => {
@@ -182,7 +227,13 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
   });
   const childHandle = (k: number) => server.client.workflow.getHandle(`${id}-attempt-${k}`);
   await waitFor(async () => {
-    const statuses = await Promise.all([1, 2].map((k) => childHandle(k).query(statusQuery).catch(() => null)));
+    const statuses = await Promise.all(
+      [1, 2].map((k) =>
+        childHandle(k)
+          .query(statusQuery)
+          .catch(() => null),
+      ),
+    );
     return statuses.every((status) => (status?.iteration ?? 0) >= 2);
   });
   const status = await handle.query(statusQuery);
@@ -194,7 +245,10 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
     ],
   );
   const printed = await cliOutput(['status', id]);
-  assert.match(printed, /attempt 1 of 2 · the most likely hypothesis · temperature 0\.2 · running · phase \w+ · iteration \d+\/60/);
+  assert.match(
+    printed,
+    /attempt 1 of 2 · the most likely hypothesis · temperature 0\.2 · running · phase \w+ · iteration \d+\/60/,
+  );
   assert.match(printed, new RegExp(`${id}-attempt-2`));
 
   // `stop` on one attempt (our CLI) stops only that attempt.
@@ -218,7 +272,12 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
   // A parent that ended with a report has nothing left to resume: the user is told to resume one attempt.
   const resumed = await cli(['resume', id]);
   assert.equal(resumed.code, 2, resumed.output);
-  assert.match(resumed.output, new RegExp(`${id} ended with a report: every attempt finished, so nothing is left to resume\\. To give one attempt more budget, resume that attempt \\(${id}-attempt-1, ${id}-attempt-2\\)`));
+  assert.match(
+    resumed.output,
+    new RegExp(
+      `${id} ended with a report: every attempt finished, so nothing is left to resume\\. To give one attempt more budget, resume that attempt \\(${id}-attempt-1, ${id}-attempt-2\\)`,
+    ),
+  );
   // raise-budget is for one running run: a parent's attempts each have their own budget.
   const raised = await cli(['raise-budget', id, '--more-iterations', '5']);
   assert.equal(raised.code, 2, raised.output);
@@ -226,25 +285,44 @@ test('stop on one attempt stops only it; stop on the parent stops the rest; stat
 });
 
 test('resume of an interrupted parent: a finished attempt is kept, the unfinished ones go on from their saved state, and the run ends as without the interruption', async () => {
-  const fake = new FakeAnthropicApi({ scripts: { '01_off_by_one': scriptFor(3, [givesUp, [...wanders(10), ...fixesLarge], [...wanders(12), ...fixesSmall]]) }, latencyMs: 200 });
+  const fake = new FakeAnthropicApi({
+    scripts: {
+      '01_off_by_one': scriptFor(3, [givesUp, [...wanders(10), ...fixesLarge], [...wanders(12), ...fixesSmall]]),
+    },
+    latencyMs: 200,
+  });
   await fake.start();
   try {
     await worker?.stop();
     worker = await startTestWorker(server, { fake });
     const id = 'attempts-resumed';
-    const handle = await startDebugRun(server.client, { input: { repo, attempts: 3, budgets: { maxIterations: 60 } }, taskQueue: worker.taskQueue, workflowId: id });
+    const handle = await startDebugRun(server.client, {
+      input: { repo, attempts: 3, budgets: { maxIterations: 60 } },
+      taskQueue: worker.taskQueue,
+      workflowId: id,
+    });
     const child = (k: number) => server.client.workflow.getHandle(`${id}-attempt-${k}`);
     // Attempt 1 has ended (with a report); attempts 2 and 3 are under way.
     await waitFor(async () => {
-      const first = await child(1).describe().catch(() => null);
-      const others = await Promise.all([2, 3].map((k) => child(k).query(statusQuery).catch(() => null)));
+      const first = await child(1)
+        .describe()
+        .catch(() => null);
+      const others = await Promise.all(
+        [2, 3].map((k) =>
+          child(k)
+            .query(statusQuery)
+            .catch(() => null),
+        ),
+      );
       return first?.status.name === 'COMPLETED' && others.every((status) => (status?.iteration ?? 0) >= 2);
     });
     // The interruption: attempt 2 and the parent are terminated (attempt 3 is cancelled with its parent), and the worker is gone.
     await child(2).terminate('interrupted by the test');
     await handle.terminate('interrupted by the test');
     // Read before the worker goes (a closed run replays on a worker to answer).
-    const earlierUsage = await Promise.all([2, 3].map(async (k) => (await child(k).query(statusQuery)).tokens.outputTokens));
+    const earlierUsage = await Promise.all(
+      [2, 3].map(async (k) => (await child(k).query(statusQuery)).tokens.outputTokens),
+    );
     const taskQueue = worker.taskQueue;
     await worker.stop();
     worker = undefined as unknown as TestWorker;
@@ -252,13 +330,23 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     assert.notEqual((await child(3).describe()).status.name, 'COMPLETED', 'attempt 3 had not finished');
 
     // `resume` of the parent, served by the CLI's own worker (the same model endpoint: the fake API).
-    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    const resumed = await cli(['resume', id], {
+      DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+    });
     assert.equal(resumed.code, 0, resumed.output);
     const next = `${id}-resumed-2`;
-    assert.match(resumed.output, new RegExp(`Resuming ${id} \\(terminated\\) in a new run, ${next}: its finished attempts are kept`));
+    assert.match(
+      resumed.output,
+      new RegExp(`Resuming ${id} \\(terminated\\) in a new run, ${next}: its finished attempts are kept`),
+    );
     assert.match(resumed.output, /Status: fixed/);
     assert.match(resumed.output, new RegExp(`Resumed from: ${id} \\(its work before the resume is counted here\\)`));
-    assert.match(resumed.output, new RegExp(`1\\. not_fixed · 0 lines changed · \\d+ iterations · \\$\\d+\\.\\d{4} · ${id}-attempt-1\\n`));
+    assert.match(
+      resumed.output,
+      new RegExp(`1\\. not_fixed · 0 lines changed · \\d+ iterations · \\$\\d+\\.\\d{4} · ${id}-attempt-1\\n`),
+    );
 
     const report = (await server.client.workflow.getHandle(next).result()) as DebugReport;
     // As the run without the interruption ends: the smaller verified fix, attempt 3, is kept.
@@ -276,9 +364,15 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     );
     // Each unfinished attempt went on from its own saved state: its usage before the interruption is counted once, in its report.
     const children = await Promise.all(report.attempts?.map((attempt) => childReport(attempt.workflowId)) ?? []);
-    assert.deepEqual(children.map((each) => each.resumedFrom), [null, `${id}-attempt-2`, `${id}-attempt-3`]);
+    assert.deepEqual(
+      children.map((each) => each.resumedFrom),
+      [null, `${id}-attempt-2`, `${id}-attempt-3`],
+    );
     for (const [index, earlier] of earlierUsage.entries()) {
-      assert.ok((children[index + 1]?.tokens.outputTokens ?? 0) > earlier, `attempt ${index + 2} carries its earlier usage`);
+      assert.ok(
+        (children[index + 1]?.tokens.outputTokens ?? 0) > earlier,
+        `attempt ${index + 2} carries its earlier usage`,
+      );
     }
     assert.equal(report.iterations, sumOf(children.map((each) => each.iterations)));
     assert.equal(report.tokens.outputTokens, sumOf(children.map((each) => each.tokens.outputTokens)));
@@ -286,22 +380,50 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
     // The resumed attempts did not start over: no second task prompt for them, and attempt 2 went on past its wandering.
     const description = await server.client.workflow.getHandle(`${next}-attempt-2`).describe();
     assert.equal(description.parentExecution?.workflowId, next);
-    assert.equal(await description.staticSummary(), `Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from ${id}-attempt-2`);
-    assert.match((await (await server.client.workflow.getHandle(next).describe()).staticSummary()) ?? '', new RegExp(`· 3 attempts · resumes ${id}$`));
+    assert.equal(
+      await description.staticSummary(),
+      `Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from ${id}-attempt-2`,
+    );
+    assert.match(
+      (await (await server.client.workflow.getHandle(next).describe()).staticSummary()) ?? '',
+      new RegExp(`· 3 attempts · resumes ${id}$`),
+    );
 
     // Resumes that do not fit are refused at once, naming what to do instead.
-    const more = await cli(['resume', id, '--more-iterations', '5'], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    const more = await cli(['resume', id, '--more-iterations', '5'], {
+      DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+    });
     assert.equal(more.code, 2, more.output);
-    assert.match(more.output, new RegExp(`${id} ran 3 attempts, each with its own share of the budgets: to give one more, resume that attempt with the --more-\\* options`));
+    assert.match(
+      more.output,
+      new RegExp(
+        `${id} ran 3 attempts, each with its own share of the budgets: to give one more, resume that attempt with the --more-\\* options`,
+      ),
+    );
     worker = await startTestWorker(server, { fake, taskQueue });
     const refused: Array<[Record<string, unknown>, RegExp]> = [
-      [{ resumeFrom: id }, new RegExp(`resumeFrom: "${id}" ran 3 parallel attempts: resume it with attempts 3, or resume one attempt`)],
-      [{ attempts: 2, resumeFrom: id }, new RegExp(`resumeFrom: "${id}" ran 3 attempts: resume it with attempts 3, not 2`)],
-      [{ attempts: 2, resumeFrom: `${id}-attempt-1` }, new RegExp(`resumeFrom: "${id}-attempt-1" is a single run, not a parent of parallel attempts`)],
+      [
+        { resumeFrom: id },
+        new RegExp(`resumeFrom: "${id}" ran 3 parallel attempts: resume it with attempts 3, or resume one attempt`),
+      ],
+      [
+        { attempts: 2, resumeFrom: id },
+        new RegExp(`resumeFrom: "${id}" ran 3 attempts: resume it with attempts 3, not 2`),
+      ],
+      [
+        { attempts: 2, resumeFrom: `${id}-attempt-1` },
+        new RegExp(`resumeFrom: "${id}-attempt-1" is a single run, not a parent of parallel attempts`),
+      ],
     ];
     for (const [fields, expected] of refused) {
       const bad = await startDebugRun(server.client, { input: { repo, ...fields }, taskQueue });
-      await assert.rejects(bad.result(), (error: Error & { cause?: Error }) => expected.test(error.cause?.message ?? ''), JSON.stringify(fields));
+      await assert.rejects(
+        bad.result(),
+        (error: Error & { cause?: Error }) => expected.test(error.cause?.message ?? ''),
+        JSON.stringify(fields),
+      );
     }
   } finally {
     await fake.stop();
@@ -309,7 +431,15 @@ test('resume of an interrupted parent: a finished attempt is kept, the unfinishe
 });
 
 test('resume of a parent whose worker is gone: no new run, this command’s worker takes it to its end', async () => {
-  const fake = new FakeAnthropicApi({ scripts: { '01_off_by_one': scriptFor(2, [[...wanders(4), ...fixesLarge], [...wanders(4), ...fixesSmall]]) }, latencyMs: 200 });
+  const fake = new FakeAnthropicApi({
+    scripts: {
+      '01_off_by_one': scriptFor(2, [
+        [...wanders(4), ...fixesLarge],
+        [...wanders(4), ...fixesSmall],
+      ]),
+    },
+    latencyMs: 200,
+  });
   await fake.start();
   try {
     await worker?.stop();
@@ -318,20 +448,43 @@ test('resume of a parent whose worker is gone: no new run, this command’s work
     const id = 'attempts-worker-lost';
     // Started as `run` does: with the starter's model endpoint, which the CLI's worker (same settings) serves.
     const modelEndpoint = modelEndpointId({ apiKey: 'test-key', baseURL: fake.url }) as string;
-    const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, modelEndpoint, budgets: { maxIterations: 40 } }, taskQueue, workflowId: id });
+    const handle = await startDebugRun(server.client, {
+      input: { repo, attempts: 2, modelEndpoint, budgets: { maxIterations: 40 } },
+      taskQueue,
+      workflowId: id,
+    });
     await waitFor(async () => {
-      const statuses = await Promise.all([1, 2].map((k) => server.client.workflow.getHandle(`${id}-attempt-${k}`).query(statusQuery).catch(() => null)));
+      const statuses = await Promise.all(
+        [1, 2].map((k) =>
+          server.client.workflow
+            .getHandle(`${id}-attempt-${k}`)
+            .query(statusQuery)
+            .catch(() => null),
+        ),
+      );
       return statuses.every((status) => (status?.iteration ?? 0) >= 1);
     });
     await worker.stop();
     worker = undefined as unknown as TestWorker;
-    const resumed = await cli(['resume', id], { DURABLE_DEBUGGER_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    const resumed = await cli(['resume', id], {
+      DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+    });
     assert.equal(resumed.code, 0, resumed.output);
-    assert.match(resumed.output, new RegExp(`${id} is still running \\(phase attempts\\): following it; this command's worker serves it if its own is gone`));
+    assert.match(
+      resumed.output,
+      new RegExp(
+        `${id} is still running \\(phase attempts\\): following it; this command's worker serves it if its own is gone`,
+      ),
+    );
     assert.match(resumed.output, /Status: fixed/);
     const report = (await handle.result()) as DebugReport;
     assert.equal(report.chosenAttempt, 2);
-    assert.deepEqual(report.attempts?.map((attempt) => attempt.workflowId), [`${id}-attempt-1`, `${id}-attempt-2`]);
+    assert.deepEqual(
+      report.attempts?.map((attempt) => attempt.workflowId),
+      [`${id}-attempt-1`, `${id}-attempt-2`],
+    );
   } finally {
     await fake.stop();
   }
@@ -347,10 +500,24 @@ test('attempts with approve: the parent waits for approval of the kept fix; a re
     },
   };
   await useScript(
-    scriptFor(2, [fixesLarge, [...fixesSmall, { thought: 'Rewrite as the reviewer asks.', tool_calls: [rewriteAfterSmallFix] }, { thought: 'Done again.', tool_calls: [finish('the loop skipped the last element (rewritten for the reviewer)')] }]]),
+    scriptFor(2, [
+      fixesLarge,
+      [
+        ...fixesSmall,
+        { thought: 'Rewrite as the reviewer asks.', tool_calls: [rewriteAfterSmallFix] },
+        {
+          thought: 'Done again.',
+          tool_calls: [finish('the loop skipped the last element (rewritten for the reviewer)')],
+        },
+      ],
+    ]),
   );
   const id = 'attempts-approval';
-  const handle = await startDebugRun(server.client, { input: { repo, attempts: 2, approve: true, budgets: { maxIterations: 20 } }, taskQueue: worker.taskQueue, workflowId: id });
+  const handle = await startDebugRun(server.client, {
+    input: { repo, attempts: 2, approve: true, budgets: { maxIterations: 20 } },
+    taskQueue: worker.taskQueue,
+    workflowId: id,
+  });
   const awaiting = async (since = 0) => {
     let patch = '';
     await waitFor(async () => {
@@ -371,7 +538,11 @@ test('attempts with approve: the parent waits for approval of the kept fix; a re
   const second = await awaiting(first.since);
   assert.match(second.patch, /\+    for item in items:/);
   assert.ok(
-    worker.fake.requests.some((request) => JSON.stringify(request.body.messages).includes('the reviewer rejected it and wrote: loop over the items themselves')),
+    worker.fake.requests.some((request) =>
+      JSON.stringify(request.body.messages).includes(
+        'the reviewer rejected it and wrote: loop over the items themselves',
+      ),
+    ),
     'the attempt received the feedback',
   );
   const approved = await cli(['approve', id]);

@@ -56,7 +56,10 @@ test('killing the worker in the middle of `run`: a new worker finishes the run a
   assert.match(watched.output, /→ edit_file buggy_code\.py/);
   assert.match(watched.output, /Status: fixed/);
   assert.match(watched.output, /\+    for i in range\(len\(items\)\):/);
-  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+  assert.deepEqual(
+    fake.rejected.map((request) => request.error),
+    [],
+  );
 });
 
 test('`resume` of a budget-exhausted run continues it to a fix, with one coherent transcript', async () => {
@@ -73,15 +76,28 @@ test('`resume` of a budget-exhausted run continues it to a fix, with one coheren
 
   // The resumed run's last request carries the whole conversation, both runs' parts in one.
   type Block = { type: string; id?: string; tool_use_id?: string; text?: string };
-  const messages = fake.requests.filter((request) => request.status === 200).at(-1)?.body.messages as Array<{ role: string; content: Block[] }>;
+  const messages = fake.requests.filter((request) => request.status === 200).at(-1)?.body.messages as Array<{
+    role: string;
+    content: Block[];
+  }>;
   const roles = messages.map((message) => message.role);
-  assert.ok(roles.every((role, index) => index === 0 || role !== roles[index - 1]), 'roles alternate');
-  const uses = messages.flatMap((message) => message.content.filter((block) => block.type === 'tool_use').map((block) => block.id));
-  const results = messages.flatMap((message) => message.content.flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : [])));
+  assert.ok(
+    roles.every((role, index) => index === 0 || role !== roles[index - 1]),
+    'roles alternate',
+  );
+  const uses = messages.flatMap((message) =>
+    message.content.filter((block) => block.type === 'tool_use').map((block) => block.id),
+  );
+  const results = messages.flatMap((message) =>
+    message.content.flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : [])),
+  );
   assert.deepEqual(results, uses, 'every tool call has its result, once');
   assert.equal(uses.length, 5, 'five tool calls before the final finish');
   assert.match(JSON.stringify(messages), /This run continues the earlier run cli-budget-then-resume/);
-  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+  assert.deepEqual(
+    fake.rejected.map((request) => request.error),
+    [],
+  );
 });
 
 test('`resume` of a run stopped by its token budget raises that budget (by its first amount, or by --more-tokens), so the run goes on', async () => {
@@ -89,14 +105,23 @@ test('`resume` of a run stopped by its token budget raises that budget (by its f
   const first = await cli(['run', 'fixtures/01_off_by_one', '--id', id, '--max-tokens', '3000', '--json']).done;
   assert.equal(first.code, 1, first.output);
   const reportOf = (output: string) =>
-    (output.split('\n').filter((line) => line.startsWith('{"type":"report"')).map((line) => JSON.parse(line) as { report: DebugReport }).pop() as { report: DebugReport }).report;
+    (
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{"type":"report"'))
+        .map((line) => JSON.parse(line) as { report: DebugReport })
+        .pop() as { report: DebugReport }
+    ).report;
   const stopped = reportOf(first.output);
   assert.equal(stopped.stopCondition, 'max_tokens');
 
   // No flags: the token budget that stopped it grows by its first amount; the run makes progress before it stops again.
   const again = await cli(['resume', id, '--json']).done;
   const second = reportOf(again.output);
-  assert.ok(second.iterations > stopped.iterations, `the resumed run stopped at once (${second.iterations} iterations)`);
+  assert.ok(
+    second.iterations > stopped.iterations,
+    `the resumed run stopped at once (${second.iterations} iterations)`,
+  );
   assert.match(again.output, new RegExp(`Continuing ${id} in a new run, ${id}-resumed-2: tokens 3000 → \\d+\\.`));
   const raised = Number(/tokens 3000 → (\d+)/.exec(again.output)?.[1]);
   assert.ok(raised >= 6_000, `raised to ${raised}`);
@@ -107,9 +132,15 @@ test('`resume` of a run stopped by its token budget raises that budget (by its f
   // --more-tokens names the amount; the iteration budget is left as it was.
   const last = await cli(['resume', `${id}-resumed-2`, '--more-tokens', '200000']).done;
   assert.equal(last.code, 0, last.output);
-  assert.match(last.output, new RegExp(`Continuing ${id}-resumed-2 in a new run, ${id}-resumed-3: tokens ${raised} → \\d+\\.`));
+  assert.match(
+    last.output,
+    new RegExp(`Continuing ${id}-resumed-2 in a new run, ${id}-resumed-3: tokens ${raised} → \\d+\\.`),
+  );
   assert.match(last.output, /Status: fixed/);
-  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+  assert.deepEqual(
+    fake.rejected.map((request) => request.error),
+    [],
+  );
 });
 
 test('`raise-budget --more-tokens` of a run paused on its token budget raises the tokens, and the run goes on to a fix; `resume` points to it', async () => {
@@ -119,7 +150,13 @@ test('`raise-budget --more-tokens` of a run paused on its token budget raises th
     const handle = await server.client.workflow.start('debugRepository', {
       taskQueue: 'durable-debugger',
       workflowId: id,
-      args: [{ repo: join(projectRoot, 'fixtures', '01_off_by_one'), budgets: { maxTokens: 3000 }, pauseOnBudgetMinutes: 10 }],
+      args: [
+        {
+          repo: join(projectRoot, 'fixtures', '01_off_by_one'),
+          budgets: { maxTokens: 3000 },
+          pauseOnBudgetMinutes: 10,
+        },
+      ],
     });
     const deadline = Date.now() + 120_000;
     while ((await handle.query(statusQuery)).phase !== 'paused') {
@@ -129,10 +166,16 @@ test('`raise-budget --more-tokens` of a run paused on its token budget raises th
     // `resume` continues an ended run; a paused one is still running: it says what to use instead.
     const refused = await cli(['resume', id, '--more-tokens', '100000']).done;
     assert.equal(refused.code, 2, refused.output);
-    assert.match(refused.output, new RegExp(`${id} is paused on its budget, not ended: raise it with \`durable-debugger raise-budget ${id}\``));
+    assert.match(
+      refused.output,
+      new RegExp(`${id} is paused on its budget, not ended: raise it with \`durable-debugger raise-budget ${id}\``),
+    );
     const resumed = await cli(['raise-budget', id, '--more-tokens', '100000', '--more-minutes', '5']).done;
     assert.equal(resumed.code, 0, resumed.output);
-    assert.match(resumed.output, /Ignored --more-minutes \(the run has no time budget\): budgets that were not set stay unset\./);
+    assert.match(
+      resumed.output,
+      /Ignored --more-minutes \(the run has no time budget\): budgets that were not set stay unset\./,
+    );
     assert.match(resumed.output, new RegExp(`Raised the budget of ${id}: tokens 3000 → \\d+\\.`));
     assert.match(resumed.output, /Status: fixed/);
   } finally {
@@ -147,7 +190,11 @@ test('`resume` takes a workflow id no run has used: `-resumed-N` held by a close
   assert.equal(first.code, 1, first.output);
   // The ids a resume would take are held already: a closed run and a running one (no worker serves its queue).
   const start = (workflowId: string) =>
-    server.client.workflow.start('debugRepository', { taskQueue: `nobody-${process.pid}`, workflowId, args: [{ repo: '/nowhere' }] });
+    server.client.workflow.start('debugRepository', {
+      taskQueue: `nobody-${process.pid}`,
+      workflowId,
+      args: [{ repo: '/nowhere' }],
+    });
   const closed = await start(`${id}-resumed-2`);
   await closed.terminate('made by the test');
   const running = await start(`${id}-resumed-3`);
@@ -157,22 +204,49 @@ test('`resume` takes a workflow id no run has used: `-resumed-N` held by a close
     assert.match(resumed.output, /Continuing cli-resume-free-id in a new run, cli-resume-free-id-resumed-4/);
     assert.match(resumed.output, /Status: fixed/);
     // The closed run still answers for its id: it was not replaced by the resumed one.
-    assert.equal((await server.client.workflow.getHandle(`${id}-resumed-2`).describe()).runId, closed.firstExecutionRunId);
+    assert.equal(
+      (await server.client.workflow.getHandle(`${id}-resumed-2`).describe()).runId,
+      closed.firstExecutionRunId,
+    );
   } finally {
     await running.terminate('test over');
   }
   const taken = await cli(['resume', id, '--id', `${id}-resumed-2`]).done;
   assert.equal(taken.code, 2, taken.output);
-  assert.match(taken.output, /The workflow id "cli-resume-free-id-resumed-2" is already used by another run; choose another --id/);
+  assert.match(
+    taken.output,
+    /The workflow id "cli-resume-free-id-resumed-2" is already used by another run; choose another --id/,
+  );
 });
 
 test('`start --max-cost` with a model that has no listed price says which price the budget counts', async () => {
   const id = 'cli-unpriced-model';
-  const started = await cli(['start', 'fixtures/01_off_by_one', '--id', id, '--model', 'claude-unreleased-9', '--max-cost', '0.5']).done;
+  const started = await cli([
+    'start',
+    'fixtures/01_off_by_one',
+    '--id',
+    id,
+    '--model',
+    'claude-unreleased-9',
+    '--max-cost',
+    '0.5',
+  ]).done;
   await server.client.workflow.getHandle(id).terminate('only the note was wanted');
   assert.equal(started.code, 0, started.output);
-  assert.match(started.output, /Note: claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
-  const priced = await cli(['start', 'fixtures/01_off_by_one', '--id', `${id}-priced`, '--model', 'claude-sonnet-4-6', '--max-cost', '0.5']).done;
+  assert.match(
+    started.output,
+    /Note: claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/,
+  );
+  const priced = await cli([
+    'start',
+    'fixtures/01_off_by_one',
+    '--id',
+    `${id}-priced`,
+    '--model',
+    'claude-sonnet-4-6',
+    '--max-cost',
+    '0.5',
+  ]).done;
   await server.client.workflow.getHandle(`${id}-priced`).terminate('only the note was wanted');
   assert.doesNotMatch(priced.output, /no listed price/);
 });
@@ -201,12 +275,23 @@ test('list shows recent runs with their status, iterations and cost', async () =
   assert.equal(resumed?.iterations, 6);
 });
 
-test('repositories with dependencies through `run`: each environment fixture ends fixed, and the output says how its environment was made', { timeout: 900_000 }, async () => {
-  for (const name of ['16_pyproject_dependencies', '17_requirements_pytest_asyncio', '18_ts_vitest', '19_js_node_test_semver', '20_ts_build_lib']) {
-    const { code, output } = await cli(['run', `fixtures/${name}`, '--id', `cli-environment-${name}-${process.pid}`]).done;
-    assert.equal(code, 0, output);
-    assert.match(output, /Status: fixed/);
-    assert.match(output, /environment: (built in \d+ s|reused) \((python|node), \d+ packages\)/);
-    assert.match(output, /Environment: (built in \d+ s|reused) \(/);
-  }
-});
+test(
+  'repositories with dependencies through `run`: each environment fixture ends fixed, and the output says how its environment was made',
+  { timeout: 900_000 },
+  async () => {
+    for (const name of [
+      '16_pyproject_dependencies',
+      '17_requirements_pytest_asyncio',
+      '18_ts_vitest',
+      '19_js_node_test_semver',
+      '20_ts_build_lib',
+    ]) {
+      const { code, output } = await cli(['run', `fixtures/${name}`, '--id', `cli-environment-${name}-${process.pid}`])
+        .done;
+      assert.equal(code, 0, output);
+      assert.match(output, /Status: fixed/);
+      assert.match(output, /environment: (built in \d+ s|reused) \((python|node), \d+ packages\)/);
+      assert.match(output, /Environment: (built in \d+ s|reused) \(/);
+    }
+  },
+);

@@ -28,7 +28,13 @@ after(async () => {
 });
 
 function treeOf(files: Record<string, Buffer>): Tree {
-  const entries: TreeEntry[] = Object.entries(files).map(([path, content]) => ({ kind: 'file', path, blob: sha256(content), executable: false, size: content.length }));
+  const entries: TreeEntry[] = Object.entries(files).map(([path, content]) => ({
+    kind: 'file',
+    path,
+    blob: sha256(content),
+    executable: false,
+    size: content.length,
+  }));
   return { digest: treeDigest(entries), entries } as Tree;
 }
 
@@ -67,7 +73,10 @@ test('both backends: blobs and trees read back as written, a missing one is an e
       await assert.rejects(store.getBlob(sha256('never stored')));
       await assert.rejects(store.getBlob('../../etc/passwd'), /not a blob id/);
     }
-    await assert.rejects(postgres!.getBlob(sha256('never stored')), /is not in the content store postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger/);
+    await assert.rejects(
+      postgres!.getBlob(sha256('never stored')),
+      /is not in the content store postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger/,
+    );
   });
 });
 
@@ -95,10 +104,12 @@ test('a PostgreSQL restart between (and during) writes is waited out, not failed
     await store!.putBlob(sha256(first), first);
     // The pool's connection is closed by the restart; the next writes reconnect.
     const restarting = server.restart();
-    const writes = Array.from({ length: 10 }, (_, index) => Buffer.from(`during the restart ${index}`)).map(async (content) => {
-      await store!.putBlob(sha256(content), content);
-      return content;
-    });
+    const writes = Array.from({ length: 10 }, (_, index) => Buffer.from(`during the restart ${index}`)).map(
+      async (content) => {
+        await store!.putBlob(sha256(content), content);
+        return content;
+      },
+    );
     await restarting;
     for (const content of await Promise.all(writes)) assert.deepEqual(await store!.getBlob(sha256(content)), content);
     assert.deepEqual(await store!.getBlob(sha256(first)), first);
@@ -114,7 +125,10 @@ test('a large patch kept in the PostgreSQL store: the report names the database,
     const report = await patchForReport(writer, patch);
     assert.ok(report.fullPatch, 'kept in the store');
     assert.doesNotMatch(JSON.stringify(report), /s3cret/);
-    assert.match(report.fullPatch.file, /^postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger \(table durable_debugger_blobs, id [0-9a-f]{64}\)$/);
+    assert.match(
+      report.fullPatch.file,
+      /^postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger \(table durable_debugger_blobs, id [0-9a-f]{64}\)$/,
+    );
     assert.match(report.patch, /content-store blob [0-9a-f]{64}, postgres:\/\/durable@/);
     assert.equal(await fullPatchOf(reader, report), patch);
   } finally {
@@ -125,9 +139,19 @@ test('a large patch kept in the PostgreSQL store: the report names the database,
 
 test('a store that cannot be used says why and what to do', async () => {
   const missing = new PostgresStore(server.url.replace(/\/durable_debugger$/, '/no_such_database'));
-  await assert.rejects(missing.getBlob(sha256('x')), /The content store's database does not exist \(postgres:\/\/durable@127\.0\.0\.1:\d+\/no_such_database\): create it/);
+  await assert.rejects(
+    missing.getBlob(sha256('x')),
+    /The content store's database does not exist \(postgres:\/\/durable@127\.0\.0\.1:\d+\/no_such_database\): create it/,
+  );
   await missing.close();
-  const closedPort = new PostgresStore('postgres://durable:pw@127.0.0.1:1/durable_debugger', { waitForServerMs: 1_000 });
-  await assert.rejects(closedPort.getBlob(sha256('x')), (error: Error) => /does not answer .*start PostgreSQL, or fix DURABLE_DEBUGGER_STORE/.test(error.message) && !error.message.includes(':pw@'));
+  const closedPort = new PostgresStore('postgres://durable:pw@127.0.0.1:1/durable_debugger', {
+    waitForServerMs: 1_000,
+  });
+  await assert.rejects(
+    closedPort.getBlob(sha256('x')),
+    (error: Error) =>
+      /does not answer .*start PostgreSQL, or fix DURABLE_DEBUGGER_STORE/.test(error.message) &&
+      !error.message.includes(':pw@'),
+  );
   await closedPort.close();
 });

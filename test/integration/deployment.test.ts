@@ -13,7 +13,15 @@ test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and w
     encoding: 'utf8',
     env: { ...process.env, ANTHROPIC_API_KEY: '' },
   });
-  for (const service of ['postgresql:', 'temporal-schema:', 'temporal:', 'temporal-namespace:', 'temporal-ui:', 'worker:', 'sandbox-image:']) {
+  for (const service of [
+    'postgresql:',
+    'temporal-schema:',
+    'temporal:',
+    'temporal-namespace:',
+    'temporal-ui:',
+    'worker:',
+    'sandbox-image:',
+  ]) {
     assert.ok(config.includes(`  ${service}`), `service ${service}`);
   }
   // Temporal on PostgreSQL: the schema tool's plugin and our server config (persistence and visibility on postgres12).

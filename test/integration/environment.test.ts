@@ -13,7 +13,13 @@ import { connectDocker, labels } from '../../src/sandbox/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 const docker = connectDocker();
 const fixture = await loadFixture('17_requirements_pytest_asyncio');
@@ -25,7 +31,9 @@ const imagesToRemove = new Set<string>();
 
 before(async () => {
   server = await startTestServer();
-  worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: fixture.script, [nodeFixture.name]: nodeFixture.script } } });
+  worker = await startTestWorker(server, {
+    fake: { scripts: { [fixture.name]: fixture.script, [nodeFixture.name]: nodeFixture.script } },
+  });
   scratch = await mkdtemp(join(tmpdir(), 'environment-test-'));
 });
 
@@ -33,14 +41,22 @@ after(async () => {
   await worker?.stop();
   await server?.stop();
   await rm(scratch, { recursive: true, force: true });
-  for (const image of imagesToRemove) await docker.getImage(image).remove().catch(() => undefined);
+  for (const image of imagesToRemove)
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => undefined);
 });
 
 /** What Docker did while `work` ran: build containers created, and each sandbox container of this server as it started. */
-async function watchDocker<T>(work: () => Promise<T>): Promise<{ result: T; builds: string[]; sandboxes: Docker.ContainerInspectInfo[] }> {
+async function watchDocker<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; builds: string[]; sandboxes: Docker.ContainerInspectInfo[] }> {
   const builds: string[] = [];
   const sandboxes: Array<Promise<Docker.ContainerInspectInfo | null>> = [];
-  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['create', 'start'] } })) as NodeJS.ReadableStream & { destroy(): void };
+  const events = (await docker.getEvents({
+    filters: { type: ['container'], event: ['create', 'start'] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
   let buffered = '';
   events.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -50,65 +66,90 @@ async function watchDocker<T>(work: () => Promise<T>): Promise<{ result: T; buil
       const event = JSON.parse(line) as { Action: string; id: string; Actor: { Attributes: Record<string, string> } };
       const attributes = event.Actor.Attributes;
       if (event.Action === 'create' && attributes.name?.startsWith(buildContainerPrefix)) builds.push(attributes.name);
-      if (event.Action === 'start' && attributes[labels.sandboxId] && attributes[labels.scope]?.startsWith(server.address)) {
-        sandboxes.push(docker.getContainer(event.id).inspect().catch(() => null));
+      if (
+        event.Action === 'start' &&
+        attributes[labels.sandboxId] &&
+        attributes[labels.scope]?.startsWith(server.address)
+      ) {
+        sandboxes.push(
+          docker
+            .getContainer(event.id)
+            .inspect()
+            .catch(() => null),
+        );
       }
     }
   });
   try {
     const result = await work();
     await new Promise((resolve) => setTimeout(resolve, 500)); // the last events may trail the run
-    return { result, builds, sandboxes: (await Promise.all(sandboxes)).filter((info): info is Docker.ContainerInspectInfo => info !== null) };
+    return {
+      result,
+      builds,
+      sandboxes: (await Promise.all(sandboxes)).filter((info): info is Docker.ContainerInspectInfo => info !== null),
+    };
   } finally {
     events.destroy();
   }
 }
 
-test('dependencies are installed once, with network only at build time; a second run reuses the image and runs no installer', { timeout: 600_000 }, async () => {
-  // A fresh copy whose requirements differ by a comment: its environment cannot be cached yet.
-  const repo = join(scratch, 'fresh', fixture.name);
-  await cp(fixture.path, repo, { recursive: true });
-  await appendFile(join(repo, 'requirements.txt'), `# environment test ${process.pid}-${Date.now()}\n`);
+test(
+  'dependencies are installed once, with network only at build time; a second run reuses the image and runs no installer',
+  { timeout: 600_000 },
+  async () => {
+    // A fresh copy whose requirements differ by a comment: its environment cannot be cached yet.
+    const repo = join(scratch, 'fresh', fixture.name);
+    await cp(fixture.path, repo, { recursive: true });
+    await appendFile(join(repo, 'requirements.txt'), `# environment test ${process.pid}-${Date.now()}\n`);
 
-  const first = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-first-${process.pid}`));
-  const report = first.result.report;
-  assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.ok(report.environment, 'the run used an environment');
-  imagesToRemove.add(report.environment.image);
-  assert.equal(report.environment.kind, 'python');
-  assert.equal(report.environment.reused, false);
-  assert.ok((report.environment.packages ?? 0) >= 3, `packages: ${report.environment.packages}`);
-  assert.equal(first.builds.length, 1, 'one build container installed the dependencies');
-  // The tests ran (colour forced by the repository's addopts, yet summarised by name) in a sandbox without network.
-  assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
-  assert.ok(first.sandboxes.length >= 1, 'the sandbox container was seen starting');
-  for (const sandbox of first.sandboxes) {
-    assert.equal(sandbox.HostConfig.NetworkMode, 'none');
-    assert.equal(sandbox.Config.Image, report.environment.image);
-  }
+    const first = await watchDocker(() =>
+      runToReport(server, worker.taskQueue, { repo }, `environment-first-${process.pid}`),
+    );
+    const report = first.result.report;
+    assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.ok(report.environment, 'the run used an environment');
+    imagesToRemove.add(report.environment.image);
+    assert.equal(report.environment.kind, 'python');
+    assert.equal(report.environment.reused, false);
+    assert.ok((report.environment.packages ?? 0) >= 3, `packages: ${report.environment.packages}`);
+    assert.equal(first.builds.length, 1, 'one build container installed the dependencies');
+    // The tests ran (colour forced by the repository's addopts, yet summarised by name) in a sandbox without network.
+    assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
+    assert.ok(first.sandboxes.length >= 1, 'the sandbox container was seen starting');
+    for (const sandbox of first.sandboxes) {
+      assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+      assert.equal(sandbox.Config.Image, report.environment.image);
+    }
 
-  const second = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-second-${process.pid}`));
-  assert.equal(second.result.report.status, 'fixed');
-  assert.equal(second.result.report.environment?.reused, true);
-  assert.equal(second.result.report.environment?.image, report.environment.image);
-  assert.deepEqual(second.builds, [], 'no installer ran on the second run');
-});
+    const second = await watchDocker(() =>
+      runToReport(server, worker.taskQueue, { repo }, `environment-second-${process.pid}`),
+    );
+    assert.equal(second.result.report.status, 'fixed');
+    assert.equal(second.result.report.environment?.reused, true);
+    assert.equal(second.result.report.environment?.image, report.environment.image);
+    assert.deepEqual(second.builds, [], 'no installer ran on the second run');
+  },
+);
 
-test('a dependency that does not exist ends the run with environment_error and the installer’s message, before any model call', { timeout: 300_000 }, async () => {
-  const repo = join(scratch, 'missing', 'missing_dependency');
-  await mkdir(repo, { recursive: true });
-  await writeFile(join(repo, 'requirements.txt'), 'durable-debugger-no-such-package-4f1c9a==1.0.0\n');
-  await writeFile(join(repo, 'test_sum.py'), 'def test_sum():\n    assert 1 + 1 == 3\n');
-  const requestsBefore = worker.fake.requests.length;
+test(
+  'a dependency that does not exist ends the run with environment_error and the installer’s message, before any model call',
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'missing', 'missing_dependency');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'requirements.txt'), 'durable-debugger-no-such-package-4f1c9a==1.0.0\n');
+    await writeFile(join(repo, 'test_sum.py'), 'def test_sum():\n    assert 1 + 1 == 3\n');
+    const requestsBefore = worker.fake.requests.length;
 
-  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-missing-${process.pid}`);
-  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.match(report.stopDetail, /durable-debugger-no-such-package-4f1c9a/);
-  assert.match(report.stopDetail, /No matching distribution|Could not find a version/);
-  assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
-  assert.equal(report.iterations, 0);
-  assert.equal(report.testsBefore, null);
-});
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-missing-${process.pid}`);
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(report.stopDetail, /durable-debugger-no-such-package-4f1c9a/);
+    assert.match(report.stopDetail, /No matching distribution|Could not find a version/);
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+    assert.equal(report.iterations, 0);
+    assert.equal(report.testsBefore, null);
+  },
+);
 
 test('env prune removes only environment images no container uses', { timeout: 120_000 }, async () => {
   const [image] = [...imagesToRemove];
@@ -125,32 +166,39 @@ test('env prune removes only environment images no container uses', { timeout: 1
   }
   // Only images at least a day old: this one is kept.
   assert.ok((await pruneEnvironmentImages(docker, { only: [image], olderThanMs: 86_400_000 })).length === 0);
-  assert.ok((await pruneEnvironmentImages(docker, { only: [image] })).some((info) => info.image === image), 'an unused image was kept');
+  assert.ok(
+    (await pruneEnvironmentImages(docker, { only: [image] })).some((info) => info.image === image),
+    'an unused image was kept',
+  );
   await assert.rejects(docker.getImage(image).inspect());
 });
 
-test('setup commands named in durable-debugger.json run once with the repository at /workspace; what they install is in the sandbox', { timeout: 300_000 }, async () => {
-  const repo = join(scratch, 'custom', 'custom_setup');
-  await mkdir(repo, { recursive: true });
-  await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
-  await writeFile(join(repo, 'tool.sh'), `#!/bin/sh\necho "tool installed by setup ${process.pid}"\n`);
-  await writeFile(
-    join(repo, 'durable-debugger.json'),
-    JSON.stringify({
-      setup: ['mkdir -p /opt/tools', 'cp /workspace/tool.sh /opt/tools/check', 'chmod 755 /opt/tools/check'],
-      testCommand: '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider',
-    }),
-  );
-  const requestsBefore = worker.fake.requests.length;
-  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-setup-${process.pid}`);
-  if (report.environment) imagesToRemove.add(report.environment.image);
-  // The test command found the tool only the setup commands made: the baseline passed.
-  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.equal(report.testsBefore?.passed, 1);
-  assert.equal(report.testCommand, '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider');
-  assert.equal(report.environment?.kind, 'custom');
-  assert.equal(worker.fake.requests.length, requestsBefore);
-});
+test(
+  'setup commands named in durable-debugger.json run once with the repository at /workspace; what they install is in the sandbox',
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'custom', 'custom_setup');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+    await writeFile(join(repo, 'tool.sh'), `#!/bin/sh\necho "tool installed by setup ${process.pid}"\n`);
+    await writeFile(
+      join(repo, 'durable-debugger.json'),
+      JSON.stringify({
+        setup: ['mkdir -p /opt/tools', 'cp /workspace/tool.sh /opt/tools/check', 'chmod 755 /opt/tools/check'],
+        testCommand: '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider',
+      }),
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-setup-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    // The test command found the tool only the setup commands made: the baseline passed.
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.equal(report.testCommand, '/opt/tools/check && python3 -m pytest -q -p no:cacheprovider');
+    assert.equal(report.environment?.kind, 'custom');
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
 
 const semverLockfiles = {
   pnpm: {
@@ -228,101 +276,150 @@ const semverLockfiles = {
 };
 
 for (const [manager, lockfile] of Object.entries(semverLockfiles)) {
-  test(`a ${manager} repository installs with ${manager} from its frozen lockfile, and its tests run without network`, { timeout: 600_000 }, async () => {
-    // Fixture 19 with this manager's lockfile (as the manager wrote it: yarn 4 compares the text) instead of npm's; a description makes its environment new.
-    const repo = join(scratch, manager.replace(' ', '-'), nodeFixture.name);
-    await cp(nodeFixture.path, repo, { recursive: true });
-    await rm(join(repo, 'package-lock.json'));
-    await writeFile(join(repo, lockfile.file), [...lockfile.text, ''].join('\n'));
-    const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
-    await writeFile(join(repo, 'package.json'), JSON.stringify({ ...packageJson, description: `environment test ${process.pid}-${Date.now()}` }, null, 2));
-    const { result, builds, sandboxes } = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-${manager.replace(' ', '-')}-${process.pid}`));
-    const report = result.report;
-    if (report.environment) imagesToRemove.add(report.environment.image);
-    assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
-    assert.equal(report.environment?.description, `node · ${lockfile.install}`);
-    assert.equal(builds.length, 1);
-    assert.deepEqual(report.testsBefore?.failing, nodeFixture.meta.failingBefore);
-    for (const sandbox of sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
-  });
+  test(
+    `a ${manager} repository installs with ${manager} from its frozen lockfile, and its tests run without network`,
+    { timeout: 600_000 },
+    async () => {
+      // Fixture 19 with this manager's lockfile (as the manager wrote it: yarn 4 compares the text) instead of npm's; a description makes its environment new.
+      const repo = join(scratch, manager.replace(' ', '-'), nodeFixture.name);
+      await cp(nodeFixture.path, repo, { recursive: true });
+      await rm(join(repo, 'package-lock.json'));
+      await writeFile(join(repo, lockfile.file), [...lockfile.text, ''].join('\n'));
+      const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
+      await writeFile(
+        join(repo, 'package.json'),
+        JSON.stringify({ ...packageJson, description: `environment test ${process.pid}-${Date.now()}` }, null, 2),
+      );
+      const { result, builds, sandboxes } = await watchDocker(() =>
+        runToReport(server, worker.taskQueue, { repo }, `environment-${manager.replace(' ', '-')}-${process.pid}`),
+      );
+      const report = result.report;
+      if (report.environment) imagesToRemove.add(report.environment.image);
+      assert.equal(report.status, 'fixed', `${report.stopCondition}: ${report.stopDetail}`);
+      assert.equal(report.environment?.description, `node · ${lockfile.install}`);
+      assert.equal(builds.length, 1);
+      assert.deepEqual(report.testsBefore?.failing, nodeFixture.meta.failingBefore);
+      for (const sandbox of sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+    },
+  );
 }
 
-test('a uv.lock is honoured: the locked versions are installed, not the newest the pyproject ranges allow', { timeout: 600_000 }, async () => {
-  // pyproject says six>=1.15 and pytest>=7; the lock (made with --exclude-newer 2023-01-01) pins six 1.16.0 and pytest 7.2.0.
-  const repo = join(scratch, 'uv', 'uv_locked');
-  await cp(join(import.meta.dirname, 'repositories', 'uv_locked'), repo, { recursive: true });
-  await appendFile(join(repo, 'pyproject.toml'), `# environment test ${process.pid}-${Date.now()}\n`);
-  const requestsBefore = worker.fake.requests.length;
-  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-uv-${process.pid}`);
-  if (report.environment) imagesToRemove.add(report.environment.image);
-  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.equal(report.testsBefore?.passed, 1);
-  assert.match(report.environment?.description ?? '', /\(versions locked in uv\.lock\)/);
-  assert.equal(worker.fake.requests.length, requestsBefore);
-});
+test(
+  'a uv.lock is honoured: the locked versions are installed, not the newest the pyproject ranges allow',
+  { timeout: 600_000 },
+  async () => {
+    // pyproject says six>=1.15 and pytest>=7; the lock (made with --exclude-newer 2023-01-01) pins six 1.16.0 and pytest 7.2.0.
+    const repo = join(scratch, 'uv', 'uv_locked');
+    await cp(join(import.meta.dirname, 'repositories', 'uv_locked'), repo, { recursive: true });
+    await appendFile(join(repo, 'pyproject.toml'), `# environment test ${process.pid}-${Date.now()}\n`);
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-uv-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.match(report.environment?.description ?? '', /\(versions locked in uv\.lock\)/);
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
 
-test('a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN had network, the sandbox has none', { timeout: 600_000 }, async () => {
-  const repo = join(scratch, 'dockerfile', 'dockerfile_env');
-  await mkdir(repo, { recursive: true });
-  await writeFile(join(repo, 'test_tool.py'), 'import subprocess\n\ndef test_tool_from_the_dockerfile():\n    assert subprocess.run(["made-by-dockerfile"], capture_output=True, text=True).stdout.strip() == "ok"\n');
-  await writeFile(join(repo, 'tool.sh'), '#!/bin/sh\necho ok\n');
-  await writeFile(
-    join(repo, 'durable-debugger.Dockerfile'),
-    [
-      'FROM durable-debugger-sandbox:1',
-      `# environment test ${process.pid}-${Date.now()}`,
-      'USER root',
-      'COPY tool.sh /opt/tools/bin/made-by-dockerfile',
-      'RUN chmod 755 /opt/tools/bin/made-by-dockerfile',
-      'ENV PATH=/opt/tools/bin:/usr/local/bin:/usr/bin:/bin',
-      'ENTRYPOINT ["/bin/false"]',
-    ].join('\n'),
-  );
-  const requestsBefore = worker.fake.requests.length;
-  const first = await watchDocker(() => runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-${process.pid}`));
-  const report = first.result.report;
-  if (report.environment) imagesToRemove.add(report.environment.image);
-  assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.equal(report.testsBefore?.passed, 1);
-  assert.equal(report.environment?.kind, 'dockerfile');
-  assert.equal(report.environment?.reused, false);
-  assert.match(report.environment?.image ?? '', /^durable-debugger-env:/);
-  // `env list` shows it with its kind and description.
-  const listed = (await listEnvironmentImages(docker)).find((info) => info.image === report.environment?.image);
-  assert.equal(listed?.kind, 'dockerfile');
-  assert.equal(listed?.description, 'dockerfile · durable-debugger.Dockerfile');
-  for (const sandbox of first.sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
-  assert.equal(worker.fake.requests.length, requestsBefore);
+test(
+  'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN had network, the sandbox has none',
+  { timeout: 600_000 },
+  async () => {
+    const repo = join(scratch, 'dockerfile', 'dockerfile_env');
+    await mkdir(repo, { recursive: true });
+    await writeFile(
+      join(repo, 'test_tool.py'),
+      'import subprocess\n\ndef test_tool_from_the_dockerfile():\n    assert subprocess.run(["made-by-dockerfile"], capture_output=True, text=True).stdout.strip() == "ok"\n',
+    );
+    await writeFile(join(repo, 'tool.sh'), '#!/bin/sh\necho ok\n');
+    await writeFile(
+      join(repo, 'durable-debugger.Dockerfile'),
+      [
+        'FROM durable-debugger-sandbox:1',
+        `# environment test ${process.pid}-${Date.now()}`,
+        'USER root',
+        'COPY tool.sh /opt/tools/bin/made-by-dockerfile',
+        'RUN chmod 755 /opt/tools/bin/made-by-dockerfile',
+        'ENV PATH=/opt/tools/bin:/usr/local/bin:/usr/bin:/bin',
+        'ENTRYPOINT ["/bin/false"]',
+      ].join('\n'),
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const first = await watchDocker(() =>
+      runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-${process.pid}`),
+    );
+    const report = first.result.report;
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.equal(report.environment?.kind, 'dockerfile');
+    assert.equal(report.environment?.reused, false);
+    assert.match(report.environment?.image ?? '', /^durable-debugger-env:/);
+    // `env list` shows it with its kind and description.
+    const listed = (await listEnvironmentImages(docker)).find((info) => info.image === report.environment?.image);
+    assert.equal(listed?.kind, 'dockerfile');
+    assert.equal(listed?.description, 'dockerfile · durable-debugger.Dockerfile');
+    for (const sandbox of first.sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+    assert.equal(worker.fake.requests.length, requestsBefore);
 
-  const second = await runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-again-${process.pid}`);
-  assert.equal(second.report.environment?.reused, true);
-  assert.equal(second.report.environment?.image, report.environment?.image);
-});
+    const second = await runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-again-${process.pid}`);
+    assert.equal(second.report.environment?.reused, true);
+    assert.equal(second.report.environment?.image, report.environment?.image);
+  },
+);
 
-test('a durable-debugger.Dockerfile FROM an image this engine does not have ends with environment_error saying so, before any model call', { timeout: 300_000 }, async () => {
-  const repo = join(scratch, 'dockerfile-missing', 'dockerfile_missing_base');
-  await mkdir(repo, { recursive: true });
-  await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
-  await writeFile(join(repo, 'durable-debugger.Dockerfile'), 'FROM durable-debugger-no-such-image-7c1e:1\nRUN true\n');
-  const requestsBefore = worker.fake.requests.length;
-  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-dockerfile-missing-${process.pid}`);
-  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.match(report.stopDetail, /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/);
-  assert.equal(worker.fake.requests.length, requestsBefore);
-});
+test(
+  'a durable-debugger.Dockerfile FROM an image this engine does not have ends with environment_error saying so, before any model call',
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'dockerfile-missing', 'dockerfile_missing_base');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
+    await writeFile(
+      join(repo, 'durable-debugger.Dockerfile'),
+      'FROM durable-debugger-no-such-image-7c1e:1\nRUN true\n',
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo },
+      `environment-dockerfile-missing-${process.pid}`,
+    );
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(
+      report.stopDetail,
+      /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
 
-test('a lockfile out of date with package.json ends with environment_error and the installer’s reason: it is never re-resolved', { timeout: 300_000 }, async () => {
-  const repo = join(scratch, 'pnpm-outdated', nodeFixture.name);
-  await cp(nodeFixture.path, repo, { recursive: true });
-  await rm(join(repo, 'package-lock.json'));
-  await writeFile(join(repo, 'pnpm-lock.yaml'), [...semverLockfiles.pnpm.text, ''].join('\n'));
-  // package.json now asks for another semver than the lockfile locks.
-  const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
-  await writeFile(join(repo, 'package.json'), JSON.stringify({ ...packageJson, dependencies: { semver: '7.6.2' } }, null, 2));
-  const requestsBefore = worker.fake.requests.length;
-  const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-pnpm-outdated-${process.pid}`);
-  assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
-  assert.match(report.stopDetail, /pnpm install --frozen-lockfile/);
-  assert.match(report.stopDetail, /ERR_PNPM_OUTDATED_LOCKFILE|not up to date/i);
-  assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
-});
+test(
+  'a lockfile out of date with package.json ends with environment_error and the installer’s reason: it is never re-resolved',
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'pnpm-outdated', nodeFixture.name);
+    await cp(nodeFixture.path, repo, { recursive: true });
+    await rm(join(repo, 'package-lock.json'));
+    await writeFile(join(repo, 'pnpm-lock.yaml'), [...semverLockfiles.pnpm.text, ''].join('\n'));
+    // package.json now asks for another semver than the lockfile locks.
+    const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(
+      join(repo, 'package.json'),
+      JSON.stringify({ ...packageJson, dependencies: { semver: '7.6.2' } }, null, 2),
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo },
+      `environment-pnpm-outdated-${process.pid}`,
+    );
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(report.stopDetail, /pnpm install --frozen-lockfile/);
+    assert.match(report.stopDetail, /ERR_PNPM_OUTDATED_LOCKFILE|not up to date/i);
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);

@@ -53,7 +53,12 @@ function copyOfFixture(label: string, asGitRepository: boolean): string {
 
 /** Everything a refusal must leave alone: refs, HEAD, index and working tree. */
 function stateOf(repo: string): string {
-  return [git(repo, 'show-ref'), git(repo, 'rev-parse', 'HEAD'), git(repo, 'status', '--porcelain', '--untracked-files=all'), readFileSync(join(repo, 'buggy_code.py'), 'utf8')].join('\n--\n');
+  return [
+    git(repo, 'show-ref'),
+    git(repo, 'rev-parse', 'HEAD'),
+    git(repo, 'status', '--porcelain', '--untracked-files=all'),
+    readFileSync(join(repo, 'buggy_code.py'), 'utf8'),
+  ].join('\n--\n');
 }
 
 let fixedRunId = '';
@@ -96,7 +101,10 @@ test('apply refuses, changing nothing: a folder that is not a git repository', a
 
 test('apply refuses, changing nothing: the files it touches have uncommitted changes', async () => {
   const repo = copyOfFixture('dirty', true);
-  writeFileSync(join(repo, 'buggy_code.py'), `${readFileSync(join(repo, 'buggy_code.py'), 'utf8')}\n# my own work in progress\n`);
+  writeFileSync(
+    join(repo, 'buggy_code.py'),
+    `${readFileSync(join(repo, 'buggy_code.py'), 'utf8')}\n# my own work in progress\n`,
+  );
   const before = stateOf(repo);
   const result = await cli(['apply', fixedRunId, '--repo', repo]);
   assert.equal(result.code, 2, result.output);
@@ -107,7 +115,12 @@ test('apply refuses, changing nothing: the files it touches have uncommitted cha
 test('apply refuses, changing nothing: the patch no longer applies at HEAD', async () => {
   const repo = copyOfFixture('moved-on', true);
   const source = readFileSync(join(repo, 'buggy_code.py'), 'utf8');
-  writeFileSync(join(repo, 'buggy_code.py'), source.replace('for i in range(len(items) - 1):', 'for index in range(len(items) - 1):').replace('items[i]', 'items[index]'));
+  writeFileSync(
+    join(repo, 'buggy_code.py'),
+    source
+      .replace('for i in range(len(items) - 1):', 'for index in range(len(items) - 1):')
+      .replace('items[i]', 'items[index]'),
+  );
   git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-am', 'reformat');
   const before = stateOf(repo);
   const result = await cli(['apply', fixedRunId, '--repo', repo]);

@@ -16,7 +16,14 @@ import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
 import type { RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
-import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  containersOf,
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 const fixtures = await loadFixtures();
 let server: TestServer;
@@ -42,8 +49,13 @@ test('the fixtures cover the cases the project needs', () => {
     assert.ok(['python', 'javascript'].includes(fixture.meta.language), `${fixture.name}: unknown language`);
     assert.ok(fixture.meta.description, `${fixture.name}: no description`);
     // The scripted answers and the expectations must stay hidden from the agent.
-    const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8').split('\n').map((line) => line.trim());
-    assert.ok(hidden.includes('fixture.json') && hidden.includes('script.json'), `${fixture.name}: .durable-debugger-ignore must list fixture.json and script.json`);
+    const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim());
+    assert.ok(
+      hidden.includes('fixture.json') && hidden.includes('script.json'),
+      `${fixture.name}: .durable-debugger-ignore must list fixture.json and script.json`,
+    );
   }
 });
 
@@ -51,10 +63,26 @@ test('the fixtures cover the cases the project needs', () => {
 describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, () => {
   for (const fixture of fixtures) {
     test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 150_000 }, async () => {
-      const { report } = await runToReport(server, worker.taskQueue, fixtureInput(fixture), `fixture-${fixture.name}-${process.pid}`);
+      const { report } = await runToReport(
+        server,
+        worker.taskQueue,
+        fixtureInput(fixture),
+        `fixture-${fixture.name}-${process.pid}`,
+      );
       const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
-      if (process.env.DEBUG_FIXTURE) console.error(JSON.stringify({ before: report.testsBefore, after: report.testsAfter, results: toolResultsSent(requests).map((text) => text.slice(0, 1500)) }, null, 1));
+      if (process.env.DEBUG_FIXTURE)
+        console.error(
+          JSON.stringify(
+            {
+              before: report.testsBefore,
+              after: report.testsAfter,
+              results: toolResultsSent(requests).map((text) => text.slice(0, 1500)),
+            },
+            null,
+            1,
+          ),
+        );
       assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
       assert.deepEqual(
         requests.filter((request) => request.status === 400 && request.fault === null).map((request) => request.error),
@@ -67,7 +95,10 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
       const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
       assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
       const results = toolResultsSent(requests);
-      assert.ok(!results.some((result) => /\b(fixture|script)\.json\b/.test(result)), 'the agent saw the fixture’s hidden files');
+      assert.ok(
+        !results.some((result) => /\b(fixture|script)\.json\b/.test(result)),
+        'the agent saw the fixture’s hidden files',
+      );
       for (const text of fixture.meta.observations ?? []) {
         assert.ok(
           results.some((result) => result.includes(text)),
@@ -86,12 +117,20 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
         if (!fixture.meta.input?.allowTestEdits) {
           const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
           const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-          assert.deepEqual(changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)), [], 'the patch changes tests');
+          assert.deepEqual(
+            changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)),
+            [],
+            'the patch changes tests',
+          );
         }
         // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
         const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
         const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-        assert.deepEqual(patched.filter((path) => ignore().add(gitignore).ignores(path)), [], 'the patch holds ignored build output');
+        assert.deepEqual(
+          patched.filter((path) => ignore().add(gitignore).ignores(path)),
+          [],
+          'the patch holds ignored build output',
+        );
         await assertPatchFixesACopy(fixture, report);
       }
     });
@@ -99,14 +138,20 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
 });
 
 test('no sandbox container is left behind and no request was rejected', async () => {
-  assert.deepEqual(worker.fake.rejected.map((request) => request.error), []);
+  assert.deepEqual(
+    worker.fake.rejected.map((request) => request.error),
+    [],
+  );
   assert.equal(await containersOf(server), 0);
 });
 
 /** The repository a request is about, from the "Repository: <name>" line of its task. */
 function repositoryOf(request: RecordedRequest): string | null {
   const first = (request.body.messages as Array<{ content: string | Array<{ text?: string }> }> | undefined)?.[0];
-  const text = typeof first?.content === 'string' ? first.content : (first?.content ?? []).map((block) => block.text ?? '').join('\n');
+  const text =
+    typeof first?.content === 'string'
+      ? first.content
+      : (first?.content ?? []).map((block) => block.text ?? '').join('\n');
   return text.match(/^Repository: (.+)$/m)?.[1]?.trim() ?? null;
 }
 
@@ -142,16 +187,43 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     execFileSync('git', ['apply', '--verbose', 'fix.patch'], { cwd: copy, stdio: 'pipe' });
     // A repository with dependencies runs in its environment image (without network), not on the host.
     const [command, args] = report.environment
-      ? ['docker', ['run', '--rm', '--network', 'none', '-e', 'NO_COLOR=1', '-e', 'HOME=/tmp', '-v', `${copy}:/workspace`, '-w', '/workspace', report.environment.image, 'sh', '-c', report.testCommand as string]]
+      ? [
+          'docker',
+          [
+            'run',
+            '--rm',
+            '--network',
+            'none',
+            '-e',
+            'NO_COLOR=1',
+            '-e',
+            'HOME=/tmp',
+            '-v',
+            `${copy}:/workspace`,
+            '-w',
+            '/workspace',
+            report.environment.image,
+            'sh',
+            '-c',
+            report.testCommand as string,
+          ],
+        ]
       : fixture.meta.language === 'python'
         ? ['python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider']]
         : [process.execPath, ['--test']];
     let output: string;
     try {
-      output = execFileSync(command, args, { cwd: copy, stdio: 'pipe', timeout: 60_000, env: hostTestEnv() }).toString();
+      output = execFileSync(command, args, {
+        cwd: copy,
+        stdio: 'pipe',
+        timeout: 60_000,
+        env: hostTestEnv(),
+      }).toString();
     } catch (error) {
       const failure = error as { stdout?: Buffer; stderr?: Buffer; message: string };
-      assert.fail(`the patched copy's tests fail on the host:\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? failure.message}`);
+      assert.fail(
+        `the patched copy's tests fail on the host:\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? failure.message}`,
+      );
     }
     // The same tests ran and passed on the host as in the sandbox's verification run.
     const host = summarizeTestOutput(output, 0);

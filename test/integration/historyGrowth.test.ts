@@ -23,7 +23,10 @@ before(async () => {
   repo = join(parent, '01_off_by_one');
   await cp(fixture.path, repo, { recursive: true });
   // A 4 KB file: each iteration reads it, so each observation is about 4 KB.
-  await writeFile(join(repo, 'notes.txt'), Array.from({ length: 100 }, (_, index) => `note ${index}: ${'x'.repeat(32)}`).join('\n'));
+  await writeFile(
+    join(repo, 'notes.txt'),
+    Array.from({ length: 100 }, (_, index) => `note ${index}: ${'x'.repeat(32)}`).join('\n'),
+  );
 });
 after(async () => {
   await server?.stop();
@@ -31,9 +34,20 @@ after(async () => {
 });
 
 test('history bytes per conversation byte stay flat from 10 to 50 iterations', async () => {
-  const read: ScriptStep = { thought: 'Reading the notes again.', tool_calls: [{ name: 'read_file', input: { path: 'notes.txt' } }] };
-  const worker = await startTestWorker(server, { fake: { scripts: { '01_off_by_one': { responses: Array(60).fill(read) } } } });
-  const rows: Array<{ iterations: number; historyBytes: number; events: number; conversationBytes: number; ratio: number }> = [];
+  const read: ScriptStep = {
+    thought: 'Reading the notes again.',
+    tool_calls: [{ name: 'read_file', input: { path: 'notes.txt' } }],
+  };
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { '01_off_by_one': { responses: Array(60).fill(read) } } },
+  });
+  const rows: Array<{
+    iterations: number;
+    historyBytes: number;
+    events: number;
+    conversationBytes: number;
+    ratio: number;
+  }> = [];
   try {
     for (const iterations of [10, 25, 50]) {
       const handle = await startDebugRun(server.client, {
@@ -46,7 +60,13 @@ test('history bytes per conversation byte stay flat from 10 to 50 iterations', a
       const historyBytes = description.historySize ?? NaN;
       const transcript = await handle.query(transcriptQuery);
       const conversation = conversationBytes(transcript.messages);
-      rows.push({ iterations, historyBytes, events: description.historyLength, conversationBytes: conversation, ratio: historyBytes / conversation });
+      rows.push({
+        iterations,
+        historyBytes,
+        events: description.historyLength,
+        conversationBytes: conversation,
+        ratio: historyBytes / conversation,
+      });
     }
   } finally {
     await worker.stop();
@@ -58,5 +78,8 @@ test('history bytes per conversation byte stay flat from 10 to 50 iterations', a
   }
   const [first, , last] = rows;
   // Quadratic growth (the conversation resent on every call) would multiply the ratio by about 5 here.
-  assert.ok(last!.ratio <= first!.ratio * 1.25, `ratio rose from ${first!.ratio.toFixed(2)} to ${last!.ratio.toFixed(2)}`);
+  assert.ok(
+    last!.ratio <= first!.ratio * 1.25,
+    `ratio rose from ${first!.ratio.toFixed(2)} to ${last!.ratio.toFixed(2)}`,
+  );
 });

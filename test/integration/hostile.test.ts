@@ -15,7 +15,13 @@ import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { ScriptStep } from '../../src/demo/script.js';
-import { runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 let server: TestServer;
 let scratch: string;
@@ -53,9 +59,14 @@ async function runScripted(
     const handle = await startDebugRun(server.client, { input: { ...input, repo }, taskQueue: own.taskQueue });
     const report = (await handle.result()) as DebugReport;
     const last = own.fake.requests.filter((request) => request.status === 200).pop();
-    const messages = (last?.body.messages ?? []) as Array<{ role: string; content: Array<{ type: string; content?: string }> }>;
+    const messages = (last?.body.messages ?? []) as Array<{
+      role: string;
+      content: Array<{ type: string; content?: string }>;
+    }>;
     const observations = messages.flatMap((message) =>
-      message.role === 'user' ? message.content.filter((block) => block.type === 'tool_result').map((block) => String(block.content)) : [],
+      message.role === 'user'
+        ? message.content.filter((block) => block.type === 'tool_result').map((block) => String(block.content))
+        : [],
     );
     return { report, observations, worker: own };
   } finally {
@@ -64,7 +75,11 @@ async function runScripted(
 }
 
 async function failureOf(input: unknown, taskQueue: string): Promise<string> {
-  const handle = await server.client.workflow.start('debugRepository', { taskQueue, workflowId: `hostile-${Math.random().toString(36).slice(2)}`, args: [input] });
+  const handle = await server.client.workflow.start('debugRepository', {
+    taskQueue,
+    workflowId: `hostile-${Math.random().toString(36).slice(2)}`,
+    args: [input],
+  });
   try {
     await handle.result();
   } catch (error) {
@@ -83,16 +98,25 @@ test('workflow input: a file, an unreadable folder, an oversized repository or a
   try {
     const file = join(scratch, 'just-a-file.txt');
     await writeFile(file, 'hello');
-    assert.match(await failureOf({ repo: file }, worker.taskQueue), /repo: ".*just-a-file\.txt" is a file, not a folder/);
+    assert.match(
+      await failureOf({ repo: file }, worker.taskQueue),
+      /repo: ".*just-a-file\.txt" is a file, not a folder/,
+    );
 
     // Oversized: a sparse 300 MB file is over the 200 MB snapshot limit without filling the disk.
     const huge = await repoWith('huge_repo');
     await writeFile(join(huge, 'data.bin'), '');
     await truncate(join(huge, 'data.bin'), 300 * 1024 * 1024);
-    assert.match(await failureOf({ repo: huge }, worker.taskQueue), /repo: ".*huge_repo" is too large: its files add up to more than the limit of 200 MB/);
+    assert.match(
+      await failureOf({ repo: huge }, worker.taskQueue),
+      /repo: ".*huge_repo" is too large: its files add up to more than the limit of 200 MB/,
+    );
 
     const repo = await repoWith('resume_repo');
-    assert.match(await failureOf({ repo, resumeFrom: 'no-such-run' }, worker.taskQueue), /resumeFrom: no run with workflow id "no-such-run"/);
+    assert.match(
+      await failureOf({ repo, resumeFrom: 'no-such-run' }, worker.taskQueue),
+      /resumeFrom: no run with workflow id "no-such-run"/,
+    );
   } finally {
     await worker.stop();
   }
@@ -119,8 +143,16 @@ test('workflow input: with DURABLE_DEBUGGER_REPO_ROOTS, a repo outside the roots
     configOverrides: { DURABLE_DEBUGGER_REPO_ROOTS: `/nonexistent-root:${allowed}` },
   });
   try {
-    const refused = new RegExp(`is outside the allowed repository roots \\(/nonexistent-root, ${allowed}\\); put the repository under one of them`);
-    for (const repo of [outside, join(allowed, '..', 'outside_repo'), join(allowed, 'link_to_outside'), '/etc', '/no/such/folder']) {
+    const refused = new RegExp(
+      `is outside the allowed repository roots \\(/nonexistent-root, ${allowed}\\); put the repository under one of them`,
+    );
+    for (const repo of [
+      outside,
+      join(allowed, '..', 'outside_repo'),
+      join(allowed, 'link_to_outside'),
+      '/etc',
+      '/no/such/folder',
+    ]) {
       const message = await failureOf({ repo }, worker.taskQueue);
       assert.match(message, refused, repo);
       assert.ok(message.startsWith(`repo: "${repo}"`), message);
@@ -133,12 +165,22 @@ test('workflow input: with DURABLE_DEBUGGER_REPO_ROOTS, a repo outside the roots
 });
 
 test('model output: a 10 MB edit, an edit of a binary file, and a finish without a root cause are refused', async () => {
-  const repo = await repoWith('model_output_repo', { 'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0, 1, 2, 3]) });
+  const repo = await repoWith('model_output_repo', {
+    'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0, 1, 2, 3]),
+  });
   const hugeEdit: ScriptStep = {
     thought: 'Rewriting the whole file.',
-    tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'largest', new_string: 'x'.repeat(10 * 1024 * 1024) } }],
+    tool_calls: [
+      {
+        name: 'edit_file',
+        input: { path: 'buggy_code.py', old_string: 'largest', new_string: 'x'.repeat(10 * 1024 * 1024) },
+      },
+    ],
   };
-  const binaryEdit: ScriptStep = { thought: 'Editing the logo.', tool_calls: [{ name: 'edit_file', input: { path: 'logo.png', old_string: 'PNG', new_string: 'GIF' } }] };
+  const binaryEdit: ScriptStep = {
+    thought: 'Editing the logo.',
+    tool_calls: [{ name: 'edit_file', input: { path: 'logo.png', old_string: 'PNG', new_string: 'GIF' } }],
+  };
   const emptyFinish: ScriptStep = { thought: 'Done.', tool_calls: [{ name: 'finish', input: { root_cause: '' } }] };
   const { report, observations } = await runScripted(repo, [runTests, hugeEdit, binaryEdit, emptyFinish]);
   assert.match(observations[1] ?? '', /was \d+ bytes, over the limit of 262144/);
@@ -148,7 +190,9 @@ test('model output: a 10 MB edit, an edit of a binary file, and a finish without
 });
 
 test('repository content: binary, huge, invalid UTF-8 and thousands of files give safe observations', async () => {
-  const many = Object.fromEntries(Array.from({ length: 3000 }, (_, index) => [`generated/file_${index}.txt`, `${index}`]));
+  const many = Object.fromEntries(
+    Array.from({ length: 3000 }, (_, index) => [`generated/file_${index}.txt`, `${index}`]),
+  );
   const repo = await repoWith('content_repo', {
     ...many,
     'image.bin': Buffer.from(Array.from({ length: 4096 }, (_, index) => index % 256)),
@@ -177,11 +221,15 @@ test('repository content: binary, huge, invalid UTF-8 and thousands of files giv
 
 test('repository content: a test suite that prints 500 MB gives a capped observation', async () => {
   const repo = await repoWith('flood_repo', {
-    'test_flood.py': 'import sys\n\ndef test_flood():\n    chunk = "y" * 1048576 + "\\n"\n    for _ in range(500):\n        sys.stdout.write(chunk)\n    assert False\n',
+    'test_flood.py':
+      'import sys\n\ndef test_flood():\n    chunk = "y" * 1048576 + "\\n"\n    for _ in range(500):\n        sys.stdout.write(chunk)\n    assert False\n',
   });
   // -s: pytest does not capture, so all 500 MB stream out of the sandbox.
   const testCommand = 'python3 -m pytest -q -s -rfE -p no:cacheprovider';
-  const { observations } = await runScripted(repo, [runTests], { testCommand, sandbox: { commandTimeoutSeconds: 120 } });
+  const { observations } = await runScripted(repo, [runTests], {
+    testCommand,
+    sandbox: { commandTimeoutSeconds: 120 },
+  });
   const flood = observations[0] ?? '';
   assert.ok(flood.length < 20_000, `observation of ${flood.length} characters`);
   assert.match(flood, /Tests: 4 passed, 2 failed/);
@@ -239,7 +287,10 @@ test('the API key never appears in workflow history, logs or the report', async 
   console.error = (...args: unknown[]) => logs.push(args.map(String).join(' '));
   console.warn = (...args: unknown[]) => logs.push(args.map(String).join(' '));
   const worker = await startTestWorker(server, {
-    fake: { scripts: { secret_repo: (await loadFixture('01_off_by_one')).script }, faultPlan: (number) => (number === 2 ? 'unauthorized' : null) },
+    fake: {
+      scripts: { secret_repo: (await loadFixture('01_off_by_one')).script },
+      faultPlan: (number) => (number === 2 ? 'unauthorized' : null),
+    },
     apiKey: canary,
   });
   try {
@@ -249,10 +300,16 @@ test('the API key never appears in workflow history, logs or the report', async 
     const handle = await startDebugRun(server.client, { input: { repo, modelEndpoint }, taskQueue: worker.taskQueue });
     const report = (await handle.result()) as DebugReport;
     assert.equal(report.status, 'error');
-    assert.ok(worker.fake.requests.every((request) => request.apiKey === canary), `the key was sent to the API: ${JSON.stringify(worker.fake.requests.map((request) => request.apiKey))}`);
+    assert.ok(
+      worker.fake.requests.every((request) => request.apiKey === canary),
+      `the key was sent to the API: ${JSON.stringify(worker.fake.requests.map((request) => request.apiKey))}`,
+    );
     const history = JSON.stringify(await handle.fetchHistory());
     assert.ok(!history.includes(canary), 'the key is in the workflow history');
-    assert.ok(history.includes(`${worker.taskQueue}/model/${modelEndpoint}`), 'the model call went to the endpoint’s task queue');
+    assert.ok(
+      history.includes(`${worker.taskQueue}/model/${modelEndpoint}`),
+      'the model call went to the endpoint’s task queue',
+    );
     assert.ok(!JSON.stringify(report).includes(canary), 'the key is in the report');
     assert.ok(!logs.join('\n').includes(canary), 'the key is in a log line');
     assert.ok(logs.length > 0, 'the failed model call was logged');

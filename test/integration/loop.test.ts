@@ -8,7 +8,15 @@ import type { Budgets, DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { maxTextOnlyRepliesInARow } from '../../src/agent/reply.js';
 import { startDebugRun } from '../../src/client.js';
-import { raiseBudgetUpdate, statusQuery, hintSignal, stopSignal, transcriptQuery, type BudgetRaise, type TranscriptView } from '../../src/temporal/definitions.js';
+import {
+  raiseBudgetUpdate,
+  statusQuery,
+  hintSignal,
+  stopSignal,
+  transcriptQuery,
+  type BudgetRaise,
+  type TranscriptView,
+} from '../../src/temporal/definitions.js';
 import type { FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture, type Fixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
@@ -24,12 +32,23 @@ before(async () => {
 after(async () => server?.stop());
 
 const runTests: ScriptStep = { thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] };
-const readCode: ScriptStep = { thought: 'Reading the code.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
+const readCode: ScriptStep = {
+  thought: 'Reading the code.',
+  tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }],
+};
 const fixLoop: ScriptStep = {
   thought: 'The loop skips the last element.',
-  tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' } }],
+  tool_calls: [
+    {
+      name: 'edit_file',
+      input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' },
+    },
+  ],
 };
-const finish: ScriptStep = { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }] };
+const finish: ScriptStep = {
+  thought: 'Fixed.',
+  tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }],
+};
 const fixingScript: ScriptStep[] = [runTests, readCode, fixLoop, runTests, finish];
 
 interface Scenario {
@@ -41,14 +60,27 @@ interface Scenario {
 /** Runs fixture 01 with a script of its own; `during` may steer the run while it goes. */
 async function scenario(
   responses: Script['responses'],
-  options: { input?: Partial<DebugInputJson>; fake?: Partial<FakeApiOptions>; during?: (handle: WorkflowHandle, worker: TestWorker) => Promise<void> } = {},
+  options: {
+    input?: Partial<DebugInputJson>;
+    fake?: Partial<FakeApiOptions>;
+    during?: (handle: WorkflowHandle, worker: TestWorker) => Promise<void>;
+  } = {},
 ): Promise<Scenario> {
-  const worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: { responses } }, ...options.fake } });
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { [fixture.name]: { responses } }, ...options.fake },
+  });
   try {
-    const handle = await startDebugRun(server.client, { input: fixtureInput(fixture, options.input), taskQueue: worker.taskQueue });
+    const handle = await startDebugRun(server.client, {
+      input: fixtureInput(fixture, options.input),
+      taskQueue: worker.taskQueue,
+    });
     await options.during?.(handle, worker);
     const report = (await handle.result()) as DebugReport;
-    assert.deepEqual(worker.fake.rejected.map((request) => request.error), [], 'the fake API rejected a request');
+    assert.deepEqual(
+      worker.fake.rejected.map((request) => request.error),
+      [],
+      'the fake API rejected a request',
+    );
     return { report, worker, handle };
   } finally {
     await worker.stop();
@@ -86,7 +118,10 @@ test('finish is verified; parallel tool calls all get results, in order, in one 
     ['tool_result', 'tool_result', 'tool_result'],
   );
   const calls = (afterParallel[afterParallel.length - 2]?.content ?? []).filter((block) => block.type === 'tool_use');
-  assert.deepEqual(results.map((block) => block.tool_use_id), calls.map((block) => block.id));
+  assert.deepEqual(
+    results.map((block) => block.tool_use_id),
+    calls.map((block) => block.id),
+  );
   assert.match(String(results[1]?.content), /range\(len\(items\) - 1\)/);
 });
 
@@ -111,19 +146,28 @@ test('the iteration budget stops the run (budget_exhausted)', async () => {
 test('the token budget stops the run before the next request would exceed it', async () => {
   const { report } = await scenario(Array(20).fill(readCode), { input: { budgets: { maxTokens: 12_000 } } });
   assert.equal(report.stopCondition, 'max_tokens');
-  const used = report.tokens.inputTokens + report.tokens.outputTokens + report.tokens.cacheReadTokens + report.tokens.cacheWriteTokens;
+  const used =
+    report.tokens.inputTokens +
+    report.tokens.outputTokens +
+    report.tokens.cacheReadTokens +
+    report.tokens.cacheWriteTokens;
   assert.ok(used <= 12_000, `used ${used} tokens`);
   assert.ok(report.iterations >= 2);
 });
 
 test('the cost budget stops the run', async () => {
-  const { report } = await scenario(Array(20).fill(readCode), { input: { model: 'claude-sonnet-4-6', budgets: { maxCostUsd: 0.02 } } });
+  const { report } = await scenario(Array(20).fill(readCode), {
+    input: { model: 'claude-sonnet-4-6', budgets: { maxCostUsd: 0.02 } },
+  });
   assert.equal(report.stopCondition, 'max_cost');
   assert.ok((report.costUsd ?? 0) >= 0.02 && (report.costUsd ?? 0) < 0.05);
 });
 
 test('the wall-clock budget stops the run', async () => {
-  const { report } = await scenario(Array(30).fill(readCode), { input: { budgets: { maxMinutes: 0.05 } }, fake: { latencyMs: 400 } });
+  const { report } = await scenario(Array(30).fill(readCode), {
+    input: { budgets: { maxMinutes: 0.05 } },
+    fake: { latencyMs: 400 },
+  });
   assert.equal(report.stopCondition, 'max_duration');
   assert.ok(report.iterations < 30);
 });
@@ -159,7 +203,11 @@ test('a paused run continues when its budget is raised', async () => {
 });
 
 /** Raises the budget each time the run pauses (the raises in order, then `then`), until the run ends. */
-async function raiseEachPause(handle: WorkflowHandle, raises: BudgetRaise[], then: BudgetRaise): Promise<Array<{ before: Budgets; after: Budgets }>> {
+async function raiseEachPause(
+  handle: WorkflowHandle,
+  raises: BudgetRaise[],
+  then: BudgetRaise,
+): Promise<Array<{ before: Budgets; after: Budgets }>> {
   const seen: Array<{ before: Budgets; after: Budgets }> = [];
   while ((await handle.describe()).status.name === 'RUNNING') {
     const status = await handle.query(statusQuery);
@@ -185,7 +233,10 @@ test('a run paused on its token budget: a raise of iterations also raises the to
   const [first, ...rest] = raises;
   assert.ok(first, 'the run paused');
   assert.equal(first.after.maxIterations, first.before.maxIterations + 1);
-  assert.ok((first.after.maxTokens ?? 0) >= (first.before.maxTokens ?? 0) + 3000, `tokens ${first.before.maxTokens} → ${first.after.maxTokens}`);
+  assert.ok(
+    (first.after.maxTokens ?? 0) >= (first.before.maxTokens ?? 0) + 3000,
+    `tokens ${first.before.maxTokens} → ${first.after.maxTokens}`,
+  );
   for (const raise of rest) {
     assert.equal(raise.after.maxIterations, raise.before.maxIterations, '{} leaves the iteration budget alone');
     assert.ok((raise.after.maxTokens ?? 0) >= (raise.before.maxTokens ?? 0) + 3000);
@@ -204,7 +255,10 @@ test('a run paused on its time budget: `{}` raises the minutes by their first am
   assert.equal(report.status, 'fixed');
   assert.ok(raises.length >= 1, 'the run paused');
   for (const raise of raises) {
-    assert.ok((raise.after.maxMinutes ?? 0) >= (raise.before.maxMinutes ?? 0) + 0.05, `minutes ${raise.before.maxMinutes} → ${raise.after.maxMinutes}`);
+    assert.ok(
+      (raise.after.maxMinutes ?? 0) >= (raise.before.maxMinutes ?? 0) + 0.05,
+      `minutes ${raise.before.maxMinutes} → ${raise.after.maxMinutes}`,
+    );
     assert.equal(raise.after.maxTokens, undefined);
     assert.equal(raise.after.maxCostUsd, undefined);
   }
@@ -216,7 +270,10 @@ test('raiseBudget refuses `{}` on a run that is not paused, unknown budgets, and
     during: async (handle, running) => {
       await waitFor(async () => running.fake.requests.length >= 1);
       const refusal = async (raise: BudgetRaise) => {
-        const error = await handle.executeUpdate(raiseBudgetUpdate, { args: [raise] }).then(() => null, (failure: Error) => failure);
+        const error = await handle.executeUpdate(raiseBudgetUpdate, { args: [raise] }).then(
+          () => null,
+          (failure: Error) => failure,
+        );
         return String((error?.cause as Error | undefined)?.message ?? 'accepted');
       };
       assert.match(await refusal({}), /an empty raise is only for a paused run/);
@@ -230,7 +287,9 @@ test('raiseBudget refuses `{}` on a run that is not paused, unknown budgets, and
 test('the guardrail refuses edits of test files, and repeated attempts stop the run', async () => {
   const editTest: ScriptStep = {
     thought: 'The test expectation looks wrong; I will change it.',
-    tool_calls: [{ name: 'edit_file', input: { path: 'test_buggy_code.py', old_string: '== 5\n', new_string: '== 4\n' } }],
+    tool_calls: [
+      { name: 'edit_file', input: { path: 'test_buggy_code.py', old_string: '== 5\n', new_string: '== 4\n' } },
+    ],
   };
   const { report, worker } = await scenario([runTests, editTest, editTest, editTest]);
   assert.equal(report.stopCondition, 'guardrail');
@@ -251,18 +310,27 @@ test('stop_reason max_tokens: the cut-off tool call is dropped and a shorter rep
   assert.equal(report.status, 'fixed');
   const next = messagesOf(worker, 2);
   const assistant = next[next.length - 2];
-  assert.deepEqual(assistant?.content.map((block) => block.type), ['text']);
+  assert.deepEqual(
+    assistant?.content.map((block) => block.type),
+    ['text'],
+  );
   assert.match(JSON.stringify(next[next.length - 1]), /cut off at the output token limit/);
 });
 
 test('stop_reason refusal ends the run', async () => {
-  const { report } = await scenario([runTests, { stop_reason: 'refusal', content: [{ type: 'text', text: 'I cannot help with that.' }] }]);
+  const { report } = await scenario([
+    runTests,
+    { stop_reason: 'refusal', content: [{ type: 'text', text: 'I cannot help with that.' }] },
+  ]);
   assert.equal(report.stopCondition, 'refusal');
   assert.equal(report.status, 'not_fixed');
 });
 
 test('stop_reason pause_turn: the paused reply is sent back and completed by the next one', async () => {
-  const paused: ScriptStep = { stop_reason: 'pause_turn', content: [{ type: 'text', text: 'Thinking about the loop…' }] };
+  const paused: ScriptStep = {
+    stop_reason: 'pause_turn',
+    content: [{ type: 'text', text: 'Thinking about the loop…' }],
+  };
   let transcript: TranscriptView | null = null;
   const { report, worker } = await scenario([runTests, paused, readCode, fixLoop, runTests, finish], {
     // Read while the worker still answers queries.
@@ -276,7 +344,10 @@ test('stop_reason pause_turn: the paused reply is sent back and completed by the
   assert.equal(continued[continued.length - 1]?.role, 'assistant');
   const { messages, replyIterations } = transcript as unknown as TranscriptView;
   const roles = messages.map((message) => message.role);
-  assert.ok(roles.every((role, index) => index === 0 || role !== roles[index - 1]), 'roles alternate');
+  assert.ok(
+    roles.every((role, index) => index === 0 || role !== roles[index - 1]),
+    'roles alternate',
+  );
   // Iterations as the workflow counts them (the follower shows these): the paused turn and the
   // reply that completes it are one message, of iteration 3; so there is one reply fewer than
   // iterations. (The scripted API picks its step by the number of replies, so it serves the
@@ -288,7 +359,16 @@ test('stop_reason pause_turn: the paused reply is sent back and completed by the
 test('stop_reason model_context_window_exceeded: old observations are compacted, then the run goes on', async () => {
   const overflow: ScriptStep = { stop_reason: 'model_context_window_exceeded', content: [{ type: 'text', text: '' }] };
   const afterOverflow = [{ ...fixLoop, when: { request_includes: '[compacted]' } }, overflow];
-  const { report, worker } = await scenario([runTests, readCode, readCode, readCode, readCode, afterOverflow, runTests, finish]);
+  const { report, worker } = await scenario([
+    runTests,
+    readCode,
+    readCode,
+    readCode,
+    readCode,
+    afterOverflow,
+    runTests,
+    finish,
+  ]);
   assert.equal(report.status, 'fixed');
   const afterCompaction = JSON.stringify(messagesOf(worker, 6));
   assert.match(afterCompaction, /\[compacted\]/);

@@ -24,14 +24,22 @@ before(async () => {
 after(async () => server?.stop());
 
 async function run(
-  options: { script?: Script; fake?: Partial<FakeApiOptions>; input?: Partial<DebugInputJson>; timeoutMs?: number } = {},
+  options: {
+    script?: Script;
+    fake?: Partial<FakeApiOptions>;
+    input?: Partial<DebugInputJson>;
+    timeoutMs?: number;
+  } = {},
 ): Promise<{ report: DebugReport; worker: TestWorker }> {
   const worker = await startTestWorker(server, {
     fake: { scripts: { [fixture.name]: options.script ?? fixture.script }, ...options.fake },
     timeoutMs: options.timeoutMs,
   });
   try {
-    const handle = await startDebugRun(server.client, { input: fixtureInput(fixture, options.input), taskQueue: worker.taskQueue });
+    const handle = await startDebugRun(server.client, {
+      input: fixtureInput(fixture, options.input),
+      taskQueue: worker.taskQueue,
+    });
     return { report: (await handle.result()) as DebugReport, worker };
   } finally {
     await worker.stop();
@@ -54,7 +62,9 @@ test('400 ends the run at once, without retries', async () => {
 });
 
 test('429 with retry-after: 2 is retried after about 2 s, not sooner', async () => {
-  const { report, worker } = await run({ fake: { faultPlan: (number) => (number === 1 ? 'rate_limit' : null), retryAfterSeconds: 2 } });
+  const { report, worker } = await run({
+    fake: { faultPlan: (number) => (number === 1 ? 'rate_limit' : null), retryAfterSeconds: 2 },
+  });
   assert.equal(report.status, 'fixed');
   const [first, second] = worker.fake.requests;
   const gap = (second?.receivedAt ?? 0) - (first?.receivedAt ?? 0);
@@ -62,7 +72,12 @@ test('429 with retry-after: 2 is retried after about 2 s, not sooner', async () 
 });
 
 test('529, 500, dropped connections and timeouts are retried until the run succeeds', async () => {
-  const plan: Array<'overloaded' | 'server_error' | 'disconnect' | 'slow'> = ['overloaded', 'server_error', 'disconnect', 'slow'];
+  const plan: Array<'overloaded' | 'server_error' | 'disconnect' | 'slow'> = [
+    'overloaded',
+    'server_error',
+    'disconnect',
+    'slow',
+  ];
   const { report, worker } = await run({
     fake: { faultPlan: (number) => plan[number - 1] ?? null, slowMs: 3_000 },
     timeoutMs: 1_500,
@@ -83,7 +98,11 @@ test('a large output budget streams the response', async () => {
 
 test('thinking blocks are passed back to the API unchanged', async () => {
   const steps = fixture.script.responses as ScriptStep[];
-  const thinking = { type: 'thinking', thinking: 'The maximum is last, so the loop bound matters.', signature: 'c2lnbmF0dXJlLTEyMw==' };
+  const thinking = {
+    type: 'thinking',
+    thinking: 'The maximum is last, so the loop bound matters.',
+    signature: 'c2lnbmF0dXJlLTEyMw==',
+  };
   const withThinking: ScriptStep = {
     content: [
       thinking,
@@ -95,7 +114,10 @@ test('thinking blocks are passed back to the API unchanged', async () => {
   const script: Script = { responses: [steps[0] as ScriptStep, withThinking, ...steps.slice(3)] };
   const { report, worker } = await run({ script, input: { thinkingBudgetTokens: 2_048 } });
   assert.equal(report.status, 'fixed');
-  const body = worker.fake.requests[2]?.body as { thinking?: unknown; messages: Array<{ role: string; content: unknown[] }> };
+  const body = worker.fake.requests[2]?.body as {
+    thinking?: unknown;
+    messages: Array<{ role: string; content: unknown[] }>;
+  };
   assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 2_048 });
   assert.deepEqual(body.messages[3]?.content[0], thinking);
 });
@@ -134,8 +156,14 @@ test('an unknown model has an unknown cost, not zero', async () => {
 });
 
 test('a cost budget on a model with no listed price counts it at the highest listed price, says so, and stops the run', async () => {
-  const read: ScriptStep = { thought: 'Looking again.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
-  const { report, worker } = await run({ script: { responses: Array(25).fill(read) }, input: { model: 'claude-unreleased-9', budgets: { maxCostUsd: 0.05 } } });
+  const read: ScriptStep = {
+    thought: 'Looking again.',
+    tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }],
+  };
+  const { report, worker } = await run({
+    script: { responses: Array(25).fill(read) },
+    input: { model: 'claude-unreleased-9', budgets: { maxCostUsd: 0.05 } },
+  });
   assert.equal(report.stopCondition, 'max_cost');
   const conservative = worker.fake.requests
     .filter((request) => request.usage)
@@ -152,13 +180,19 @@ test('a cost budget on a model with no listed price counts it at the highest lis
     );
   assert.ok(Math.abs((report.costUsd ?? NaN) - conservative) < 1e-9, `${report.costUsd} vs ${conservative}`);
   assert.ok((report.costUsd ?? 0) >= 0.05);
-  assert.match(report.costNote ?? '', /claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/);
+  assert.match(
+    report.costNote ?? '',
+    /claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price \(\$10 input, \$50 output/,
+  );
   // Colours are on under CI=true (picocolors), so compare the text a person reads.
   assert.match(stripVTControlCharacters(formatReport(report)), /Cost: claude-unreleased-9 has no listed price/);
 });
 
 test('a 20-iteration run is at least 90% cacheable from its third request on', async () => {
-  const read: ScriptStep = { thought: 'Looking again.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] };
+  const read: ScriptStep = {
+    thought: 'Looking again.',
+    tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }],
+  };
   const steps = fixture.script.responses as ScriptStep[];
   const script: Script = { responses: [steps[0] as ScriptStep, ...Array(16).fill(read), ...steps.slice(3)] };
   const { report, worker } = await run({ script, input: { budgets: { maxIterations: 25 } } });
@@ -192,7 +226,10 @@ test('with 30% of model calls failing at random, every fixture still ends as exp
     const faults = worker.fake.requests.filter((request) => request.fault).length;
     console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
     assert.ok(faults > 0);
-    assert.deepEqual(worker.fake.rejected.map((request) => request.error), []);
+    assert.deepEqual(
+      worker.fake.rejected.map((request) => request.error),
+      [],
+    );
   } finally {
     await worker.stop();
   }

@@ -45,7 +45,10 @@ async function endpoint(name: string, apiKey: string): Promise<Endpoint> {
 /** A worker whose model settings are `endpoint`'s: as `durable-debugger worker` with that key and base URL. */
 async function workerFor(endpoint: Endpoint, taskQueue: string, hostId: string): Promise<RunningWorker> {
   const worker = await startWorker({
-    config: server.config({ DURABLE_DEBUGGER_HOST_ID: hostId, DURABLE_DEBUGGER_WORKSPACES: join(server.home, 'workspaces', hostId) }),
+    config: server.config({
+      DURABLE_DEBUGGER_HOST_ID: hostId,
+      DURABLE_DEBUGGER_WORKSPACES: join(server.home, 'workspaces', hostId),
+    }),
     address: server.address,
     anthropic: createModelClient({ apiKey: endpoint.apiKey, baseURL: endpoint.fake.url, timeoutMs: 30_000 }),
     modelEndpoint: endpoint.id,
@@ -58,7 +61,9 @@ async function workerFor(endpoint: Endpoint, taskQueue: string, hostId: string):
 
 /** The run marker each request carries (in the task's goal), so a request can be traced to its run. */
 function runsSeenBy(fake: FakeAnthropicApi): Set<string> {
-  return new Set(fake.requests.flatMap((request) => JSON.stringify(request.body.messages).match(/routing-run-\d+/g) ?? []));
+  return new Set(
+    fake.requests.flatMap((request) => JSON.stringify(request.body.messages).match(/routing-run-\d+/g) ?? []),
+  );
 }
 
 test('two workers with different endpoints on one task queue: ten concurrent runs, no call answered by the wrong endpoint', async () => {
@@ -66,7 +71,8 @@ test('two workers with different endpoints on one task queue: ten concurrent run
   const alice = await endpoint('alice', 'sk-alice-key');
   const bob = await endpoint('bob', 'sk-bob-key');
   assert.notEqual(alice.id, bob.id);
-  for (const { id, apiKey } of [alice, bob]) assert.ok(!id.includes(apiKey), 'the endpoint name does not contain the key');
+  for (const { id, apiKey } of [alice, bob])
+    assert.ok(!id.includes(apiKey), 'the endpoint name does not contain the key');
 
   const aliceWorker = await workerFor(alice, taskQueue, 'host-alice');
   const bobWorker = await workerFor(bob, taskQueue, 'host-bob');
@@ -82,7 +88,10 @@ test('two workers with different endpoints on one task queue: ten concurrent run
   const reports = await Promise.all(
     plan.map(async ({ marker, endpoint: chosen }) => {
       const handle = await startDebugRun(server.client, {
-        input: fixtureInput(fixture, { goal: `Make the failing tests pass (${marker}).`, ...(chosen ? { modelEndpoint: chosen.id } : {}) }),
+        input: fixtureInput(fixture, {
+          goal: `Make the failing tests pass (${marker}).`,
+          ...(chosen ? { modelEndpoint: chosen.id } : {}),
+        }),
         taskQueue,
         workflowId: marker,
       });
@@ -93,7 +102,11 @@ test('two workers with different endpoints on one task queue: ten concurrent run
   const expectedBy = (index: number) => (plan[index]?.endpoint ?? alice).name;
   reports.forEach((report, index) => {
     assert.equal(report.status, 'fixed', `${plan[index]?.marker}: ${report.stopDetail}`);
-    assert.equal(report.answeredBy, `endpoint ${expectedBy(index)}`, `${plan[index]?.marker} answered by the wrong endpoint`);
+    assert.equal(
+      report.answeredBy,
+      `endpoint ${expectedBy(index)}`,
+      `${plan[index]?.marker} answered by the wrong endpoint`,
+    );
   });
   const wrong: string[] = [];
   for (const candidate of [alice, bob]) {
@@ -101,7 +114,11 @@ test('two workers with different endpoints on one task queue: ten concurrent run
       const index = Number(marker.split('-').at(-1));
       if (expectedBy(index) !== candidate.name) wrong.push(`${marker} reached ${candidate.name}`);
     }
-    assert.deepEqual(new Set(candidate.fake.requests.map((request) => request.apiKey)), new Set([candidate.apiKey]), 'each fake saw only its own key');
+    assert.deepEqual(
+      new Set(candidate.fake.requests.map((request) => request.apiKey)),
+      new Set([candidate.apiKey]),
+      'each fake saw only its own key',
+    );
     assert.equal(candidate.fake.rejected.length, 0);
   }
   assert.deepEqual(wrong, [], 'zero calls answered by the wrong endpoint');
@@ -117,7 +134,11 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
   const other = await endpoint('other', 'sk-other-key');
   await workerFor(other, taskQueue, 'host-other');
 
-  const waiting = await startDebugRun(server.client, { input: fixtureInput(fixture, { modelEndpoint: carol.id }), taskQueue, workflowId: 'routing-waits' });
+  const waiting = await startDebugRun(server.client, {
+    input: fixtureInput(fixture, { modelEndpoint: carol.id }),
+    taskQueue,
+    workflowId: 'routing-waits',
+  });
   const stopped = await startDebugRun(server.client, {
     input: fixtureInput(fixture, { modelEndpoint: 'nobody.example-0000' }),
     taskQueue,
@@ -148,7 +169,10 @@ test('a run whose endpoint no worker serves waits, says so in `status`, and goes
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     status = await waiting.query(statusQuery);
   }
-  assert.match(status.waitingFor, new RegExp(`model endpoint ${carol.id} \\(task queue ${taskQueue}/model/${carol.id}\\)`));
+  assert.match(
+    status.waitingFor,
+    new RegExp(`model endpoint ${carol.id} \\(task queue ${taskQueue}/model/${carol.id}\\)`),
+  );
   assert.equal(other.fake.requests.length, 0, 'the worker with other settings answered nothing');
 
   while (!(await stopped.query(statusQuery)).waitingFor) {

@@ -29,10 +29,15 @@ test('a run of quick iterations upserts its progress a few times, not once per i
     const report = await handle.result();
     assert.equal(report.status, 'fixed');
     const events = (await handle.fetchHistory()).events ?? [];
-    const upserts = events.filter((event) => event.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES).length;
+    const upserts = events.filter(
+      (event) => event.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+    ).length;
     // The first iteration, at most one more per 5 s, 'running' at the start and the final one.
     const seconds = report.durationMs / 1000;
-    assert.ok(upserts <= 3 + Math.ceil(seconds / 5), `${upserts} upserts in ${report.iterations} iterations over ${seconds} s`);
+    assert.ok(
+      upserts <= 3 + Math.ceil(seconds / 5),
+      `${upserts} upserts in ${report.iterations} iterations over ${seconds} s`,
+    );
     assert.ok(upserts < report.iterations, `${upserts} upserts in ${report.iterations} iterations`);
     const attributes = (await handle.describe()).typedSearchAttributes;
     assert.equal(attributes.get(searchAttributes.iterations), report.iterations);

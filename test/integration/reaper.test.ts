@@ -17,7 +17,13 @@ import {
   removeContainer,
 } from '../../src/sandbox/container.js';
 import { workflowType } from '../../src/temporal/definitions.js';
-import { containersOf, startTestServer, startTestWorker, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
+import {
+  containersOf,
+  startTestServer,
+  startTestWorker,
+  uniqueTaskQueue,
+  type TestServer,
+} from '../../harness/devStack.js';
 
 let server: TestServer;
 let docker: Docker;
@@ -32,7 +38,10 @@ before(async () => {
 
 after(async () => {
   // Whatever a failed test left behind.
-  for (const container of await docker.listContainers({ all: true, filters: { label: [`${labels.scope}=${scope}`] } })) {
+  for (const container of await docker.listContainers({
+    all: true,
+    filters: { label: [`${labels.scope}=${scope}`] },
+  })) {
     await removeContainer(docker, container.Id);
   }
   await server?.stop();
@@ -41,7 +50,11 @@ after(async () => {
 /** A workflow that stays running: no worker listens on its task queue. */
 async function runningWorkflow(name: string): Promise<string> {
   const workflowId = `reaper-${name}-${process.pid}-${Date.now()}`;
-  await server.client.workflow.start(workflowType, { taskQueue: uniqueTaskQueue('nobody'), workflowId, args: [{ repo: '/nowhere' }] });
+  await server.client.workflow.start(workflowType, {
+    taskQueue: uniqueTaskQueue('nobody'),
+    workflowId,
+    args: [{ repo: '/nowhere' }],
+  });
   return workflowId;
 }
 
@@ -148,7 +161,10 @@ test('a worker sweeps what earlier runs left behind when it starts', async () =>
 });
 
 test('every worker sweeps periodically: a run terminated while the worker runs loses its sandbox without `reap` or a restart', async () => {
-  const worker = await startTestWorker(server, { fake: { scripts: { responses: [] } }, configOverrides: { DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '2' } });
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { responses: [] } },
+    configOverrides: { DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '2' },
+  });
   const running = await runningWorkflow('terminated-later');
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000)); // the startup sweep is over
@@ -161,7 +177,10 @@ test('every worker sweeps periodically: a run terminated while the worker runs l
     assert.equal(await exists(sandbox), false, 'the periodic sweep did not remove the terminated run’s sandbox');
   } finally {
     await worker.stop();
-    await server.client.workflow.getHandle(running).terminate('test over').catch(() => undefined);
+    await server.client.workflow
+      .getHandle(running)
+      .terminate('test over')
+      .catch(() => undefined);
   }
   assert.equal(await containersOf(server), 0);
 });

@@ -18,7 +18,13 @@ import { loadFixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { sha256 } from '../../src/sandbox/tree.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
-import { startTestServer, startTestWorker, startWorkerProcess, uniqueTaskQueue, type TestServer } from '../../harness/devStack.js';
+import {
+  startTestServer,
+  startTestWorker,
+  startWorkerProcess,
+  uniqueTaskQueue,
+  type TestServer,
+} from '../../harness/devStack.js';
 import { runCli } from '../support/cli.js';
 
 let server: TestServer;
@@ -63,15 +69,28 @@ async function run(
 
 const fixLoop: ScriptStep = {
   thought: 'The loop skips the last element.',
-  tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' } }],
+  tool_calls: [
+    {
+      name: 'edit_file',
+      input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' },
+    },
+  ],
 };
-const finish: ScriptStep = { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }] };
+const finish: ScriptStep = {
+  thought: 'Fixed.',
+  tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }],
+};
 
 test('a conversation that would pass 2 MB is compacted under its limit, and the run ends fixed', async () => {
   // 800 lines of 1,200 characters: each read returns close to 1 MB.
   const line = (index: number) => `${String(index).padStart(4, '0')} ${'data '.repeat(239)}`;
-  const repo = await repository('big_conversation', { 'data.txt': `${Array.from({ length: 800 }, (_, index) => line(index)).join('\n')}\n` });
-  const readData: ScriptStep = { thought: 'Reading the data file.', tool_calls: [{ name: 'read_file', input: { path: 'data.txt' } }] };
+  const repo = await repository('big_conversation', {
+    'data.txt': `${Array.from({ length: 800 }, (_, index) => line(index)).join('\n')}\n`,
+  });
+  const readData: ScriptStep = {
+    thought: 'Reading the data file.',
+    tool_calls: [{ name: 'read_file', input: { path: 'data.txt' } }],
+  };
   let storedBytes = 0;
   const { report, fake } = await run(
     repo,
@@ -85,14 +104,27 @@ test('a conversation that would pass 2 MB is compacted under its limit, and the 
   assert.equal(report.status, 'fixed', report.stopDetail);
   assert.ok(report.compactions >= 1, 'the conversation was compacted');
   assert.ok(report.workflowRuns >= 2, 'the run continued as new');
-  assert.deepEqual(fake.rejected.map((request) => request.error), []);
+  assert.deepEqual(
+    fake.rejected.map((request) => request.error),
+    [],
+  );
   type Sent = Array<{ role: string; content: Array<{ type: string; content?: string }> }>;
-  const sent = fake.requests.filter((request) => request.status === 200).map((request) => request.body.messages as Sent);
+  const sent = fake.requests
+    .filter((request) => request.status === 200)
+    .map((request) => request.body.messages as Sent);
   // Each request shows the model its newest observation whole: close to 3 MB in all, never more than the budget at once.
-  const newest = sent.map((messages) => (messages.at(-1)?.content ?? []).reduce((sum, block) => sum + (block.content?.length ?? 0), 0));
+  const newest = sent.map((messages) =>
+    (messages.at(-1)?.content ?? []).reduce((sum, block) => sum + (block.content?.length ?? 0), 0),
+  );
   assert.ok(newest.reduce((sum, bytes) => sum + bytes, 0) > 2_500_000, `observations in all: ${newest}`);
-  assert.ok(Math.max(...sent.map(jsonBytes)) <= conversationByteBudget + 10_000, `largest request: ${Math.max(...sent.map(jsonBytes))} bytes`);
-  assert.ok(storedBytes > 0 && storedBytes <= conversationByteBudget, `the stored conversation is within its limit (${storedBytes} bytes)`);
+  assert.ok(
+    Math.max(...sent.map(jsonBytes)) <= conversationByteBudget + 10_000,
+    `largest request: ${Math.max(...sent.map(jsonBytes))} bytes`,
+  );
+  assert.ok(
+    storedBytes > 0 && storedBytes <= conversationByteBudget,
+    `the stored conversation is within its limit (${storedBytes} bytes)`,
+  );
 });
 
 test('a patch larger than 2 MB is kept in the content store; the report shows its beginning and `result --patch` prints all of it', async () => {
@@ -124,13 +156,25 @@ test('a patch larger than 2 MB is kept in the content store; the report shows it
 
 test('a patch that cannot be computed still ends the run with a report that says so', async () => {
   const repo = await repository('patch_fails');
-  const fixed = (await readFile(join(repo, 'buggy_code.py'), 'utf8')).replace('range(len(items) - 1):', 'range(len(items)):  # every item');
+  const fixed = (await readFile(join(repo, 'buggy_code.py'), 'utf8')).replace(
+    'range(len(items) - 1):',
+    'range(len(items)):  # every item',
+  );
   // The store entry of the fixed file is a folder: the file can be captured, but not read back.
   const blob = sha256(Buffer.from(fixed));
   await mkdir(join(server.home, 'store', 'blobs', blob.slice(0, 2), blob), { recursive: true });
   const fix: ScriptStep = {
     thought: 'The loop skips the last element.',
-    tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1):', new_string: 'range(len(items)):  # every item' } }],
+    tool_calls: [
+      {
+        name: 'edit_file',
+        input: {
+          path: 'buggy_code.py',
+          old_string: 'range(len(items) - 1):',
+          new_string: 'range(len(items)):  # every item',
+        },
+      },
+    ],
   };
   const { report } = await run(repo, [fix, finish]);
   assert.equal(report.status, 'fixed', 'the fix was verified; only its patch is missing');
@@ -176,7 +220,10 @@ test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, w
   );
   await chmod(repo, 0o755);
   const responses: Script['responses'] = [
-    { thought: 'add subtracts.', tool_calls: [{ name: 'edit_file', input: { path: 'calc.py', old_string: 'a - b', new_string: 'a + b' } }] },
+    {
+      thought: 'add subtracts.',
+      tool_calls: [{ name: 'edit_file', input: { path: 'calc.py', old_string: 'a - b', new_string: 'a + b' } }],
+    },
     { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'add subtracted' } }] },
   ];
   const fake = new FakeAnthropicApi({ scripts: { locked_folder: { responses } } });
@@ -189,7 +236,13 @@ test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, w
   const taskQueue = uniqueTaskQueue('locked');
   const worker = await startWorkerProcess(
     { address: server.address, home },
-    { taskQueue, hostId: 'not-root', fakeUrl: fake.url, user, env: { HOME: home, DURABLE_DEBUGGER_WORKSPACES: join(home, 'workspaces') } },
+    {
+      taskQueue,
+      hostId: 'not-root',
+      fakeUrl: fake.url,
+      user,
+      env: { HOME: home, DURABLE_DEBUGGER_WORKSPACES: join(home, 'workspaces') },
+    },
   );
   try {
     const handle = await startDebugRun(server.client, { input: { repo }, taskQueue });

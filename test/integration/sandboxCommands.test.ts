@@ -9,7 +9,13 @@ import { startDebugRun } from '../../src/client.js';
 import { reapOrphans } from '../../src/reaper.js';
 import { connectDocker, findSandboxContainer } from '../../src/sandbox/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { containersOf, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  containersOf,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 const longCommand = 'sleep 300';
 let server: TestServer;
@@ -19,7 +25,13 @@ const docker = connectDocker();
 before(async () => {
   server = await startTestServer();
   worker = await startTestWorker(server, {
-    fake: { scripts: { responses: [{ thought: 'Something slow.', tool_calls: [{ name: 'run_command', input: { command: longCommand } }] }] } },
+    fake: {
+      scripts: {
+        responses: [
+          { thought: 'Something slow.', tool_calls: [{ name: 'run_command', input: { command: longCommand } }] },
+        ],
+      },
+    },
   });
 });
 
@@ -41,7 +53,10 @@ async function startLongCommand(): Promise<WorkflowHandle> {
 async function commandProcesses(handle: WorkflowHandle): Promise<string[]> {
   const info = await findSandboxContainer(docker, sandboxIdFor(handle.workflowId));
   if (!info || info.State !== 'running') return [];
-  const top = (await docker.getContainer(info.Id).top({ ps_args: '-o pid,args' }).catch(() => null)) as { Processes?: string[][] } | null;
+  const top = (await docker
+    .getContainer(info.Id)
+    .top({ ps_args: '-o pid,args' })
+    .catch(() => null)) as { Processes?: string[][] } | null;
   return (top?.Processes ?? []).map((row) => row[1] ?? '').filter((args) => args === longCommand);
 }
 
@@ -71,7 +86,11 @@ test('a long command heartbeats to Temporal while it runs, and cancelling the ru
 test('a terminated run cannot clean up, yet its running command is stopped when the heartbeat is answered', async () => {
   const handle = await startLongCommand();
   await handle.terminate('the test terminates the run');
-  const stoppedAfterMs = await waitFor('the command to stop', async () => (await commandProcesses(handle)).length === 0, 40_000);
+  const stoppedAfterMs = await waitFor(
+    'the command to stop',
+    async () => (await commandProcesses(handle)).length === 0,
+    40_000,
+  );
   console.log(`the command stopped ${(stoppedAfterMs / 1000).toFixed(1)} s after the run was terminated`);
   // The container itself stays, for the reaper.
   const left = await findSandboxContainer(docker, sandboxIdFor(handle.workflowId));

@@ -44,10 +44,15 @@ const script: Script = {
     { thought: 'Read the code under test.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] },
     {
       thought: 'The loop skips the last element.',
-      tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: buggyLine, new_string: fixedLine } }],
+      tool_calls: [
+        { name: 'edit_file', input: { path: 'buggy_code.py', old_string: buggyLine, new_string: fixedLine } },
+      ],
     },
     { thought: 'Run the tests again.', tool_calls: [{ name: 'run_tests', input: {} }] },
-    { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'range(len(items) - 1) skips the last element' } }] },
+    {
+      thought: 'Fixed.',
+      tool_calls: [{ name: 'finish', input: { root_cause: 'range(len(items) - 1) skips the last element' } }],
+    },
   ],
 };
 /** Slow enough to be interrupted while it runs. */
@@ -69,7 +74,11 @@ async function runInput() {
   return { repo: fixture.path, testCommand: slowTestCommand };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -85,7 +94,10 @@ async function whileTestsRun(workflowId: string, afterModelRequests: number, fak
     if (fake.requests.length < afterModelRequests) return null;
     const info = await findSandboxContainer(docker, sandboxIdFor(workflowId));
     if (!info || info.State !== 'running') return null;
-    const top = (await docker.getContainer(info.Id).top({ ps_args: '-o pid,args' }).catch(() => null)) as { Processes?: string[][] } | null;
+    const top = (await docker
+      .getContainer(info.Id)
+      .top({ ps_args: '-o pid,args' })
+      .catch(() => null)) as { Processes?: string[][] } | null;
     return top?.Processes?.some((row) => row[1] === 'sleep 3') ? info : null;
   });
 }
@@ -178,7 +190,10 @@ test('`temporal workflow reset` to before an edit: the edit is absent after the 
   const worker = await startTestWorker(server, { fake: { scripts: script, latencyMs: 1500 } });
   try {
     const input = await runInput();
-    const handle = await startDebugRun(server.client, { input: { ...input, testCommand: pytestCommand }, taskQueue: worker.taskQueue });
+    const handle = await startDebugRun(server.client, {
+      input: { ...input, testCommand: pytestCommand },
+      taskQueue: worker.taskQueue,
+    });
     const { runId: firstRunId } = await handle.describe();
     // Request 4 is sent once the edit is in the workspace; its answer takes 1.5 s.
     await waitFor('the edit to be applied', async () => worker.fake.requests.length >= 4);
@@ -212,7 +227,9 @@ test('`temporal workflow reset` to before an edit: the edit is absent after the 
     // After the reset, the sandbox found its workspace ahead of the log and rebuilt it: the
     // file read again after the reset point no longer had the edit made before the reset.
     const replayed = await activities(latest);
-    const rebuilt = replayed.filter((activity) => activity.name === 'prepareSandbox').at(-1)?.result as { rebuiltBecause?: string };
+    const rebuilt = replayed.filter((activity) => activity.name === 'prepareSandbox').at(-1)?.result as {
+      rebuiltBecause?: string;
+    };
     assert.match(rebuilt.rebuiltBecause ?? '', /differed from the run’s mutation log/);
     const results = await toolResults(latest);
     const reread = results.find((result) => result.name === 'read_file');
@@ -238,7 +255,8 @@ test('two worker hosts that share no folder (each its own data folder, the conte
       return { home, env: { DURABLE_DEBUGGER_STORE: postgres.url } };
     });
     // Nothing went to a folder: the survivor rebuilt the workspace from PostgreSQL alone.
-    for (const [hostId, home] of homes) assert.equal(existsSync(join(home, 'store')), false, `${hostId} wrote to a folder store`);
+    for (const [hostId, home] of homes)
+      assert.equal(existsSync(join(home, 'store')), false, `${hostId} wrote to a folder store`);
   } finally {
     await postgres.stop();
     for (const home of homes.values()) await rm(home, { recursive: true, force: true });
@@ -257,7 +275,10 @@ async function killTheHolder(placeOf: (hostId: string) => Promise<WorkerPlace> |
   const workers = await Promise.all(
     ['host-a', 'host-b'].map(async (hostId) => {
       const place = await placeOf(hostId);
-      return startWorkerProcess({ address: server.address, home: place.home }, { taskQueue, hostId, fakeUrl: fake.url, env: place.env });
+      return startWorkerProcess(
+        { address: server.address, home: place.home },
+        { taskQueue, hostId, fakeUrl: fake.url, env: place.env },
+      );
     }),
   );
   try {
@@ -279,7 +300,9 @@ async function killTheHolder(placeOf: (hostId: string) => Promise<WorkerPlace> |
     );
     const failoverMs = Date.now() - killedAt;
     const report = (await handle.result()) as DebugReport;
-    console.log(`failover: the sandbox was rebuilt on ${moved.Labels[labels.host]} ${(failoverMs / 1000).toFixed(1)} s after the kill; the run ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after it`);
+    console.log(
+      `failover: the sandbox was rebuilt on ${moved.Labels[labels.host]} ${(failoverMs / 1000).toFixed(1)} s after the kill; the run ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after it`,
+    );
     assertFixedWithOneEdit(report);
 
     const prepared = (await activities(handle)).filter((activity) => activity.name === 'prepareSandbox');

@@ -49,7 +49,11 @@ test('two slow searches in parallel both finish with all their matches', async (
   ]);
   console.log(`the two searches took ${Date.now() - started} ms together`);
   assert.match(quick.content, /quick\/data\.txt:3001:END-OF-QUICK/);
-  assert.match(slow.content, /slow\/data\.txt:9001:END-OF-SLOW/, `the slow search was cut short:\n${slow.content.slice(0, 300)}`);
+  assert.match(
+    slow.content,
+    /slow\/data\.txt:9001:END-OF-SLOW/,
+    `the slow search was cut short:\n${slow.content.slice(0, 300)}`,
+  );
   assert.deepEqual(await sandbox.sandboxUserProcesses(), []);
 });
 

@@ -60,7 +60,12 @@ test('commands run as a non-root user, with every capability dropped and no way 
   const [uid, gid, ...status] = outcome.content.split('\n\n')[1]?.split('\n') ?? [];
   assert.notEqual(uid, '0');
   assert.notEqual(gid, '0');
-  assert.deepEqual(status, ['CapPrm:\t0000000000000000', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', 'NoNewPrivs:\t1']);
+  assert.deepEqual(status, [
+    'CapPrm:\t0000000000000000',
+    'CapEff:\t0000000000000000',
+    'CapBnd:\t0000000000000000',
+    'NoNewPrivs:\t1',
+  ]);
   await assertStillUsable();
 });
 
@@ -108,9 +113,19 @@ test('the container has no network, no Docker socket, no host path but its works
   assert.doesNotMatch(outcome.content, /ANTHROPIC|sk-ant-test-secret|TEMPORAL|DURABLE_DEBUGGER/);
   // Besides the workspace, only files the engine itself provides (its init, the hostname).
   const mounts = outcome.content.split('---\n')[1]?.trim().split('\n') ?? [];
-  const engineFiles = ['/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/usr/sbin/docker-init', '/sbin/docker-init', '/run/podman-init'];
+  const engineFiles = [
+    '/etc/hostname',
+    '/etc/hosts',
+    '/etc/resolv.conf',
+    '/usr/sbin/docker-init',
+    '/sbin/docker-init',
+    '/run/podman-init',
+  ];
   assert.ok(mounts.includes('/workspace'));
-  assert.deepEqual(mounts.filter((mount) => mount !== '/workspace' && !engineFiles.includes(mount)), []);
+  assert.deepEqual(
+    mounts.filter((mount) => mount !== '/workspace' && !engineFiles.includes(mount)),
+    [],
+  );
   await assertStillUsable();
 });
 
@@ -120,7 +135,11 @@ test('a fork bomb hits the process limit and the sandbox recovers', async () => 
   const started = Date.now();
   const outcome = await sandbox.run('bash -c ":(){ :|:& };:"; sleep 60');
   assert.ok(Date.now() - started < (commandTimeoutSeconds + 6) * 1000, 'the fork bomb was not stopped in time');
-  assert.match(outcome.content, /Resource temporarily unavailable|Cannot fork|retry/, 'the bomb never hit the process limit');
+  assert.match(
+    outcome.content,
+    /Resource temporarily unavailable|Cannot fork|retry/,
+    'the bomb never hit the process limit',
+  );
   await assertStillUsable();
 });
 
@@ -128,9 +147,15 @@ test('a memory hog is killed with exit code 137 and the container stays usable',
   const limit = await sandbox.run(
     'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max; cat /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.swap.max',
   );
-  assert.match(limit.content, new RegExp(`\\n${memoryMb * 1024 * 1024}\\n(${memoryMb * 1024 * 1024}|0)$`), 'memory or swap not limited');
+  assert.match(
+    limit.content,
+    new RegExp(`\\n${memoryMb * 1024 * 1024}\\n(${memoryMb * 1024 * 1024}|0)$`),
+    'memory or swap not limited',
+  );
   // Stops by itself at 2 GB, so that a missing limit fails the test instead of the machine.
-  const outcome = await sandbox.run('python3 -c "chunks = [b\'x\' * 10**7 for _ in range(200)]; print(\'allocated 2 GB\')"');
+  const outcome = await sandbox.run(
+    "python3 -c \"chunks = [b'x' * 10**7 for _ in range(200)]; print('allocated 2 GB')\"",
+  );
   assert.match(outcome.content, /^The command was killed \(exit code 137\): it most likely ran out of memory\./);
   assert.doesNotMatch(outcome.content, /allocated 2 GB/);
   await assertStillUsable();
@@ -139,10 +164,14 @@ test('a memory hog is killed with exit code 137 and the container stays usable',
 test('an endless output flood (yes) is capped and stopped at its timeout, with bounded worker memory', async () => {
   const started = Date.now();
   const timeoutSeconds = 6;
-  const { result: outcome, growthMb } = await peakMemoryGrowth(() => sandbox.run('yes', { commandTimeoutSeconds: timeoutSeconds }));
+  const { result: outcome, growthMb } = await peakMemoryGrowth(() =>
+    sandbox.run('yes', { commandTimeoutSeconds: timeoutSeconds }),
+  );
   const elapsedMs = Date.now() - started;
   const printed = printedBytes(outcome.content);
-  console.log(`yes: ${Math.round(printed / 1e6)} MB printed in ${elapsedMs} ms; worker memory grew by at most ${growthMb.toFixed(0)} MB`);
+  console.log(
+    `yes: ${Math.round(printed / 1e6)} MB printed in ${elapsedMs} ms; worker memory grew by at most ${growthMb.toFixed(0)} MB`,
+  );
   assert.match(outcome.content, new RegExp(`^The command timed out after ${timeoutSeconds} s and was stopped`));
   assert.ok(elapsedMs < (timeoutSeconds + 4) * 1000, `took ${elapsedMs} ms`);
   assert.ok(outcome.content.length <= sandbox.settings.observation.maxBytes + 200, 'the observation is not capped');
@@ -154,7 +183,9 @@ test('an endless output flood (yes) is capped and stopped at its timeout, with b
 
 test('200 MB of output is capped (head and tail kept, the rest counted) with bounded worker memory', async () => {
   const { result: outcome, growthMb } = await peakMemoryGrowth(() =>
-    sandbox.run('echo FIRST-LINE; head -c 200000000 /dev/zero | tr "\\0" "y"; echo; echo LAST-LINE', { commandTimeoutSeconds: 120 }),
+    sandbox.run('echo FIRST-LINE; head -c 200000000 /dev/zero | tr "\\0" "y"; echo; echo LAST-LINE', {
+      commandTimeoutSeconds: 120,
+    }),
   );
   console.log(`200 MB of output: worker memory grew by at most ${growthMb.toFixed(0)} MB`);
   assert.match(outcome.content, /^Exit code: 0\n/);
@@ -167,13 +198,17 @@ test('200 MB of output is capped (head and tail kept, the rest counted) with bou
 });
 
 test('the CPU limit is applied', async () => {
-  const quota = await sandbox.run('cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max');
+  const quota = await sandbox.run(
+    'cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max',
+  );
   const [limit, period] = (quota.content.split('\n\n')[1] ?? '').split(/\s+/).map(Number);
   assert.equal((limit ?? 0) / (period ?? 1), cpus, quota.content);
 });
 
 test('a file larger than the file-size limit cannot be written, even in the workspace', async () => {
-  const outcome = await sandbox.run(`head -c ${fileSizeMb * 2}M /dev/zero > big; echo exit $?; du -m big | cut -f1; rm -f big`);
+  const outcome = await sandbox.run(
+    `head -c ${fileSizeMb * 2}M /dev/zero > big; echo exit $?; du -m big | cut -f1; rm -f big`,
+  );
   assert.match(outcome.content, /exit 153\n/, 'the write was not stopped by the file-size limit (SIGXFSZ)');
   assert.match(outcome.content, new RegExp(`\\n${fileSizeMb}$`));
   await assertStillUsable();
@@ -233,14 +268,19 @@ test('cancelling a command stops it at once, with everything it started', async 
   const controller = new AbortController();
   const started = Date.now();
   setTimeout(() => controller.abort(new Error('cancelled by the test')), 1000);
-  await assert.rejects(sandbox.run('setsid sleep 1000 & sleep 1000', { hooks: { signal: controller.signal } }), /cancelled by the test/);
+  await assert.rejects(
+    sandbox.run('setsid sleep 1000 & sleep 1000', { hooks: { signal: controller.signal } }),
+    /cancelled by the test/,
+  );
   assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms to stop`);
   await assertStillUsable();
 });
 
 test('a long command reports progress while it runs (activity heartbeats)', async () => {
   const ticks: number[] = [];
-  const outcome = await sandbox.run('sleep 2.5; echo done', { hooks: { onProgress: (elapsedMs) => ticks.push(elapsedMs) } });
+  const outcome = await sandbox.run('sleep 2.5; echo done', {
+    hooks: { onProgress: (elapsedMs) => ticks.push(elapsedMs) },
+  });
   assert.match(outcome.content, /\n\ndone$/);
   assert.ok(ticks.length >= 2, `progress was reported ${ticks.length} times`);
   await assertStillUsable();

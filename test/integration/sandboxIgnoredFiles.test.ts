@@ -31,10 +31,18 @@ function patchOf(sandbox: TestSandbox): Promise<string> {
 /** Rebuilds the workspace on this host from the snapshot and the log alone, as another worker would. */
 async function rebuildFromLog(sandbox: TestSandbox): Promise<void> {
   await rm(join(sandbox.workspace, '..'), { recursive: true, force: true });
-  await sandbox.host.prepare({ sandboxId: sandbox.sandboxId, workflowId: 'test-workflow', runId: 'test-run', log: sandbox.log, limits: sandbox.limits });
+  await sandbox.host.prepare({
+    sandboxId: sandbox.sandboxId,
+    workflowId: 'test-workflow',
+    runId: 'test-run',
+    log: sandbox.log,
+    limits: sandbox.limits,
+  });
 }
 
-const gitignore = ['# build output', 'dist/', '*.egg-info/', '.coverage', 'htmlcov/', '*.log', '!keep.log', ''].join('\n');
+const gitignore = ['# build output', 'dist/', '*.egg-info/', '.coverage', 'htmlcov/', '*.log', '!keep.log', ''].join(
+  '\n',
+);
 
 const buildArtefacts = [
   'mkdir -p dist pkg.egg-info htmlcov sub src/__pycache__',
@@ -60,17 +68,25 @@ test('build artefacts ignored by .gitignore (root and nested, with a negation) n
     ['keep.log', 'src/new_module.py'],
   );
   const patch = await patchOf(sandbox);
-  assert.deepEqual([...patch.matchAll(/^diff --git a\/(\S+)/gm)].map((match) => match[1]), ['keep.log', 'src/new_module.py']);
+  assert.deepEqual(
+    [...patch.matchAll(/^diff --git a\/(\S+)/gm)].map((match) => match[1]),
+    ['keep.log', 'src/new_module.py'],
+  );
 
   // Another worker rebuilds the same workspace from the log: the digests agree.
   await rebuildFromLog(sandbox);
   const after = await sandbox.run('ls dist 2>&1; echo "VALUE = 3" > src/app.py');
   assert.match(after.content, /No such file or directory/);
-  assert.deepEqual(after.mutations.map((mutation) => mutation.path), ['src/app.py']);
+  assert.deepEqual(
+    after.mutations.map((mutation) => mutation.path),
+    ['src/app.py'],
+  );
 });
 
 test('the model sees ignored entries marked, and searches leave them out unless asked for', async () => {
-  const sandbox = await sandboxWith({ files: { '.gitignore': gitignore, 'src/app.py': 'def answer():\n    return 42\n' } });
+  const sandbox = await sandboxWith({
+    files: { '.gitignore': gitignore, 'src/app.py': 'def answer():\n    return 42\n' },
+  });
   await sandbox.run('mkdir -p dist && echo "def answer(): return 0" > dist/bundle.py && echo "answer" > run.log');
 
   const listing = await sandbox.tool('list_files', {});
@@ -89,7 +105,11 @@ test('files git tracks count even where .gitignore would ignore them; untracked 
   const git = (repo: string, ...args: string[]) =>
     promisify(execFile)('git', ['-C', repo, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args]);
   const sandbox = await sandboxWith({
-    files: { '.gitignore': 'dist/\n', 'dist/vendored.js': 'module.exports = 1;\n', 'src/app.js': 'module.exports = 2;\n' },
+    files: {
+      '.gitignore': 'dist/\n',
+      'dist/vendored.js': 'module.exports = 1;\n',
+      'src/app.js': 'module.exports = 2;\n',
+    },
     prepareRepository: async (repo) => {
       await git(repo, 'init', '-q');
       await git(repo, 'add', '.gitignore', 'src/app.js');
@@ -98,10 +118,16 @@ test('files git tracks count even where .gitignore would ignore them; untracked 
     },
   });
   const edit = await sandbox.tool('edit_file', { path: 'dist/vendored.js', old_string: '= 1', new_string: '= 10' });
-  assert.deepEqual(edit.mutations.map((mutation) => mutation.path), ['dist/vendored.js']);
+  assert.deepEqual(
+    edit.mutations.map((mutation) => mutation.path),
+    ['dist/vendored.js'],
+  );
   const build = await sandbox.run('echo built > dist/bundle.js');
   assert.deepEqual(build.mutations, []);
-  assert.match(await patchOf(sandbox), /^diff --git a\/dist\/vendored\.js b\/dist\/vendored\.js\n[\s\S]*\+module\.exports = 10;\n$/);
+  assert.match(
+    await patchOf(sandbox),
+    /^diff --git a\/dist\/vendored\.js b\/dist\/vendored\.js\n[\s\S]*\+module\.exports = 10;\n$/,
+  );
   await rebuildFromLog(sandbox);
   assert.match((await sandbox.run('cat dist/vendored.js')).content, /module\.exports = 10;$/);
 });
@@ -110,16 +136,23 @@ test('a .gitignore that a command turns into a FIFO or a symlink to a secret is 
   const sandbox = await sandboxWith({ files: { '.gitignore': '*.log\n', 'src/app.py': 'VALUE = 1\n' } });
   const fifo = await sandbox.run('rm .gitignore && mkfifo .gitignore && echo noise > run.log');
   assert.match(fifo.content, /^Exit code: 0/);
-  assert.deepEqual(fifo.mutations.map((mutation) => [mutation.path, mutation.after === null]), [
-    ['.gitignore', true],
-    ['run.log', false],
-  ]);
+  assert.deepEqual(
+    fifo.mutations.map((mutation) => [mutation.path, mutation.after === null]),
+    [
+      ['.gitignore', true],
+      ['run.log', false],
+    ],
+  );
   const link = await sandbox.run('rm .gitignore && ln -s /etc/passwd .gitignore && echo more > other.log');
-  assert.deepEqual(link.mutations.map((mutation) => mutation.path), ['.gitignore', 'other.log']);
+  assert.deepEqual(
+    link.mutations.map((mutation) => mutation.path),
+    ['.gitignore', 'other.log'],
+  );
 });
 
 test('a CRLF file is edited with \\n text, searched without stray \\r, and its patch shows only the changed line', async () => {
-  const source = 'def total(items):\r\n    result = 0\r\n    for item in items[1:]:\r\n        result += item\r\n    return result\r\n';
+  const source =
+    'def total(items):\r\n    result = 0\r\n    for item in items[1:]:\r\n        result += item\r\n    return result\r\n';
   const sandbox = await sandboxWith({ files: { 'calc.py': source, 'mixed.py': 'a = 1\r\nb = 2\nc = 3\r\n' } });
   const read = await sandbox.tool('read_file', { path: 'calc.py' });
   assert.doesNotMatch(read.content, /\r/);
@@ -131,7 +164,11 @@ test('a CRLF file is edited with \\n text, searched without stray \\r, and its p
     new_string: '    result = 0\n    for item in items:\n',
   });
   assert.equal(edit.isError, false, edit.content);
-  const mixed = await sandbox.tool('edit_file', { path: 'mixed.py', old_string: 'a = 1\nb = 2\nc = 3\n', new_string: 'a = 1\nb = 20\nc = 3\n' });
+  const mixed = await sandbox.tool('edit_file', {
+    path: 'mixed.py',
+    old_string: 'a = 1\nb = 2\nc = 3\n',
+    new_string: 'a = 1\nb = 20\nc = 3\n',
+  });
   assert.equal(mixed.isError, false, mixed.content);
   const patch = await patchOf(sandbox);
   assert.equal(

@@ -36,7 +36,13 @@ function longestGap(started: number, ticks: number[], finished: number): number 
 }
 
 function request(): PrepareSandboxRequest {
-  return { sandboxId: sandbox.sandboxId, workflowId: 'test-workflow', runId: 'test-run', log: sandbox.log, limits: sandbox.limits };
+  return {
+    sandboxId: sandbox.sandboxId,
+    workflowId: 'test-workflow',
+    runId: 'test-run',
+    log: sandbox.log,
+    limits: sandbox.limits,
+  };
 }
 
 async function removeWorkspace(): Promise<void> {

@@ -31,7 +31,8 @@ after(async () => {
   assert.equal(await removeLeftoverTestSandboxes(), 0, 'a sandbox container was left behind');
 });
 
-const refusal = /is an absolute path|points outside the repository|leads outside the repository|leads nowhere inside the repository/;
+const refusal =
+  /is an absolute path|points outside the repository|leads outside the repository|leads nowhere inside the repository/;
 
 /** Each of list/read/search/edit/write through `path` is refused with a clear message and changes nothing. */
 async function assertRefusedEverywhere(path: string): Promise<void> {
@@ -71,7 +72,10 @@ test('absolute paths are refused, even ones inside the workspace', async () => {
 test('a symlink in the repository that points to /etc (or any file outside) is refused', async () => {
   await assertRefusedEverywhere('etc_link');
   const passwd = await sandbox.tool('read_file', { path: 'etc_link/passwd' });
-  assert.match(passwd.content, /"etc_link\/passwd" leads outside the repository \(through a symlink\), so it is refused\./);
+  assert.match(
+    passwd.content,
+    /"etc_link\/passwd" leads outside the repository \(through a symlink\), so it is refused\./,
+  );
   for (const [name, input] of [
     ['read_file', { path: 'secret_link' }],
     ['edit_file', { path: 'secret_link', old_string: 'SECRET', new_string: 'STOLEN' }],
@@ -89,11 +93,17 @@ test('a symlink in the repository that points to /etc (or any file outside) is r
 });
 
 test('a symlink made by a command during the run is refused', async () => {
-  const made = await sandbox.run(`ln -s /etc made_link && ln -s ${outsideFile} made_secret_link && mkdir -p deep && ln -s ../../.. deep/up`);
+  const made = await sandbox.run(
+    `ln -s /etc made_link && ln -s ${outsideFile} made_secret_link && mkdir -p deep && ln -s ../../.. deep/up`,
+  );
   assert.match(made.content, /^Exit code: 0/);
   assert.deepEqual(
     made.mutations.map((mutation) => [mutation.path, mutation.after?.kind]),
-    [['deep/up', 'symlink'], ['made_link', 'symlink'], ['made_secret_link', 'symlink']],
+    [
+      ['deep/up', 'symlink'],
+      ['made_link', 'symlink'],
+      ['made_secret_link', 'symlink'],
+    ],
   );
   await assertRefusedEverywhere('made_link');
   await assertRefusedEverywhere('deep/up');
@@ -108,7 +118,10 @@ test('a FIFO made by a command is refused instead of blocking the worker', async
   // that the test fails instead of hanging.
   const release = setInterval(() => {
     for (const flags of [constants.O_RDONLY | constants.O_NONBLOCK, constants.O_WRONLY | constants.O_NONBLOCK]) {
-      void open(fifo, flags).then((handle) => handle.close(), () => undefined);
+      void open(fifo, flags).then(
+        (handle) => handle.close(),
+        () => undefined,
+      );
     }
   }, 3000);
   try {
@@ -169,7 +182,11 @@ test('a workspace that differs from the log (a reset) is rebuilt, for the tools 
   assert.doesNotMatch(listed.content, /reset_me\.txt/);
   const inContainer = await sandbox.run('ls; cat src/app.py');
   assert.doesNotMatch(inContainer.content, /reset_me\.txt/);
-  assert.match(inContainer.content, /a = 1\nb = 2/, `the container does not see the rebuilt workspace:\n${inContainer.content}`);
+  assert.match(
+    inContainer.content,
+    /a = 1\nb = 2/,
+    `the container does not see the rebuilt workspace:\n${inContainer.content}`,
+  );
 });
 
 test('a workspace missing on this host (another worker) is rebuilt from the snapshot and the whole log', async () => {
@@ -192,6 +209,12 @@ test('a workspace missing on this host (another worker) is rebuilt from the snap
 test('the snapshot is taken once: later changes to the user’s checkout do not reach the run', async () => {
   await writeFile(join(sandbox.repository, 'src/app.py'), 'a = "changed by the user"\n');
   await sandbox.host.destroy(sandbox.sandboxId);
-  await sandbox.host.prepare({ sandboxId: sandbox.sandboxId, workflowId: 'test-workflow', runId: 'test-run', log: sandbox.log, limits: sandbox.limits });
+  await sandbox.host.prepare({
+    sandboxId: sandbox.sandboxId,
+    workflowId: 'test-workflow',
+    runId: 'test-run',
+    log: sandbox.log,
+    limits: sandbox.limits,
+  });
   assert.match((await sandbox.tool('read_file', { path: 'src/app.py' })).content, /1\ta = 1\n2\tb = 2/);
 });

@@ -47,59 +47,72 @@ async function stopWorker(): Promise<void> {
   assert.equal(stopped.code, 0, stopped.output);
 }
 
-test('`worker --scripted` fixes a fixture run started by `run` without a key; `watch` and `status` of the closed run show its last status, then at once its report once no worker is left', { timeout: 600_000 }, async () => {
-  try {
-    worker = startCli(server, ['worker', '--scripted'], offline);
-    const started = worker;
-    await waitFor(() => started.output().includes('Worker ready') || started.child.exitCode !== null, () => started.output());
-    assert.match(started.output(), /SCRIPTED MODEL: model calls are answered by fixtures\/<name>\/script\.json/);
-    assert.match(started.output(), /Model calls: the scripted model and the default endpoint/);
+test(
+  '`worker --scripted` fixes a fixture run started by `run` without a key; `watch` and `status` of the closed run show its last status, then at once its report once no worker is left',
+  { timeout: 600_000 },
+  async () => {
+    try {
+      worker = startCli(server, ['worker', '--scripted'], offline);
+      const started = worker;
+      await waitFor(
+        () => started.output().includes('Worker ready') || started.child.exitCode !== null,
+        () => started.output(),
+      );
+      assert.match(started.output(), /SCRIPTED MODEL: model calls are answered by fixtures\/<name>\/script\.json/);
+      assert.match(started.output(), /Model calls: the scripted model and the default endpoint/);
 
-    const id = 'scripted-worker-off-by-one';
-    const run = await runCli(server, ['run', join(projectRoot, 'fixtures', '01_off_by_one'), '--id', id], offline);
-    assert.equal(run.code, 0, run.output);
-    assert.match(run.output, /Status: fixed/);
-    const report = (await server.client.workflow.getHandle(id).result()) as DebugReport;
-    assert.equal(report.status, 'fixed');
-    assert.match(report.answeredBy ?? '', /scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API/);
+      const id = 'scripted-worker-off-by-one';
+      const run = await runCli(server, ['run', join(projectRoot, 'fixtures', '01_off_by_one'), '--id', id], offline);
+      assert.equal(run.code, 0, run.output);
+      assert.match(run.output, /Status: fixed/);
+      const report = (await server.client.workflow.getHandle(id).result()) as DebugReport;
+      assert.equal(report.status, 'fixed');
+      assert.match(
+        report.answeredBy ?? '',
+        /scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API/,
+      );
 
-    // The run is closed; the scripted worker still serves its task queue and answers its queries.
-    const watched = await runCli(server, ['watch', id, '--json'], offline);
-    assert.equal(watched.code, 0, watched.output);
-    const statuses = watched.stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{"type":"status"'))
-      .map((line) => (JSON.parse(line) as { status: { phase: string; iteration: number } }).status);
-    assert.equal(statuses.length, 1, watched.stdout);
-    assert.equal(statuses[0]?.phase, 'done');
-    assert.equal(statuses[0]?.iteration, report.iterations);
-    const status = await runCli(server, ['status', id], offline);
-    assert.equal(status.code, 0, status.output);
-    assert.match(status.stdout, new RegExp(`${id} · completed · phase done\n`));
-    assert.match(status.stdout, new RegExp(`iteration ${report.iterations}/`));
+      // The run is closed; the scripted worker still serves its task queue and answers its queries.
+      const watched = await runCli(server, ['watch', id, '--json'], offline);
+      assert.equal(watched.code, 0, watched.output);
+      const statuses = watched.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{"type":"status"'))
+        .map((line) => (JSON.parse(line) as { status: { phase: string; iteration: number } }).status);
+      assert.equal(statuses.length, 1, watched.stdout);
+      assert.equal(statuses[0]?.phase, 'done');
+      assert.equal(statuses[0]?.iteration, report.iterations);
+      const status = await runCli(server, ['status', id], offline);
+      assert.equal(status.code, 0, status.output);
+      assert.match(status.stdout, new RegExp(`${id} · completed · phase done\n`));
+      assert.match(status.stdout, new RegExp(`iteration ${report.iterations}/`));
 
-    // No worker at all: the queries cannot be answered, the report still can, at once (the server
-    // would hold a query of a run nobody replays for about 30 s).
-    await stopWorker();
-    const unserved = await timed(() => runCli(server, ['watch', id], offline));
-    assert.equal(unserved.result.code, 0, unserved.result.output);
-    assert.match(unserved.result.output, /Status: fixed/);
-    assert.ok(unserved.ms < 10_000, `watch took ${unserved.ms} ms`);
-    const unservedStatus = await timed(() => runCli(server, ['status', id], offline));
-    assert.equal(unservedStatus.result.code, 0, unservedStatus.result.output);
-    assert.match(unservedStatus.result.stdout, new RegExp(`${id} · completed · status fixed`));
-    assert.match(unservedStatus.result.stdout, new RegExp(`${report.iterations} iterations`));
-    assert.match(unservedStatus.result.stdout, /live status needs a running worker .*durable-debugger worker/);
-    assert.ok(unservedStatus.ms < 10_000, `status took ${unservedStatus.ms} ms`);
-    const unservedJson = await timed(() => runCli(server, ['status', id, '--json'], offline));
-    assert.equal(unservedJson.result.code, 0, unservedJson.result.output);
-    const line = JSON.parse(unservedJson.result.stdout) as { workflowStatus: string; report: { status: string; iterations: number } };
-    assert.equal(line.workflowStatus, 'COMPLETED');
-    assert.equal(line.report.status, 'fixed');
-    assert.equal(line.report.iterations, report.iterations);
-    assert.ok(unservedJson.ms < 10_000, `status --json took ${unservedJson.ms} ms`);
-  } finally {
-    await stopWorker().catch(() => worker?.child.kill('SIGKILL'));
-  }
-  assert.equal(await containersOf(server), 0, 'no sandbox container is left behind');
-});
+      // No worker at all: the queries cannot be answered, the report still can, at once (the server
+      // would hold a query of a run nobody replays for about 30 s).
+      await stopWorker();
+      const unserved = await timed(() => runCli(server, ['watch', id], offline));
+      assert.equal(unserved.result.code, 0, unserved.result.output);
+      assert.match(unserved.result.output, /Status: fixed/);
+      assert.ok(unserved.ms < 10_000, `watch took ${unserved.ms} ms`);
+      const unservedStatus = await timed(() => runCli(server, ['status', id], offline));
+      assert.equal(unservedStatus.result.code, 0, unservedStatus.result.output);
+      assert.match(unservedStatus.result.stdout, new RegExp(`${id} · completed · status fixed`));
+      assert.match(unservedStatus.result.stdout, new RegExp(`${report.iterations} iterations`));
+      assert.match(unservedStatus.result.stdout, /live status needs a running worker .*durable-debugger worker/);
+      assert.ok(unservedStatus.ms < 10_000, `status took ${unservedStatus.ms} ms`);
+      const unservedJson = await timed(() => runCli(server, ['status', id, '--json'], offline));
+      assert.equal(unservedJson.result.code, 0, unservedJson.result.output);
+      const line = JSON.parse(unservedJson.result.stdout) as {
+        workflowStatus: string;
+        report: { status: string; iterations: number };
+      };
+      assert.equal(line.workflowStatus, 'COMPLETED');
+      assert.equal(line.report.status, 'fixed');
+      assert.equal(line.report.iterations, report.iterations);
+      assert.ok(unservedJson.ms < 10_000, `status --json took ${unservedJson.ms} ms`);
+    } finally {
+      await stopWorker().catch(() => worker?.child.kill('SIGKILL'));
+    }
+    assert.equal(await containersOf(server), 0, 'no sandbox container is left behind');
+  },
+);

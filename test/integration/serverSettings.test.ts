@@ -27,7 +27,10 @@ test('the embedded dev server starts with the dynamic config and SQLite settings
     const commandLine = (await readFile(`/proc/${server.pid}/cmdline`, 'utf8')).split('\0');
     for (const [key, value] of Object.entries(serverDynamicConfig)) {
       const at = commandLine.indexOf(`${key}=${value}`);
-      assert.ok(at > 0 && commandLine[at - 1] === '--dynamic-config-value', `${key}=${value} in ${commandLine.join(' ')}`);
+      assert.ok(
+        at > 0 && commandLine[at - 1] === '--dynamic-config-value',
+        `${key}=${value} in ${commandLine.join(' ')}`,
+      );
     }
     for (const [key, value] of Object.entries(sqlitePragmas)) {
       const at = commandLine.indexOf(`${key}=${value}`);
@@ -45,7 +48,9 @@ test('the embedded dev server starts with the dynamic config and SQLite settings
 test('the compose deployment loads the same dynamic config', async () => {
   const file = await readFile(join(projectRoot, 'deploy', 'temporal', 'dynamicconfig.yaml'), 'utf8');
   // key:\n  - value: v  (the file's only shape)
-  const loaded = Object.fromEntries([...file.matchAll(/^([\w.]+):\s*\n\s*- value: (.+)$/gm)].map((match) => [match[1], JSON.parse(match[2] as string)]));
+  const loaded = Object.fromEntries(
+    [...file.matchAll(/^([\w.]+):\s*\n\s*- value: (.+)$/gm)].map((match) => [match[1], JSON.parse(match[2] as string)]),
+  );
   assert.deepEqual(loaded, serverDynamicConfig);
   const compose = execFileSync('docker-compose', ['-f', join(projectRoot, 'docker-compose.yml'), 'config'], {
     encoding: 'utf8',

@@ -20,11 +20,22 @@ before(async () => {
   server = await startTestServer();
   // The documented offline worker on the documented task queue, with no API key anywhere; a
   // little delay before each reply so the run is still going when it is steered.
-  dev = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'dev', '--scripted', '--reply-delay', '300'], {
-    cwd: projectRoot,
-    env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  dev = spawn(
+    process.execPath,
+    [join(projectRoot, 'bin', 'durable-debugger.js'), 'dev', '--scripted', '--reply-delay', '300'],
+    {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: server.address,
+        DURABLE_DEBUGGER_HOME: server.home,
+        ANTHROPIC_API_KEY: '',
+        ANTHROPIC_BASE_URL: '',
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   dev.stdout?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
   dev.stderr?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
   const deadline = Date.now() + 60_000;
@@ -49,7 +60,8 @@ test('`dev --scripted` says that its model is scripted', () => {
 
 async function documentedCommands(): Promise<string[]> {
   const readme = await readFile(join(projectRoot, 'README.md'), 'utf8');
-  const block = readme.split('<!-- temporal-cli-commands: begin -->')[1]?.split('<!-- temporal-cli-commands: end -->')[0] ?? '';
+  const block =
+    readme.split('<!-- temporal-cli-commands: begin -->')[1]?.split('<!-- temporal-cli-commands: end -->')[0] ?? '';
   const body = block.replace(/^```sh\n/m, '').replace(/```\s*$/m, '');
   return body
     .replace(/\\\n\s*/g, '')
@@ -71,15 +83,27 @@ test('the README’s Temporal CLI commands do what the README says', async () =>
     assert.equal(result.status, 0, `${command}\n${result.stdout}\n${result.stderr}`);
     outputs.push({ command, stdout: result.stdout });
   }
-  const output = (fragment: string) => outputs.filter((entry) => entry.command.includes(fragment)).map((entry) => entry.stdout);
+  const output = (fragment: string) =>
+    outputs.filter((entry) => entry.command.includes(fragment)).map((entry) => entry.stdout);
 
   assert.match(output('query')[0] ?? '', /"phase"/);
   const [first, afterReset] = output('workflow result');
   assert.match(first ?? '', /"status":\s*"fixed"/);
-  assert.match(first ?? '', /"answeredBy":\s*"scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API \(durable-debugger dev\/worker --scripted\), not Claude"/);
+  assert.match(
+    first ?? '',
+    /"answeredBy":\s*"scripted responses \(fixtures\/\*\/script\.json\) played by a local fake Anthropic API \(durable-debugger dev\/worker --scripted\), not Claude"/,
+  );
   assert.match(afterReset ?? '', /"status":\s*"fixed"/);
   const shown = output('workflow show')[0] ?? '';
-  for (const activity of ['snapshotRepository', 'prepareSandbox', 'callModel', 'runTool', 'runTestSuite', 'computePatch', 'destroySandbox']) {
+  for (const activity of [
+    'snapshotRepository',
+    'prepareSandbox',
+    'callModel',
+    'runTool',
+    'runTestSuite',
+    'computePatch',
+    'destroySandbox',
+  ]) {
     assert.match(shown, new RegExp(activity), `workflow show lists ${activity}`);
   }
   assert.ok(shown.indexOf('callModel') < shown.lastIndexOf('runTool'), 'model and tool activities appear in order');
@@ -98,13 +122,34 @@ test('the README’s Temporal CLI commands do what the README says', async () =>
 test('a bad --input fails the run at once, naming the field', async () => {
   const cli = temporalCliPath(loadConfig());
   const start = (id: string, input: string) =>
-    run(cli, ['workflow', 'execute', '--address', server.address, '--type', 'debugRepository', '--task-queue', 'durable-debugger', '--workflow-id', id, '--input', input], {});
+    run(
+      cli,
+      [
+        'workflow',
+        'execute',
+        '--address',
+        server.address,
+        '--type',
+        'debugRepository',
+        '--task-queue',
+        'durable-debugger',
+        '--workflow-id',
+        id,
+        '--input',
+        input,
+      ],
+      {},
+    );
   const cases: Array<[string, string, RegExp]> = [
     ['bad-missing-repo', '{}', /repo: /],
     ['bad-types', '{"repo": "/tmp", "budgets": {"maxIterations": "ten"}}', /budgets\.maxIterations/],
     ['bad-unknown-field', '{"repo": "/tmp", "colour": "blue"}', /unknown field\(s\) "colour"/],
     ['bad-missing-path', '{"repo": "/no/such/repository"}', /repo: "\/no\/such\/repository" does not exist/],
-    ['bad-no-tests', `{"repo": "${join(projectRoot, 'deploy', 'sandbox-image')}"}`, /testCommand: no test command could be detected/],
+    [
+      'bad-no-tests',
+      `{"repo": "${join(projectRoot, 'deploy', 'sandbox-image')}"}`,
+      /testCommand: no test command could be detected/,
+    ],
   ];
   for (const [id, input, expected] of cases) {
     const started = Date.now();
@@ -121,17 +166,41 @@ test('`dev --scripted` answers fixture runs only, and says so to a run of any ot
     await cp(join(projectRoot, 'fixtures', '01_off_by_one'), copy, { recursive: true });
     const cli = temporalCliPath(loadConfig());
     const input = JSON.stringify({ repo: copy });
-    const result = await run(cli, ['workflow', 'execute', '--address', server.address, '--type', 'debugRepository', '--task-queue', 'durable-debugger', '--workflow-id', 'not-a-fixture', '--input', input], {});
+    const result = await run(
+      cli,
+      [
+        'workflow',
+        'execute',
+        '--address',
+        server.address,
+        '--type',
+        'debugRepository',
+        '--task-queue',
+        'durable-debugger',
+        '--workflow-id',
+        'not-a-fixture',
+        '--input',
+        input,
+      ],
+      {},
+    );
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /"status":\s*"error"/);
-    assert.match(result.stdout, /The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures\/ only/);
+    assert.match(
+      result.stdout,
+      /The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures\/ only/,
+    );
   } finally {
     await rm(copy, { recursive: true, force: true });
   }
 });
 
 /** Runs a command without blocking this process: the worker under test lives in it. */
-function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -26,7 +26,11 @@ const longerScript = (): Script => ({ responses: [...Array(6).fill(listFiles), .
 /** Each request sends the whole conversation so far: two more messages than the one before. */
 function assertWholeConversations(requests: RecordedRequest[]): void {
   const lengths = requests.map((request) => (request.body.messages as unknown[]).length);
-  lengths.slice(1).forEach((length, index) => assert.equal(length, (lengths[index] as number) + 2, `request lengths ${lengths.join(', ')}`));
+  lengths
+    .slice(1)
+    .forEach((length, index) =>
+      assert.equal(length, (lengths[index] as number) + 2, `request lengths ${lengths.join(', ')}`),
+    );
 }
 
 test('a run served by one worker never reads the transcript query: every model call rebuilds its conversation from the cache', async () => {
@@ -40,7 +44,11 @@ test('a run served by one worker never reads the transcript query: every model c
     const report = await handle.result();
     assert.equal(report.status, 'fixed');
     assert.equal(sources.length, worker.fake.requests.length);
-    assert.deepEqual(sources.filter((source) => source !== 'cache'), [], `sources: ${sources.join(', ')}`);
+    assert.deepEqual(
+      sources.filter((source) => source !== 'cache'),
+      [],
+      `sources: ${sources.join(', ')}`,
+    );
     assertWholeConversations(worker.fake.requests);
   } finally {
     await worker.stop();
@@ -63,8 +71,14 @@ test('a worker that did not make the previous model call reads the transcript qu
     const report = await handle.result();
     assert.equal(report.status, 'fixed');
     assert.equal(secondSources[0], 'query', `the new worker's sources: ${secondSources.join(', ')}`);
-    assert.deepEqual(secondSources.slice(1).filter((source) => source !== 'cache'), []);
-    assert.deepEqual(firstSources.filter((source) => source !== 'cache'), []);
+    assert.deepEqual(
+      secondSources.slice(1).filter((source) => source !== 'cache'),
+      [],
+    );
+    assert.deepEqual(
+      firstSources.filter((source) => source !== 'cache'),
+      [],
+    );
     assertWholeConversations(fake.requests.filter((request) => request.status === 200));
   } finally {
     await second?.stop();

@@ -10,7 +10,14 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { sandboxIdFor } from '../../src/agent/ids.js';
 import { connectDocker, containerName } from '../../src/sandbox/container.js';
 import { loadFixture, scriptsByName, fixtureInput } from '../../src/demo/fixtures.js';
-import { containersOf, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  containersOf,
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 let server: TestServer;
 let worker: TestWorker;
@@ -54,13 +61,27 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
   // The test commands ran inside the run's sandbox container, not on the host.
   const sandbox = containerName(sandboxIdFor(handle.workflowId));
   const events = await dockerEventsSince(docker, since);
-  const execs = events.filter((event) => event.Action?.startsWith('exec_start') && event.Actor?.Attributes?.name === sandbox);
-  assert.ok(execs.some((event) => event.Action?.includes('pytest')), `no pytest exec in ${sandbox}`);
-  assert.ok(events.some((event) => event.Action === 'destroy' && event.Actor?.Attributes?.name === sandbox), 'container not destroyed');
+  const execs = events.filter(
+    (event) => event.Action?.startsWith('exec_start') && event.Actor?.Attributes?.name === sandbox,
+  );
+  assert.ok(
+    execs.some((event) => event.Action?.includes('pytest')),
+    `no pytest exec in ${sandbox}`,
+  );
+  assert.ok(
+    events.some((event) => event.Action === 'destroy' && event.Actor?.Attributes?.name === sandbox),
+    'container not destroyed',
+  );
 
   // The workflow ran the tests itself after finish (verification), then built the patch.
   const activities = await activityTypes(handle);
-  assert.deepEqual(activities.slice(0, 5), ['snapshotRepository', 'claimSandboxHost', 'prepareEnvironment', 'prepareSandbox', 'runTestSuite']);
+  assert.deepEqual(activities.slice(0, 5), [
+    'snapshotRepository',
+    'claimSandboxHost',
+    'prepareEnvironment',
+    'prepareSandbox',
+    'runTestSuite',
+  ]);
   const lastModelCall = activities.lastIndexOf('callModel');
   assert.deepEqual(activities.slice(lastModelCall), ['callModel', 'runTestSuite', 'computePatch', 'destroySandbox']);
 
@@ -70,7 +91,10 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
     await cp(fixture.path, copy, { recursive: true });
     await writeFile(join(copy, 'fix.patch'), report.patch);
     execFileSync('git', ['apply', 'fix.patch'], { cwd: copy });
-    execFileSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: copy, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+    execFileSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], {
+      cwd: copy,
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
   } finally {
     await rm(copy, { recursive: true, force: true });
   }
@@ -85,7 +109,10 @@ test('a finish without a fix is not reported as fixed', async () => {
         '01_off_by_one': {
           responses: [
             { thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] },
-            { thought: 'Looks fine to me.', tool_calls: [{ name: 'finish', input: { root_cause: 'nothing is wrong' } }] },
+            {
+              thought: 'Looks fine to me.',
+              tool_calls: [{ name: 'finish', input: { root_cause: 'nothing is wrong' } }],
+            },
           ],
         },
       },
@@ -97,7 +124,10 @@ test('a finish without a fix is not reported as fixed', async () => {
     assert.equal(report.testsAfter?.failed, 1);
     assert.equal(report.patch, '');
     // The model was told its finish was not verified.
-    const third = lazy.fake.requests[2]?.body.messages as Array<{ role: string; content: Array<{ type: string; is_error?: boolean; content?: string }> }>;
+    const third = lazy.fake.requests[2]?.body.messages as Array<{
+      role: string;
+      content: Array<{ type: string; is_error?: boolean; content?: string }>;
+    }>;
     const verdict = third[third.length - 1]?.content.find((block) => block.type === 'tool_result');
     assert.equal(verdict?.is_error, true);
     assert.match(verdict?.content ?? '', /not verified/);

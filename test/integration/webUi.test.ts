@@ -8,7 +8,14 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { projectRoot } from '../../src/config.js';
 import { fixtureInput, loadFixture, scriptsByName } from '../../src/demo/fixtures.js';
-import { freePort, runToReport, startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  freePort,
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let server: TestServer;
@@ -24,7 +31,15 @@ before(async () => {
   // Flags as this workplace's probe used them: no sandbox as root, no background network.
   browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 after(async () => {
@@ -39,10 +54,17 @@ test('a finished run shows its activity summaries in the Web UI', async () => {
   assert.equal(report.status, 'fixed');
 
   const page = await browser.newPage({ viewport: { width: 1600, height: 1300 } });
-  await page.goto(`http://127.0.0.1:${uiPort}/namespaces/default/workflows/${handle.workflowId}`, { waitUntil: 'networkidle' });
+  await page.goto(`http://127.0.0.1:${uiPort}/namespaces/default/workflows/${handle.workflowId}`, {
+    waitUntil: 'networkidle',
+  });
   // The timeline names each activity by its summary.
   await page.getByText('iteration 1 · run_tests').first().waitFor({ timeout: 30_000 });
-  for (const summary of ['iteration 1 · model', 'iteration 3 · read_file buggy_code.py', 'iteration 4 · edit_file buggy_code.py', 'verify the fix']) {
+  for (const summary of [
+    'iteration 1 · model',
+    'iteration 3 · read_file buggy_code.py',
+    'iteration 4 · edit_file buggy_code.py',
+    'verify the fix',
+  ]) {
     assert.ok(await page.getByText(summary).first().isVisible(), `the UI shows "${summary}"`);
   }
   const folder = join(projectRoot, 'test-output', 'web-ui');
@@ -59,7 +81,10 @@ test('a finished run shows its activity summaries in the Web UI', async () => {
   await page.getByText('User Metadata').first().click();
   // The UI renders summaries and details as markdown, each in a frame of its own.
   await page.frameLocator('#user-metadata-summary').getByText('Debug 01_off_by_one').waitFor({ timeout: 30_000 });
-  await page.frameLocator('#user-metadata-details').getByText(`Repository: ${fixture.path}`).waitFor({ timeout: 30_000 });
+  await page
+    .frameLocator('#user-metadata-details')
+    .getByText(`Repository: ${fixture.path}`)
+    .waitFor({ timeout: 30_000 });
   await page.screenshot({ path: join(folder, 'run-user-metadata.png'), fullPage: true });
   await page.close();
 });

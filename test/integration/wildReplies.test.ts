@@ -57,26 +57,42 @@ const caseNames = (await readdir(casesFolder)).filter((name) => name.endsWith('.
 for (const name of caseNames) {
   const wild = JSON.parse(await readFile(join(casesFolder, name), 'utf8')) as WildCase;
   test(`wild reply ${name.replace(/\.json$/, '')}: ${wild.description}`, async () => {
-    const worker = await startTestWorker(server, { fake: { scripts: { [fixture.name]: { responses: wild.responses } } } });
+    const worker = await startTestWorker(server, {
+      fake: { scripts: { [fixture.name]: { responses: wild.responses } } },
+    });
     try {
-      const handle = await startDebugRun(server.client, { input: fixtureInput(fixture, wild.input), taskQueue: worker.taskQueue });
+      const handle = await startDebugRun(server.client, {
+        input: fixtureInput(fixture, wild.input),
+        taskQueue: worker.taskQueue,
+      });
       const report = (await handle.result()) as DebugReport;
       const requests = worker.fake.requests;
-      assert.deepEqual(worker.fake.rejected.map((request) => request.error), [], 'the fake API rejected no request');
+      assert.deepEqual(
+        worker.fake.rejected.map((request) => request.error),
+        [],
+        'the fake API rejected no request',
+      );
       const expect = wild.expect;
       assert.equal(report.status, expect.status, report.stopDetail);
       assert.equal(report.stopCondition, expect.stopCondition);
       if (expect.stopDetail) assert.ok(report.stopDetail.includes(expect.stopDetail), report.stopDetail);
       if (expect.requests !== undefined) assert.equal(requests.length, expect.requests, 'requests answered');
       if (expect.rootCause) assert.ok(report.rootCause?.includes(expect.rootCause), String(report.rootCause));
-      const names = (errors: boolean) => report.toolCalls.filter((call) => !errors || call.isError).map((call) => call.name);
+      const names = (errors: boolean) =>
+        report.toolCalls.filter((call) => !errors || call.isError).map((call) => call.name);
       assert.deepEqual(names(true), expect.toolErrors ?? [], 'tool calls reported as failed');
       if (expect.toolCalls) assert.deepEqual(names(false), expect.toolCalls);
       const sent = requests.map((request) => JSON.stringify(request.body));
       if (expect.observations) {
         const { messages } = await handle.query(transcriptQuery);
-        const results = messages.flatMap((message) => message.content.flatMap((block) => (block.type === 'tool_result' ? [block.content] : [])));
-        for (const text of expect.observations) assert.ok(results.some((result) => result.includes(text)), `no tool result said ${text}`);
+        const results = messages.flatMap((message) =>
+          message.content.flatMap((block) => (block.type === 'tool_result' ? [block.content] : [])),
+        );
+        for (const text of expect.observations)
+          assert.ok(
+            results.some((result) => result.includes(text)),
+            `no tool result said ${text}`,
+          );
       }
       if (expect.maxRequestBytes !== undefined) {
         const largest = Math.max(...sent.map((body) => body.length));
@@ -111,13 +127,30 @@ function stateStoredByOlderCode(repositoryName: string): RunState {
             repositoryName,
             goal: 'Make the failing tests pass by fixing the bug in the code.',
             testCommand: 'python -m pytest',
-            baseline: { passed: 2, failed: 1, skipped: 0, failing: ['test_max_at_the_end'], exitCode: 1, timedOut: false, recognized: true },
+            baseline: {
+              passed: 2,
+              failed: 1,
+              skipped: 0,
+              failing: ['test_max_at_the_end'],
+              exitCode: 1,
+              timedOut: false,
+              recognized: true,
+            },
           }),
         },
       ],
     },
-    { role: 'assistant', content: [{ type: 'text', text: 'Running the tests.' }, { type: 'tool_use', id: callId, name: 'run_tests', input: {} }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: callId, content: '1 failed, 2 passed: test_max_at_the_end' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Running the tests.' },
+        { type: 'tool_use', id: callId, name: 'run_tests', input: {} },
+      ],
+    },
+    {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: callId, content: '1 failed, 2 passed: test_max_at_the_end' }],
+    },
     { role: 'assistant', content: [] },
     { role: 'user', content: [{ type: 'text', text: nudgeAfterTextOnly }] },
   ];
@@ -155,10 +188,18 @@ test('a stored conversation with an empty assistant message is repaired on resum
     { thought: 'Reading the code.', tool_calls: [{ name: 'read_file', input: { path: 'buggy_code.py' } }] },
     {
       thought: 'The loop skips the last element.',
-      tool_calls: [{ name: 'edit_file', input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' } }],
+      tool_calls: [
+        {
+          name: 'edit_file',
+          input: { path: 'buggy_code.py', old_string: 'range(len(items) - 1)', new_string: 'range(len(items))' },
+        },
+      ],
     },
     { thought: 'Checking.', tool_calls: [{ name: 'run_tests', input: {} }] },
-    { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }] },
+    {
+      thought: 'Fixed.',
+      tool_calls: [{ name: 'finish', input: { root_cause: 'off-by-one in the loop of find_max' } }],
+    },
   ];
   // The stored conversation has one assistant turn once repaired: the script goes on from there.
   const responses = [{ thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] }, ...later];
@@ -175,14 +216,27 @@ test('a stored conversation with an empty assistant message is repaired on resum
     assert.equal(stopped.status, 'stopped');
     assert.equal(worker.fake.requests.length, 0);
 
-    const resumed = await startDebugRun(server.client, { input: fixtureInput(fixture, { resumeFrom: earlierId }), taskQueue: worker.taskQueue });
+    const resumed = await startDebugRun(server.client, {
+      input: fixtureInput(fixture, { resumeFrom: earlierId }),
+      taskQueue: worker.taskQueue,
+    });
     const report = (await resumed.result()) as DebugReport;
-    assert.deepEqual(worker.fake.rejected.map((request) => request.error), [], 'the fake API rejected no request');
+    assert.deepEqual(
+      worker.fake.rejected.map((request) => request.error),
+      [],
+      'the fake API rejected no request',
+    );
     assert.equal(report.status, 'fixed', report.stopDetail);
     assert.equal(report.resumedFrom, earlierId);
     const first = worker.fake.requests[0]?.body.messages as Array<{ role: string; content: unknown[] }>;
-    assert.ok(first.every((message) => message.content.length > 0), 'no empty message was sent');
-    assert.deepEqual(first.map((message) => message.role), ['user', 'assistant', 'user']);
+    assert.ok(
+      first.every((message) => message.content.length > 0),
+      'no empty message was sent',
+    );
+    assert.deepEqual(
+      first.map((message) => message.role),
+      ['user', 'assistant', 'user'],
+    );
   } finally {
     await worker.stop();
   }

@@ -24,10 +24,20 @@ const running = new Set<ChildProcess>();
  * Starts `durable-debugger <args>` on the server's address and data home, without colours;
  * `env` adds to (or, with '', blanks) the environment, e.g. ANTHROPIC_BASE_URL for the fake API.
  */
-export function startCli(server: { address: string; home: string }, args: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
+export function startCli(
+  server: { address: string; home: string },
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): CliProcess {
   const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
     cwd: projectRoot,
-    env: { ...process.env, TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: server.home, NO_COLOR: '1', ...env },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      DURABLE_DEBUGGER_HOME: server.home,
+      NO_COLOR: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -52,7 +62,11 @@ export function startCli(server: { address: string; home: string }, args: string
 }
 
 /** Runs `durable-debugger <args>` to its end. */
-export function runCli(server: { address: string; home: string }, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(
+  server: { address: string; home: string },
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   return startCli(server, args, env).done;
 }
 

@@ -24,9 +24,14 @@ export interface TestPostgres {
 /** The folder of PostgreSQL's programs (15 preferred, as the cluster runs), or a message saying how to install them. */
 export function postgresBinaries(): string {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((version) => existsSync(join(root, version, 'bin', 'initdb'))) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root).filter((version) => existsSync(join(root, version, 'bin', 'initdb')))
+    : [];
   const chosen = versions.includes('15') ? '15' : versions.sort((a, b) => Number(b) - Number(a))[0];
-  if (!chosen) throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run `bash scripts/setup.sh --for-tests`, which installs Debian\'s postgresql.');
+  if (!chosen)
+    throw new Error(
+      "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run `bash scripts/setup.sh --for-tests`, which installs Debian's postgresql.",
+    );
   return join(root, chosen, 'bin');
 }
 
@@ -41,11 +46,19 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const log = join(folder, 'server.log');
   const pgCtl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], options);
   try {
-    await run(join(bin, 'initdb'), ['-D', data, '-U', 'durable', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], options);
+    await run(
+      join(bin, 'initdb'),
+      ['-D', data, '-U', 'durable', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+      options,
+    );
     const settings = `-p ${port} -h 127.0.0.1 -k ${folder} -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
     // The log file also keeps the server from holding our pipes open (execFile would wait for it).
     await pgCtl('-o', settings, '-l', log, '-w', '-t', '60', 'start');
-    await run(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'durable', 'durable_debugger'], options);
+    await run(
+      join(bin, 'createdb'),
+      ['-h', '127.0.0.1', '-p', String(port), '-U', 'durable', 'durable_debugger'],
+      options,
+    );
   } catch (error) {
     await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
     await rm(folder, { recursive: true, force: true });
@@ -70,6 +83,8 @@ async function serverUser(): Promise<{ uid: number; gid: number } | null> {
   try {
     return { uid: await id('-u'), gid: await id('-g') };
   } catch {
-    throw new Error('PostgreSQL cannot run as root and there is no `postgres` user: install Debian\'s postgresql package (bash scripts/setup.sh --for-tests).');
+    throw new Error(
+      "PostgreSQL cannot run as root and there is no `postgres` user: install Debian's postgresql package (bash scripts/setup.sh --for-tests).",
+    );
   }
 }

@@ -8,7 +8,13 @@ import type Docker from 'dockerode';
 import { sandboxLimitsSchema, type SandboxLimits } from '../../src/agent/input.js';
 import type { SandboxSettings, ToolOutcome } from '../../src/agent/sandboxProtocol.js';
 import type { WorkspaceLog } from '../../src/agent/workspace.js';
-import { connectDocker, findSandboxContainer, labels, listProjectContainers, removeContainer } from '../../src/sandbox/container.js';
+import {
+  connectDocker,
+  findSandboxContainer,
+  labels,
+  listProjectContainers,
+  removeContainer,
+} from '../../src/sandbox/container.js';
 import { SandboxHost, type ExecHooks } from '../../src/sandbox/sandboxHost.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 
@@ -119,7 +125,11 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
         },
         callOptions.hooks,
       );
-      sandbox.log = { ...sandbox.log, mutations: [...sandbox.log.mutations, ...outcome.mutations], digest: outcome.digest };
+      sandbox.log = {
+        ...sandbox.log,
+        mutations: [...sandbox.log.mutations, ...outcome.mutations],
+        digest: outcome.digest,
+      };
       return outcome;
     },
     run(command, options) {
@@ -145,7 +155,9 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
 /** Removes any container this test process's sandboxes left behind; returns how many there were. */
 export async function removeLeftoverTestSandboxes(): Promise<number> {
   const docker = connectDocker();
-  const leftovers = (await listProjectContainers(docker)).filter((container) => container.Labels[labels.scope] === scope);
+  const leftovers = (await listProjectContainers(docker)).filter(
+    (container) => container.Labels[labels.scope] === scope,
+  );
   for (const container of leftovers) await removeContainer(docker, container.Id);
   return leftovers.length;
 }

@@ -84,7 +84,10 @@ test('the budget is shared: the shares sum to the parent’s budgets', () => {
     shares.map((share) => share.maxIterations),
     [11, 10, 10],
   );
-  assert.equal(shares.reduce((sum, share) => sum + (share.maxTokens ?? 0), 0), 100_001);
+  assert.equal(
+    shares.reduce((sum, share) => sum + (share.maxTokens ?? 0), 0),
+    100_001,
+  );
   assert.ok(Math.abs(shares.reduce((sum, share) => sum + (share.maxCostUsd ?? 0), 0) - 1.5) < 1e-9);
   assert.ok(Math.abs(shares.reduce((sum, share) => sum + (share.maxMinutes ?? 0), 0) - 30) < 1e-9);
   // Budgets the parent does not have are not invented for the children.
@@ -110,7 +113,13 @@ test('each attempt opens differently, and the same way every time', () => {
 });
 
 test('a child’s input: one attempt, its budget share and opening, valid as a workflow input', () => {
-  const parent = parseDebugInput({ repo: '/repo', attempts: 3, firstWins: true, temperature: 0.3, budgets: { maxIterations: 30 } });
+  const parent = parseDebugInput({
+    repo: '/repo',
+    attempts: 3,
+    firstWins: true,
+    temperature: 0.3,
+    budgets: { maxIterations: 30 },
+  });
   const opening = attemptOpening(2, 3, { temperature: parent.temperature, thinking: false });
   const child = childInput(parent, opening, { maxIterations: 10 });
   assert.deepEqual(parseDebugInput(child), child);
@@ -145,7 +154,13 @@ test('approval of the kept fix: an attempt revised after a review is kept if ver
   const late = withApprovalAnswer(kept, { decision: 'timed_out', minutes: 5 });
   assert.deepEqual([late.status, late.stopCondition, late.patch], ['not_approved', 'not_approved', kept.patch]);
   assert.match(late.stopDetail, /attempt 2 was not approved within 5 minutes/);
-  assert.deepEqual([withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).status, withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).stopDetail], ['stopped', 'enough']);
+  assert.deepEqual(
+    [
+      withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).status,
+      withApprovalAnswer(kept, { decision: 'stopped', reason: 'enough' }).stopDetail,
+    ],
+    ['stopped', 'enough'],
+  );
 });
 
 test('a resumed parent’s child: resumes its own earlier attempt, never the parent, and says so in the Web UI', () => {
@@ -157,7 +172,10 @@ test('a resumed parent’s child: resumes its own earlier attempt, never the par
   assert.equal(resumed.resumeFrom, 'p-attempt-2');
   assert.deepEqual(parseDebugInput(resumed), resumed);
   assert.equal(attemptSummaryLine(opening), 'Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6');
-  assert.equal(attemptSummaryLine(opening, 'p-attempt-2'), 'Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from p-attempt-2');
+  assert.equal(
+    attemptSummaryLine(opening, 'p-attempt-2'),
+    'Attempt 2 of 3 · the second most likely hypothesis · temperature 0.6 · resumed from p-attempt-2',
+  );
 });
 
 test('resuming a parent: finished attempts are kept, unfinished ones resumed, unstarted ones started; first-wins already won cancels the rest', () => {
@@ -172,17 +190,42 @@ test('resuming a parent: finished attempts are kept, unfinished ones resumed, un
     { attempt: 3, do: 'start' },
   ]);
   // First-wins without a fix yet: the same.
-  assert.deepEqual(resumePlan(earlier, true).map((plan) => plan.do), ['adopt', 'resume', 'start']);
-  const won: EarlierAttempt[] = [{ attempt: 1, workflowId: 'p-attempt-1', found: 'finished', report: report(1) }, ...earlier.slice(1)];
-  assert.deepEqual(resumePlan(won, true).map((plan) => plan.do), ['adopt', 'cancelled', 'cancelled']);
-  assert.deepEqual(resumePlan(won, false).map((plan) => plan.do), ['adopt', 'resume', 'start']);
+  assert.deepEqual(
+    resumePlan(earlier, true).map((plan) => plan.do),
+    ['adopt', 'resume', 'start'],
+  );
+  const won: EarlierAttempt[] = [
+    { attempt: 1, workflowId: 'p-attempt-1', found: 'finished', report: report(1) },
+    ...earlier.slice(1),
+  ];
+  assert.deepEqual(
+    resumePlan(won, true).map((plan) => plan.do),
+    ['adopt', 'cancelled', 'cancelled'],
+  );
+  assert.deepEqual(
+    resumePlan(won, false).map((plan) => plan.do),
+    ['adopt', 'resume', 'start'],
+  );
 });
 
 test('a resumed parent’s report names the parent it resumed', () => {
   const reports = new Map([[1, report(1)]]);
   const attempts = [summaryFromReport(1, report(1)), summary(2, { status: 'not_fixed' })];
-  assert.equal(attemptsReport({ workflowId: 'p-resumed-2', repository: '/repo', durationMs: 1, attempts, reports, resumedFrom: 'p' }).resumedFrom, 'p');
-  assert.equal(attemptsReport({ workflowId: 'p', repository: '/repo', durationMs: 1, attempts, reports }).resumedFrom, null);
+  assert.equal(
+    attemptsReport({
+      workflowId: 'p-resumed-2',
+      repository: '/repo',
+      durationMs: 1,
+      attempts,
+      reports,
+      resumedFrom: 'p',
+    }).resumedFrom,
+    'p',
+  );
+  assert.equal(
+    attemptsReport({ workflowId: 'p', repository: '/repo', durationMs: 1, attempts, reports }).resumedFrom,
+    null,
+  );
 });
 
 test('lines changed by a patch: additions plus removals, headers not counted', () => {
@@ -195,10 +238,23 @@ test('lines changed by a patch: additions plus removals, headers not counted', (
 });
 
 test('choosing: a verified fix, the smallest diff, then the fewest iterations, then the earliest', () => {
-  assert.equal(chooseAttempt([summary(1, { status: 'not_fixed', diffLines: 0 }), summary(2, { diffLines: 9 }), summary(3, { diffLines: 2 })]), 3);
-  assert.equal(chooseAttempt([summary(1, { diffLines: 2, iterations: 8 }), summary(2, { diffLines: 2, iterations: 6 })]), 2);
+  assert.equal(
+    chooseAttempt([
+      summary(1, { status: 'not_fixed', diffLines: 0 }),
+      summary(2, { diffLines: 9 }),
+      summary(3, { diffLines: 2 }),
+    ]),
+    3,
+  );
+  assert.equal(
+    chooseAttempt([summary(1, { diffLines: 2, iterations: 8 }), summary(2, { diffLines: 2, iterations: 6 })]),
+    2,
+  );
   assert.equal(chooseAttempt([summary(1), summary(2)]), 1);
-  assert.equal(chooseAttempt([summary(1, { status: 'cancelled', diffLines: 0 }), summary(2, { status: 'budget_exhausted' })]), null);
+  assert.equal(
+    chooseAttempt([summary(1, { status: 'cancelled', diffLines: 0 }), summary(2, { status: 'budget_exhausted' })]),
+    null,
+  );
 });
 
 test('the parent’s report: the chosen fix, every attempt, totals summed over them', () => {
@@ -258,7 +314,10 @@ test('the parent’s report when no attempt fixed the bug, and when a cost is un
 test('inputs that do not go together are refused, naming the field', () => {
   const refused: Array<[unknown, RegExp]> = [
     [{ repo: '/r', firstWins: true }, /firstWins: needs attempts above 1/],
-    [{ repo: '/r', attempts: 3, budgets: { maxIterations: 2 } }, /attempts: 3 attempts need at least as many iterations/],
+    [
+      { repo: '/r', attempts: 3, budgets: { maxIterations: 2 } },
+      /attempts: 3 attempts need at least as many iterations/,
+    ],
     [{ repo: '/r', approvalTimeoutMinutes: 5 }, /approvalTimeoutMinutes: needs approve true/],
     [{ repo: '/r', attempts: 11 }, /attempts: /],
     [{ repo: '/r', attempts: 1.5 }, /attempts: /],

@@ -18,26 +18,40 @@ const usage = (over: Partial<UsageSoFar> = {}): UsageSoFar => ({
 test('a raise covers every spent budget: 10 iterations, or the first amount of tokens, dollars or minutes', () => {
   const budgets: Budgets = { maxIterations: 5, maxTokens: 10_000, maxCostUsd: 0.5, maxMinutes: 1 };
   const original: Budgets = { maxIterations: 5, maxTokens: 8_000, maxCostUsd: 0.4, maxMinutes: 0.5 };
-  assert.deepEqual(completeRaise({}, budgets, usage(), original), { moreIterations: 10, moreTokens: 8_000, moreCostUsd: 0.4, moreMinutes: 0.5 });
+  assert.deepEqual(completeRaise({}, budgets, usage(), original), {
+    moreIterations: 10,
+    moreTokens: 8_000,
+    moreCostUsd: 0.4,
+    moreMinutes: 0.5,
+  });
   // What the raise names is kept; only what it leaves out gets a default.
-  assert.deepEqual(completeRaise({ moreTokens: 50 }, budgets, usage({ iterations: 1 }), original), { moreTokens: 50, moreCostUsd: 0.4, moreMinutes: 0.5 });
+  assert.deepEqual(completeRaise({ moreTokens: 50 }, budgets, usage({ iterations: 1 }), original), {
+    moreTokens: 50,
+    moreCostUsd: 0.4,
+    moreMinutes: 0.5,
+  });
   // Nothing spent: nothing added.
   assert.deepEqual(completeRaise({}, { maxIterations: 30 }, usage(), { maxIterations: 30 }), {});
 });
 
 test('a raised budget grows from the larger of its limit and its use (tokens with the next request); unset budgets stay unset', () => {
-  const { budgets, applied, ignored } = applyRaise(
-    { maxIterations: 5, maxTokens: 10_000, maxCostUsd: 0.4 },
-    usage(),
-    { moreIterations: 3, moreTokens: 1_000, moreCostUsd: 0.25, moreMinutes: 2 },
-  );
+  const { budgets, applied, ignored } = applyRaise({ maxIterations: 5, maxTokens: 10_000, maxCostUsd: 0.4 }, usage(), {
+    moreIterations: 3,
+    moreTokens: 1_000,
+    moreCostUsd: 0.25,
+    moreMinutes: 2,
+  });
   assert.deepEqual(budgets, { maxIterations: 8, maxTokens: 11_500, maxCostUsd: 0.75 });
   assert.deepEqual(applied, { moreIterations: 3, moreTokens: 1_000, moreCostUsd: 0.25 });
   assert.deepEqual(ignored, ['moreMinutes']);
   // A limit above the use grows from the limit.
   assert.equal(applyRaise({ maxIterations: 30, maxMinutes: 10 }, usage(), { moreMinutes: 5 }).budgets.maxMinutes, 15);
   // A clock past the limit (a paused run waits) grows from the clock.
-  assert.equal(applyRaise({ maxIterations: 30, maxMinutes: 0.5 }, usage({ elapsedMs: 120_000 }), { moreMinutes: 1 }).budgets.maxMinutes, 3);
+  assert.equal(
+    applyRaise({ maxIterations: 30, maxMinutes: 0.5 }, usage({ elapsedMs: 120_000 }), { moreMinutes: 1 }).budgets
+      .maxMinutes,
+    3,
+  );
 });
 
 test('a raise of a spent budget by its default lifts the stop', () => {
@@ -58,7 +72,10 @@ test('raiseBudget input: {} only for a paused run; known budgets; positive numbe
 
 test('budget changes in words', () => {
   assert.equal(
-    describeBudgetChange({ maxIterations: 3, maxTokens: 3000 }, { maxIterations: 13, maxTokens: 6519, maxMinutes: 1.5 }),
+    describeBudgetChange(
+      { maxIterations: 3, maxTokens: 3000 },
+      { maxIterations: 13, maxTokens: 6519, maxMinutes: 1.5 },
+    ),
     'iterations 3 → 13, tokens 3000 → 6519, minutes – → 1.5',
   );
   assert.equal(describeBudgetChange({ maxIterations: 3 }, { maxIterations: 3 }), 'budgets unchanged');

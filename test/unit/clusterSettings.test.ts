@@ -14,7 +14,9 @@ const serverConfig = readFileSync(join(projectRoot, clusterConfigFiles.temporalS
 
 /** The image tags of a repository named in the compose file. */
 function tagsOf(repository: string): string[] {
-  return [...compose.matchAll(new RegExp(`^\\s*image:\\s*${repository.replace('/', '\\/')}:(\\S+)\\s*$`, 'gm'))].map((match) => match[1] as string);
+  return [...compose.matchAll(new RegExp(`^\\s*image:\\s*${repository.replace('/', '\\/')}:(\\S+)\\s*$`, 'gm'))].map(
+    (match) => match[1] as string,
+  );
 }
 
 test('docker-compose.yml runs the versions that npm run cluster builds', () => {
@@ -37,7 +39,10 @@ test('docker-compose.yml mounts our configuration files and setup script, and ea
   // The dynamic config is mounted where the server config's default path points.
   const dynamicConfigDefault = /default "([^"]+)" \(env "DYNAMIC_CONFIG_FILE_PATH"\)/.exec(serverConfig)?.[1];
   assert.ok(dynamicConfigDefault, 'deploy/temporal/server.yaml reads DYNAMIC_CONFIG_FILE_PATH with a default');
-  assert.ok(compose.includes(`- ./deploy/temporal/dynamicconfig.yaml:${dynamicConfigDefault}:ro`), `mounted at ${dynamicConfigDefault}`);
+  assert.ok(
+    compose.includes(`- ./deploy/temporal/dynamicconfig.yaml:${dynamicConfigDefault}:ro`),
+    `mounted at ${dynamicConfigDefault}`,
+  );
 });
 
 test('docker-compose.yml registers the search attributes of src/temporal/searchAttributes.ts', () => {

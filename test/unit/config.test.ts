@@ -6,8 +6,14 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 test('DURABLE_DEBUGGER_REPO_ROOTS: unset means unrestricted; else absolute folders separated by ":"', () => {
   assert.equal(loadConfig({}).repoRoots, null);
   assert.equal(loadConfig({ DURABLE_DEBUGGER_REPO_ROOTS: '' }).repoRoots, null);
-  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_REPO_ROOTS: '/srv/repos:/home/me/code/' }).repoRoots, ['/srv/repos', '/home/me/code']);
-  assert.throws(() => loadConfig({ DURABLE_DEBUGGER_REPO_ROOTS: 'repos:/srv' }), (error: unknown) => error instanceof ConfigError && /must list absolute folders/.test(error.message));
+  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_REPO_ROOTS: '/srv/repos:/home/me/code/' }).repoRoots, [
+    '/srv/repos',
+    '/home/me/code',
+  ]);
+  assert.throws(
+    () => loadConfig({ DURABLE_DEBUGGER_REPO_ROOTS: 'repos:/srv' }),
+    (error: unknown) => error instanceof ConfigError && /must list absolute folders/.test(error.message),
+  );
 });
 
 test('DURABLE_DEBUGGER_REAP_EVERY_SECONDS: every 300 s unless set; must be positive', () => {
@@ -16,11 +22,21 @@ test('DURABLE_DEBUGGER_REAP_EVERY_SECONDS: every 300 s unless set; must be posit
   assert.throws(() => loadConfig({ DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '0' }), ConfigError);
 });
 
-test('DURABLE_DEBUGGER_STORE: a folder (default: the data home\'s store) or a postgres:// URL; another URL scheme is refused', () => {
-  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_HOME: '/data/dd' }).contentStore, { kind: 'folder', root: '/data/dd/store' });
-  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_STORE: '/srv/store' }).contentStore, { kind: 'folder', root: '/srv/store' });
+test("DURABLE_DEBUGGER_STORE: a folder (default: the data home's store) or a postgres:// URL; another URL scheme is refused", () => {
+  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_HOME: '/data/dd' }).contentStore, {
+    kind: 'folder',
+    root: '/data/dd/store',
+  });
+  assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_STORE: '/srv/store' }).contentStore, {
+    kind: 'folder',
+    root: '/srv/store',
+  });
   for (const url of ['postgres://dd:pw@db:5432/durable_debugger', 'postgresql://db/durable_debugger?sslmode=require']) {
     assert.deepEqual(loadConfig({ DURABLE_DEBUGGER_STORE: url }).contentStore, { kind: 'postgres', url });
   }
-  assert.throws(() => loadConfig({ DURABLE_DEBUGGER_STORE: 's3://bucket/store' }), (error: unknown) => error instanceof ConfigError && /must be a folder or a postgres:\/\/ URL \(got a s3: URL\)/.test(error.message));
+  assert.throws(
+    () => loadConfig({ DURABLE_DEBUGGER_STORE: 's3://bucket/store' }),
+    (error: unknown) =>
+      error instanceof ConfigError && /must be a folder or a postgres:\/\/ URL \(got a s3: URL\)/.test(error.message),
+  );
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { appendExchange, appendUserText, repairConversation, toolCallsOf, userText, type Message } from '../../src/agent/conversation.js';
+import {
+  appendExchange,
+  appendUserText,
+  repairConversation,
+  toolCallsOf,
+  userText,
+  type Message,
+} from '../../src/agent/conversation.js';
 import { compactConversation } from '../../src/agent/compaction.js';
 import { validateRequest } from '../../src/demo/fakeAnthropicApi.js';
 
@@ -27,7 +34,9 @@ test('every tool_use gets exactly one result, in call order, before any text', (
   assert.equal(reply?.role, 'user');
   const blocks = reply?.content ?? [];
   assert.deepEqual(
-    blocks.map((block) => (block.type === 'tool_result' ? `${block.tool_use_id}:${block.is_error ?? false}` : block.type)),
+    blocks.map((block) =>
+      block.type === 'tool_result' ? `${block.tool_use_id}:${block.is_error ?? false}` : block.type,
+    ),
     ['a:false', 'b:true', 'c:false', 'text'],
   );
 });
@@ -53,7 +62,9 @@ test('text for the model joins a trailing user message so roles keep alternating
 test('compaction shortens old observations once and keeps tool pairs intact', () => {
   const conversation: Message[] = [userText('task')];
   for (let index = 0; index < 6; index++) {
-    appendExchange(conversation, assistantWithCalls(`t${index}`), [{ type: 'tool_result', tool_use_id: `t${index}`, content: 'x'.repeat(5000) }]);
+    appendExchange(conversation, assistantWithCalls(`t${index}`), [
+      { type: 'tool_result', tool_use_id: `t${index}`, content: 'x'.repeat(5000) },
+    ]);
   }
   const before = JSON.stringify(conversation).length;
   const compacted = compactConversation(conversation, 4);
@@ -96,7 +107,13 @@ test('a conversation stored with an empty assistant message (older code) is repa
 test('whitespace-only text, orphan and duplicate results, and a paused turn ending in whitespace are repaired', () => {
   const conversation: Message[] = [
     userText('task'),
-    { role: 'assistant', content: [{ type: 'text', text: '\n\n' }, { type: 'tool_use', id: 'a', name: 'read_file', input: {} }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: '\n\n' },
+        { type: 'tool_use', id: 'a', name: 'read_file', input: {} },
+      ],
+    },
     {
       role: 'user',
       content: [
@@ -111,7 +128,12 @@ test('whitespace-only text, orphan and duplicate results, and a paused turn endi
   assert.ok(rejection(conversation));
   repairConversation(conversation, 'stored');
   assert.equal(rejection(conversation), null);
-  assert.deepEqual(conversation[2]?.content.map((block) => (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : block.type)), ['A', 'note']);
+  assert.deepEqual(
+    conversation[2]?.content.map((block) =>
+      block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : block.type,
+    ),
+    ['A', 'note'],
+  );
   const last = conversation[3]?.content[0];
   assert.equal(last?.type === 'text' && last.text, 'Let me think…');
 });
@@ -121,5 +143,8 @@ test('two user messages in a row, or an assistant turn with unanswered calls at 
   repairConversation(conversation, 'interrupted');
   assert.equal(rejection(conversation), null);
   assert.equal(conversation.length, 3);
-  assert.deepEqual(conversation[0]?.content.map((block) => block.type), ['text', 'text']);
+  assert.deepEqual(
+    conversation[0]?.content.map((block) => block.type),
+    ['text', 'text'],
+  );
 });

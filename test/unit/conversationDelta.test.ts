@@ -2,11 +2,26 @@
 // that turns it back into the whole conversation.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { appendExchange, appendUserText, conversationBytes, userText, type AssistantMessage, type Message } from '../../src/agent/conversation.js';
-import { conversationDelta, messageMark, sentCharacters, type SentConversation } from '../../src/agent/conversationDelta.js';
+import {
+  appendExchange,
+  appendUserText,
+  conversationBytes,
+  userText,
+  type AssistantMessage,
+  type Message,
+} from '../../src/agent/conversation.js';
+import {
+  conversationDelta,
+  messageMark,
+  sentCharacters,
+  type SentConversation,
+} from '../../src/agent/conversationDelta.js';
 import { ConversationCache } from '../../src/model/conversationCache.js';
 
-const assistant = (id: string): AssistantMessage => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'list_files', input: {} }] });
+const assistant = (id: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool_use', id, name: 'list_files', input: {} }],
+});
 const result = (id: string) => ({ type: 'tool_result' as const, tool_use_id: id, content: `files for ${id}` });
 const copy = (messages: Message[]) => structuredClone(messages);
 
@@ -30,7 +45,15 @@ test('each call carries only the messages added since the previous one, and the 
     snapshots.push(copy(conversation));
   }
   const calls = callAll(snapshots);
-  assert.deepEqual(calls.map((call) => [call.delta.basedOn, call.delta.from, call.delta.messages.length]), [[0, 0, 1], [1, 1, 2], [2, 3, 2], [3, 5, 2]]);
+  assert.deepEqual(
+    calls.map((call) => [call.delta.basedOn, call.delta.from, call.delta.messages.length]),
+    [
+      [0, 0, 1],
+      [1, 1, 2],
+      [2, 3, 2],
+      [3, 5, 2],
+    ],
+  );
   calls.forEach((call, index) => assert.deepEqual(call.rebuilt, snapshots[index]));
 });
 
@@ -86,7 +109,7 @@ test('message marks differ for different content and agree for equal content', (
   assert.notEqual(messageMark(userText('ab')), messageMark(userText('ba')));
 });
 
-test('the size a call carried, read from its marks, is the conversation\'s size as conversationBytes counts it', () => {
+test("the size a call carried, read from its marks, is the conversation's size as conversationBytes counts it", () => {
   const conversation: Message[] = [];
   assert.equal(sentCharacters(conversationDelta(null, conversation).sent), conversationBytes(conversation));
   conversation.push(userText('fix the bug: “é” 😀'));

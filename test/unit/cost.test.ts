@@ -9,7 +9,11 @@ const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 
 test('a call is priced by the model that answered first (the requested id may be an alias), then by the requested one', () => {
   assert.equal(costOfCall('claude-sonnet-latest', 'claude-sonnet-4-6', usage).costUsd, 3 + 1.5);
   assert.equal(costOfCall('claude-sonnet-4-6', 'claude-sonnet-4-6-20990101', usage).costUsd, 3 + 1.5);
-  assert.deepEqual(costOfCall('claude-sonnet-4-6', undefined, usage), { costUsd: 4.5, budgetCostUsd: 4.5, priceNote: null });
+  assert.deepEqual(costOfCall('claude-sonnet-4-6', undefined, usage), {
+    costUsd: 4.5,
+    budgetCostUsd: 4.5,
+    priceNote: null,
+  });
 });
 
 test('a model with no listed price has an unknown cost, and a budget cost at the highest listed price, with a note', () => {
@@ -17,14 +21,26 @@ test('a model with no listed price has an unknown cost, and a budget cost at the
   assert.equal(cost.costUsd, null);
   assert.equal(cost.budgetCostUsd, conservativePrice.input + conservativePrice.output / 10);
   assert.ok(conservativePrice.input >= 10 && conservativePrice.output >= 50);
-  assert.match(cost.priceNote ?? '', /^claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price/);
+  assert.match(
+    cost.priceNote ?? '',
+    /^claude-unreleased-9 has no listed price, so the cost budget counts it at the highest listed price/,
+  );
 });
 
 test('a run with a cost budget counts unpriced calls at the conservative price; without one, its cost stays unknown', () => {
   const unpriced = { costUsd: null, budgetCostUsd: 2, priceNote: 'x has no listed price' };
-  assert.deepEqual(addCallCost({ costUsd: 1, costNote: null }, unpriced, true), { costUsd: 3, costNote: 'x has no listed price' });
+  assert.deepEqual(addCallCost({ costUsd: 1, costNote: null }, unpriced, true), {
+    costUsd: 3,
+    costNote: 'x has no listed price',
+  });
   assert.deepEqual(addCallCost({ costUsd: 0, costNote: null }, unpriced, false), { costUsd: null, costNote: null });
-  assert.deepEqual(addCallCost({ costUsd: 1, costNote: null }, { costUsd: 0.5, budgetCostUsd: 0.5, priceNote: null }, true), { costUsd: 1.5, costNote: null });
+  assert.deepEqual(
+    addCallCost({ costUsd: 1, costNote: null }, { costUsd: 0.5, budgetCostUsd: 0.5, priceNote: null }, true),
+    { costUsd: 1.5, costNote: null },
+  );
   // A call recorded before budget costs existed (an old history) keeps the old rule.
-  assert.deepEqual(addCallCost({ costUsd: 1, costNote: null }, { costUsd: null }, true), { costUsd: null, costNote: null });
+  assert.deepEqual(addCallCost({ costUsd: 1, costNote: null }, { costUsd: null }, true), {
+    costUsd: null,
+    costNote: null,
+  });
 });

@@ -1,16 +1,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
-import { buildCacheFolder, dockerfileBaseImages, explainInstallFailure, withBuildSteps, manifestCandidates, planEnvironment } from '../../src/sandbox/environment/plan.js';
+import {
+  buildCacheFolder,
+  dockerfileBaseImages,
+  explainInstallFailure,
+  withBuildSteps,
+  manifestCandidates,
+  planEnvironment,
+} from '../../src/sandbox/environment/plan.js';
 import { EnvironmentConfigError, toolchainFile } from '../../src/sandbox/environment/planTypes.js';
 import { nodePackageManager } from '../../src/sandbox/environment/nodePlan.js';
-import { pythonLock, pyprojectRequirements, setupCfgRequirements, setupPyRequirements } from '../../src/sandbox/environment/pythonPlan.js';
+import {
+  pythonLock,
+  pyprojectRequirements,
+  setupCfgRequirements,
+  setupPyRequirements,
+} from '../../src/sandbox/environment/pythonPlan.js';
 
-const requirementsOf = (plan: ReturnType<typeof planEnvironment>) => plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
+const requirementsOf = (plan: ReturnType<typeof planEnvironment>) =>
+  plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
 
 test('a repository without declared dependencies needs no environment', () => {
   assert.equal(planEnvironment(['a.py', 'test_a.py'], {}), null);
-  assert.equal(planEnvironment(['pyproject.toml', 'src/shop/cart.py'], { 'pyproject.toml': '[project]\nname = "shop"\n' }), null);
+  assert.equal(
+    planEnvironment(['pyproject.toml', 'src/shop/cart.py'], { 'pyproject.toml': '[project]\nname = "shop"\n' }),
+    null,
+  );
   assert.equal(planEnvironment(['package.json'], { 'package.json': '{"scripts":{"test":"node --test"}}' }), null);
 });
 
@@ -32,7 +48,9 @@ dev = ["hypothesis", { include-group = "test" }]
 });
 
 test('requirements files: local paths dropped (the project is made importable instead), the repository’s pytest pin kept', () => {
-  const plan = planEnvironment(['requirements.txt', 'app.py'], { 'requirements.txt': '-e .\npytest==8.3.4\npytest-asyncio==0.24.0\n' });
+  const plan = planEnvironment(['requirements.txt', 'app.py'], {
+    'requirements.txt': '-e .\npytest==8.3.4\npytest-asyncio==0.24.0\n',
+  });
   assert.equal(plan?.files['requirements.txt'], 'pytest==8.3.4\npytest-asyncio==0.24.0\n');
   assert.deepEqual(requirementsOf(plan), ['']);
   assert.match(plan?.script ?? '', / -r requirements\.txt/);
@@ -40,14 +58,27 @@ test('requirements files: local paths dropped (the project is made importable in
 });
 
 test('setup.cfg and setup.py install_requires', () => {
-  assert.deepEqual(setupCfgRequirements('[options]\ninstall_requires =\n    requests>=2\n    click\n[options.extras_require]\ntest =\n    pytest\ndocs = sphinx\n'), ['requests>=2', 'click', 'pytest']);
-  assert.deepEqual(setupPyRequirements('setup(name="x", install_requires=["requests", \'click>=8\'])'), ['requests', 'click>=8']);
-  assert.deepEqual(pyprojectRequirements('[project]\nname = "Self-Pkg"\ndependencies = ["self_pkg[extra]", "six"]\n'), ['six']);
+  assert.deepEqual(
+    setupCfgRequirements(
+      '[options]\ninstall_requires =\n    requests>=2\n    click\n[options.extras_require]\ntest =\n    pytest\ndocs = sphinx\n',
+    ),
+    ['requests>=2', 'click', 'pytest'],
+  );
+  assert.deepEqual(setupPyRequirements('setup(name="x", install_requires=["requests", \'click>=8\'])'), [
+    'requests',
+    'click>=8',
+  ]);
+  assert.deepEqual(pyprojectRequirements('[project]\nname = "Self-Pkg"\ndependencies = ["self_pkg[extra]", "six"]\n'), [
+    'six',
+  ]);
 });
 
 test('node: npm ci with the lockfile, npm install without; npm test is the test command', () => {
   const manifest = JSON.stringify({ scripts: { test: 'vitest run' }, devDependencies: { vitest: '3.2.4' } });
-  const locked = planEnvironment(['package.json', 'package-lock.json'], { 'package.json': manifest, 'package-lock.json': '{}' });
+  const locked = planEnvironment(['package.json', 'package-lock.json'], {
+    'package.json': manifest,
+    'package-lock.json': '{}',
+  });
   assert.equal(locked?.kind, 'node');
   assert.equal(locked?.description, 'node · npm ci');
   assert.equal(locked?.testCommand, 'npm test');
@@ -68,19 +99,40 @@ test('the repository’s choice comes first, and the run’s input overrides it'
   const image = planEnvironment(files, manifests, { image: 'python:3.12', setup: undefined });
   assert.equal(image?.kind, 'custom', 'setup from the file still applies, on the image the input names');
   assert.equal(image?.baseImage, 'python:3.12');
-  assert.equal(planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"image":"node:22"}' })?.kind, 'image');
+  assert.equal(
+    planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"image":"node:22"}' })?.kind,
+    'image',
+  );
 });
 
 test('a bad durable-debugger.json says what is wrong', () => {
-  assert.throws(() => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"setup": 3}' }), EnvironmentConfigError);
-  assert.throws(() => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"install": "x"}' }), /unknown field\(s\) install/);
+  assert.throws(
+    () => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"setup": 3}' }),
+    EnvironmentConfigError,
+  );
+  assert.throws(
+    () => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{"install": "x"}' }),
+    /unknown field\(s\) install/,
+  );
   assert.throws(() => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{' }), /not valid JSON/);
 });
 
 test('manifest candidates and the environment line', () => {
-  assert.deepEqual(manifestCandidates(['requirements-dev.txt', 'docs/requirements.txt', 'package.json', 'src/a.py']), ['requirements-dev.txt', 'package.json']);
-  const base = { image: 'durable-debugger-env:1', containerEnv: [], kind: 'python' as const, description: 'python · pip install -r requirements.txt', packages: 23 };
-  assert.equal(describeEnvironment({ ...base, reused: false, buildMs: 41_200 }), 'environment: built in 41 s (python, 23 packages)');
+  assert.deepEqual(manifestCandidates(['requirements-dev.txt', 'docs/requirements.txt', 'package.json', 'src/a.py']), [
+    'requirements-dev.txt',
+    'package.json',
+  ]);
+  const base = {
+    image: 'durable-debugger-env:1',
+    containerEnv: [],
+    kind: 'python' as const,
+    description: 'python · pip install -r requirements.txt',
+    packages: 23,
+  };
+  assert.equal(
+    describeEnvironment({ ...base, reused: false, buildMs: 41_200 }),
+    'environment: built in 41 s (python, 23 packages)',
+  );
   assert.equal(describeEnvironment({ ...base, reused: true, buildMs: 0 }), 'environment: reused (python, 23 packages)');
 });
 
@@ -91,29 +143,61 @@ test('a failed install says whether the registries were unreachable', () => {
   ]);
   assert.match(offline, /^The package registries could not be reached/);
   assert.match(offline, /No matching distribution found for attrs$/);
-  const missing = explainInstallFailure('python · pip install -r requirements.txt', 1, ['ERROR: No matching distribution found for no-such-package']);
-  assert.match(missing, /^Installing the repository's dependencies failed \(python · pip install -r requirements.txt, exit code 1\)/);
+  const missing = explainInstallFailure('python · pip install -r requirements.txt', 1, [
+    'ERROR: No matching distribution found for no-such-package',
+  ]);
+  assert.match(
+    missing,
+    /^Installing the repository's dependencies failed \(python · pip install -r requirements.txt, exit code 1\)/,
+  );
 });
 
 test('a package whose entry point is build output missing from the repository gets its build before every test run', () => {
   const manifest = (scripts: Record<string, string>, entry: Record<string, unknown> = { main: 'lib/index.js' }) =>
-    JSON.stringify({ name: 'p', ...entry, scripts: { test: 'node --test', ...scripts }, devDependencies: { typescript: '5.7.3' } });
+    JSON.stringify({
+      name: 'p',
+      ...entry,
+      scripts: { test: 'node --test', ...scripts },
+      devDependencies: { typescript: '5.7.3' },
+    });
   const files = ['package.json', 'package-lock.json', 'src/index.ts', 'test/a.test.js'];
-  const plan = planEnvironment(files, { 'package.json': manifest({ build: 'tsc', prepare: 'npm run build' }), 'package-lock.json': '{}' });
+  const plan = planEnvironment(files, {
+    'package.json': manifest({ build: 'tsc', prepare: 'npm run build' }),
+    'package-lock.json': '{}',
+  });
   assert.deepEqual(plan?.build, ['npm run build']);
-  assert.ok(plan?.containerEnv.includes(`CACHE_DIR=${buildCacheFolder}`), 'tool caches go to a folder each run empties');
+  assert.ok(
+    plan?.containerEnv.includes(`CACHE_DIR=${buildCacheFolder}`),
+    'tool caches go to a folder each run empties',
+  );
   // The install never runs the repository's own prepare (its sources are not in the build container).
   assert.equal(JSON.parse(plan?.files['package.json'] ?? '{}').scripts.prepare, undefined);
   assert.equal(JSON.parse(plan?.files['package.json'] ?? '{}').scripts.build, 'tsc');
-  assert.equal(withBuildSteps(plan?.build ?? [], 'npm test'), `rm -rf ${buildCacheFolder} && npm run build && npm test`);
+  assert.equal(
+    withBuildSteps(plan?.build ?? [], 'npm test'),
+    `rm -rf ${buildCacheFolder} && npm run build && npm test`,
+  );
 
   // Entry points in the repository (no build output needed), a test script that builds, hooks-only prepare: no build.
-  assert.deepEqual(planEnvironment([...files, 'lib/index.js'], { 'package.json': manifest({ build: 'tsc' }) })?.build, []);
-  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ build: 'tsc', pretest: 'npm run build' }) })?.build, []);
+  assert.deepEqual(
+    planEnvironment([...files, 'lib/index.js'], { 'package.json': manifest({ build: 'tsc' }) })?.build,
+    [],
+  );
+  assert.deepEqual(
+    planEnvironment(files, { 'package.json': manifest({ build: 'tsc', pretest: 'npm run build' }) })?.build,
+    [],
+  );
   assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ prepare: 'husky install' }) })?.build, []);
-  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ prepare: 'tsc' }) })?.build, ['npm run prepare']);
+  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ prepare: 'tsc' }) })?.build, [
+    'npm run prepare',
+  ]);
   // exports maps are read too.
-  assert.deepEqual(planEnvironment(files, { 'package.json': manifest({ build: 'tsc' }, { exports: { '.': { import: './dist/index.js' } } }) })?.build, ['npm run build']);
+  assert.deepEqual(
+    planEnvironment(files, {
+      'package.json': manifest({ build: 'tsc' }, { exports: { '.': { import: './dist/index.js' } } }),
+    })?.build,
+    ['npm run build'],
+  );
   // Package.json without lifecycle scripts is copied as it is (its environment's hash does not change).
   const plain = manifest({ build: 'tsc' });
   assert.equal(planEnvironment(files, { 'package.json': plain })?.files['package.json'], plain);
@@ -121,57 +205,106 @@ test('a package whose entry point is build output missing from the repository ge
 
 test('durable-debugger.json build: named commands run before the tests; [] turns the detected build off', () => {
   const files = ['package.json', 'src/index.ts'];
-  const packageJson = JSON.stringify({ main: 'lib/index.js', scripts: { build: 'tsc', test: 'node --test' }, devDependencies: { typescript: '5.7.3' } });
-  assert.deepEqual(planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": []}' })?.build, []);
-  const python = planEnvironment(['requirements.txt', 'setup.py'], { 'requirements.txt': 'cython\n', 'durable-debugger.json': '{"build": "python setup.py build_ext --inplace"}' });
+  const packageJson = JSON.stringify({
+    main: 'lib/index.js',
+    scripts: { build: 'tsc', test: 'node --test' },
+    devDependencies: { typescript: '5.7.3' },
+  });
+  assert.deepEqual(
+    planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": []}' })?.build,
+    [],
+  );
+  const python = planEnvironment(['requirements.txt', 'setup.py'], {
+    'requirements.txt': 'cython\n',
+    'durable-debugger.json': '{"build": "python setup.py build_ext --inplace"}',
+  });
   assert.deepEqual(python?.build, ['python setup.py build_ext --inplace']);
-  assert.equal(withBuildSteps(['make a; make b', 'make c'], 'pytest'), `rm -rf ${buildCacheFolder} && (make a; make b) && make c && pytest`);
+  assert.equal(
+    withBuildSteps(['make a; make b', 'make c'], 'pytest'),
+    `rm -rf ${buildCacheFolder} && (make a; make b) && make c && pytest`,
+  );
   assert.equal(withBuildSteps([], 'pytest'), 'pytest');
-  assert.throws(() => planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": [1]}' }), /build must be a command/);
+  assert.throws(
+    () => planEnvironment(files, { 'package.json': packageJson, 'durable-debugger.json': '{"build": [1]}' }),
+    /build must be a command/,
+  );
 });
 
 test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, brought in from the registry', () => {
-  const packageJson = JSON.stringify({ name: 'p', scripts: { test: 'node --test' }, dependencies: { semver: '7.6.3' } });
-  const pnpm = planEnvironment(['package.json', 'pnpm-lock.yaml'], { 'package.json': packageJson, 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" });
+  const packageJson = JSON.stringify({
+    name: 'p',
+    scripts: { test: 'node --test' },
+    dependencies: { semver: '7.6.3' },
+  });
+  const pnpm = planEnvironment(['package.json', 'pnpm-lock.yaml'], {
+    'package.json': packageJson,
+    'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+  });
   assert.equal(pnpm?.description, 'node · pnpm install --frozen-lockfile');
   assert.deepEqual(pnpm?.toolchains, ['node', 'npm:pnpm@9']);
   assert.deepEqual(Object.keys(pnpm?.files ?? {}).sort(), ['package.json', 'pnpm-lock.yaml']);
-  assert.match(pnpm?.script ?? '', /tar xzf \/toolchain\/pnpm-9\.tgz --strip-components=1 -C \/usr\/local\/lib\/node_modules\/pnpm/);
+  assert.match(
+    pnpm?.script ?? '',
+    /tar xzf \/toolchain\/pnpm-9\.tgz --strip-components=1 -C \/usr\/local\/lib\/node_modules\/pnpm/,
+  );
   assert.match(pnpm?.script ?? '', /cp \/env-input\/package\.json \/env-input\/pnpm-lock\.yaml \/opt\/env\//);
   assert.equal(pnpm?.testCommand, 'npm test');
   // An older lockfile gets the pnpm major that wrote it.
   assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': "lockfileVersion: '6.0'\n" }).tool?.toolchain, 'npm:pnpm@8');
   assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': 'lockfileVersion: 5.4\n' }).tool?.toolchain, 'npm:pnpm@7');
 
-  const classic = planEnvironment(['package.json', 'yarn.lock'], { 'package.json': packageJson, 'yarn.lock': '# yarn lockfile v1\n\nsemver@7.6.3:\n  version "7.6.3"\n' });
+  const classic = planEnvironment(['package.json', 'yarn.lock'], {
+    'package.json': packageJson,
+    'yarn.lock': '# yarn lockfile v1\n\nsemver@7.6.3:\n  version "7.6.3"\n',
+  });
   assert.equal(classic?.description, 'node · yarn install --frozen-lockfile --non-interactive');
   assert.deepEqual(classic?.toolchains, ['node', 'npm:yarn@1']);
-  assert.match(classic?.script ?? '', /ln -sf \/usr\/local\/lib\/node_modules\/yarn\/bin\/yarn\.js \/usr\/local\/bin\/yarn/);
+  assert.match(
+    classic?.script ?? '',
+    /ln -sf \/usr\/local\/lib\/node_modules\/yarn\/bin\/yarn\.js \/usr\/local\/bin\/yarn/,
+  );
 
   // Yarn 2+ (a lockfile with __metadata) with node_modules: Plug'n'Play files in /opt/env would not be found from /workspace.
-  const berry = planEnvironment(['package.json', 'yarn.lock'], { 'package.json': packageJson, 'yarn.lock': '__metadata:\n  version: 8\n' });
+  const berry = planEnvironment(['package.json', 'yarn.lock'], {
+    'package.json': packageJson,
+    'yarn.lock': '__metadata:\n  version: 8\n',
+  });
   assert.equal(berry?.description, 'node · yarn install --immutable');
   assert.deepEqual(berry?.toolchains, ['node', 'npm:@yarnpkg/cli-dist@4']);
   assert.match(berry?.script ?? '', /export YARN_NODE_LINKER=node-modules/);
   assert.equal(toolchainFile('npm:@yarnpkg/cli-dist@4'), 'yarnpkg-cli-dist-4.tgz');
 
   // npm's lockfile wins when there are several; no lockfile: npm install.
-  assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson, 'package-lock.json': '{}', 'yarn.lock': '' })?.description, 'node · npm ci');
+  assert.equal(
+    planEnvironment(['package.json'], { 'package.json': packageJson, 'package-lock.json': '{}', 'yarn.lock': '' })
+      ?.description,
+    'node · npm ci',
+  );
   assert.equal(planEnvironment(['package.json'], { 'package.json': packageJson })?.description, 'node · npm install');
 });
 
 test('uv.lock and poetry.lock: the locked versions are exported by the lock’s own tool and installed', () => {
   const pyproject = '[project]\nname = "wordcount"\ndependencies = ["six>=1.15"]\n';
-  const uv = planEnvironment(['pyproject.toml', 'uv.lock', 'wordcount.py'], { 'pyproject.toml': pyproject, 'uv.lock': 'version = 1\n' });
+  const uv = planEnvironment(['pyproject.toml', 'uv.lock', 'wordcount.py'], {
+    'pyproject.toml': pyproject,
+    'uv.lock': 'version = 1\n',
+  });
   assert.equal(uv?.description, 'python · pip install (pyproject.toml dependencies) (versions locked in uv.lock)');
   assert.equal(uv?.files['uv.lock'], 'version = 1\n');
   assert.equal(uv?.files['pyproject.toml'], pyproject);
-  assert.match(uv?.script ?? '', /uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups/);
+  assert.match(
+    uv?.script ?? '',
+    /uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups/,
+  );
   assert.match(uv?.script ?? '', /-r durable-debugger-requirements\.txt -r \/tmp\/durable-debugger-locked\.txt/);
 
   // A Poetry project declares its dependencies outside [project]: the lock alone makes the environment.
-  const poetryProject = '[tool.poetry]\nname = "wordcount"\n[tool.poetry.dependencies]\npython = "^3.9"\nsix = "^1.15"\n';
-  const poetry = planEnvironment(['pyproject.toml', 'poetry.lock'], { 'pyproject.toml': poetryProject, 'poetry.lock': '# lock\n' });
+  const poetryProject =
+    '[tool.poetry]\nname = "wordcount"\n[tool.poetry.dependencies]\npython = "^3.9"\nsix = "^1.15"\n';
+  const poetry = planEnvironment(['pyproject.toml', 'poetry.lock'], {
+    'pyproject.toml': poetryProject,
+    'poetry.lock': '# lock\n',
+  });
   assert.equal(poetry?.description, 'python · pip install (versions locked in poetry.lock)');
   assert.match(poetry?.script ?? '', /pip install [^\n]* poetry poetry-plugin-export\n/);
   assert.match(poetry?.script ?? '', /poetry export --without-hashes --all-extras --all-groups/);
@@ -184,17 +317,35 @@ test('uv.lock and poetry.lock: the locked versions are exported by the lock’s 
 });
 
 test('durable-debugger.Dockerfile: the environment is that file, its FROM images (not stages, not scratch) checked on the engine', () => {
-  const text = 'FROM --platform=linux/amd64 python:3.12-slim AS deps\nRUN pip install six\nFROM scratch AS empty\nFROM deps\nCOPY . /src\n';
-  const plan = planEnvironment(['durable-debugger.Dockerfile', 'requirements.txt'], { 'durable-debugger.Dockerfile': text, 'requirements.txt': 'six\n' });
+  const text =
+    'FROM --platform=linux/amd64 python:3.12-slim AS deps\nRUN pip install six\nFROM scratch AS empty\nFROM deps\nCOPY . /src\n';
+  const plan = planEnvironment(['durable-debugger.Dockerfile', 'requirements.txt'], {
+    'durable-debugger.Dockerfile': text,
+    'requirements.txt': 'six\n',
+  });
   assert.equal(plan?.kind, 'dockerfile');
   assert.equal(plan?.description, 'dockerfile · durable-debugger.Dockerfile');
   assert.deepEqual(plan?.dockerfile?.fromImages, ['python:3.12-slim']);
   assert.equal(plan?.needsRepository, true, 'COPY reads the repository');
-  assert.equal(planEnvironment(['durable-debugger.Dockerfile'], { 'durable-debugger.Dockerfile': 'FROM durable-debugger-sandbox:1\nRUN true\n' })?.needsRepository, false);
+  assert.equal(
+    planEnvironment(['durable-debugger.Dockerfile'], {
+      'durable-debugger.Dockerfile': 'FROM durable-debugger-sandbox:1\nRUN true\n',
+    })?.needsRepository,
+    false,
+  );
   assert.ok(manifestCandidates(['durable-debugger.Dockerfile', 'src/a.py']).includes('durable-debugger.Dockerfile'));
   // The repository's durable-debugger.json image or setup still comes first.
-  assert.equal(planEnvironment(['durable-debugger.Dockerfile'], { 'durable-debugger.Dockerfile': text, 'durable-debugger.json': '{"image": "mine:1"}' })?.kind, 'image');
+  assert.equal(
+    planEnvironment(['durable-debugger.Dockerfile'], {
+      'durable-debugger.Dockerfile': text,
+      'durable-debugger.json': '{"image": "mine:1"}',
+    })?.kind,
+    'image',
+  );
   assert.deepEqual(dockerfileBaseImages('FROM a:1 \\\n  AS base\nFROM base\nFROM b\n'), ['a:1', 'b']);
-  assert.throws(() => dockerfileBaseImages('ARG V=3\nFROM python:${V}\n'), /uses a build argument; name the image itself/);
+  assert.throws(
+    () => dockerfileBaseImages('ARG V=3\nFROM python:${V}\n'),
+    /uses a build argument; name the image itself/,
+  );
   assert.throws(() => dockerfileBaseImages('RUN true\n'), /has no FROM line/);
 });

@@ -52,7 +52,10 @@ function closedRun(status: RunStatusView | null): WorkflowHandle {
   } as unknown as WorkflowHandle;
 }
 
-async function follow(handle: WorkflowHandle, options: { json?: boolean; tty?: boolean; queryClosed?: FollowOptions['queryClosed'] } = {}): Promise<string> {
+async function follow(
+  handle: WorkflowHandle,
+  options: { json?: boolean; tty?: boolean; queryClosed?: FollowOptions['queryClosed'] } = {},
+): Promise<string> {
   let written = '';
   const out = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -74,7 +77,10 @@ test('a closed run shows its last status: the usage of its last iteration, its a
 });
 
 test('a closed run in JSON: its last status is one line', async () => {
-  const lines = (await follow(closedRun(statusOf({})), { json: true })).trim().split('\n').map((line) => JSON.parse(line));
+  const lines = (await follow(closedRun(statusOf({})), { json: true }))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   const statuses = lines.filter((line) => line.type === 'status');
   assert.equal(statuses.length, 1);
   assert.equal(statuses[0].status.phase, 'done');
@@ -83,12 +89,21 @@ test('a closed run in JSON: its last status is one line', async () => {
 test('a run that closes while followed: its last status is shown too', async () => {
   const polls = [
     { closed: false, status: statusOf({ phase: 'thinking' }) },
-    { closed: true, status: statusOf({ phase: 'done', iteration: 2, tokens: { inputTokens: 300, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0 } }) },
+    {
+      closed: true,
+      status: statusOf({
+        phase: 'done',
+        iteration: 2,
+        tokens: { inputTokens: 300, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      }),
+    },
   ];
   let poll = 0;
   const handle = {
     workflowId: 'run',
-    describe: async () => ({ status: { name: polls[Math.min(poll, polls.length - 1)]?.closed ? 'COMPLETED' : 'RUNNING' } }),
+    describe: async () => ({
+      status: { name: polls[Math.min(poll, polls.length - 1)]?.closed ? 'COMPLETED' : 'RUNNING' },
+    }),
     query: async (query: { name: string }) => {
       const current = polls[Math.min(poll, polls.length - 1)];
       if (query.name === 'status') return current?.status;
@@ -97,7 +112,10 @@ test('a run that closes while followed: its last status is shown too', async () 
     },
     result: async () => report,
   } as unknown as WorkflowHandle;
-  const lines = (await follow(handle, { json: true })).trim().split('\n').map((line) => JSON.parse(line));
+  const lines = (await follow(handle, { json: true }))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   assert.deepEqual(
     lines.filter((line) => line.type === 'status').map((line) => `${line.status.phase}/${line.status.iteration}`),
     ['thinking/1', 'done/2'],

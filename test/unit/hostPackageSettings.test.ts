@@ -7,7 +7,8 @@ import { hostPackageSettings } from '../../src/sandbox/environment/imageBuilder.
 test('a CA bundle named for pip is the one Node installers trust in the build container', async () => {
   const saved = { ...process.env };
   try {
-    for (const key of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) delete process.env[key];
+    for (const key of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'])
+      delete process.env[key];
     process.env.PIP_CERT = '/etc/ssl/certs/company-ca.pem';
     const env = await hostPackageSettings.env();
     assert.ok(env.includes('PIP_CERT=/etc/ssl/certs/company-ca.pem'), env.join('\n'));

@@ -45,7 +45,8 @@ function importsOf(file: string, text: string): ImportEdge[] {
     const isTypeOnly =
       (ts.isImportDeclaration(statement) && statement.importClause?.isTypeOnly) ||
       (ts.isExportDeclaration(statement) && statement.isTypeOnly);
-    const module = (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier;
+    const module =
+      (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier;
     if (isTypeOnly && module && ts.isStringLiteral(module)) typeOnly.add(module.text);
   }
   return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName: specifier }) => ({
@@ -82,16 +83,26 @@ function violations(edges: ImportEdge[]): string[] {
       const allowed =
         edge.to === null
           ? workflowPackages.includes(edge.specifier)
-          : ['workflows/', 'src/agent/', 'src/temporal/definitions.js', 'src/temporal/retryPolicies.js'].some((prefix) => edge.to!.startsWith(prefix));
-      if (!allowed) found.push(`${edge.from} imports ${edge.specifier}: workflow code imports only its own modules, src/agent and src/temporal's definitions (activities as types)`);
+          : ['workflows/', 'src/agent/', 'src/temporal/definitions.js', 'src/temporal/retryPolicies.js'].some(
+              (prefix) => edge.to!.startsWith(prefix),
+            );
+      if (!allowed)
+        found.push(
+          `${edge.from} imports ${edge.specifier}: workflow code imports only its own modules, src/agent and src/temporal's definitions (activities as types)`,
+        );
     }
     if (product.includes(source) && target !== null && tooling.includes(target)) {
-      found.push(`${edge.from} imports ${edge.specifier}: the product never imports the tooling around it (${tooling.join(', ')})`);
+      found.push(
+        `${edge.from} imports ${edge.specifier}: the product never imports the tooling around it (${tooling.join(', ')})`,
+      );
     }
     if (source !== 'test' && target === 'test') {
       found.push(`${edge.from} imports test code (${edge.specifier}): move what it needs out of test/`);
     }
-    if (edge.from.startsWith('src/agent/') && (edge.to === null ? edge.specifier !== 'zod' : !edge.to.startsWith('src/agent/'))) {
+    if (
+      edge.from.startsWith('src/agent/') &&
+      (edge.to === null ? edge.specifier !== 'zod' : !edge.to.startsWith('src/agent/'))
+    ) {
       found.push(`${edge.from} imports ${edge.specifier}: src/agent is pure and imports only zod and its own modules`);
     }
   }
@@ -105,7 +116,9 @@ function projectImports(): ImportEdge[] {
 test('the import graph keeps the arrows of the module map', () => {
   const edges = projectImports();
   // The parser sees the repository: the workflow imports the run's definitions, the tests the harness.
-  assert.ok(edges.some((edge) => edge.from === 'workflows/debugRepository.ts' && edge.to === 'src/temporal/definitions.js'));
+  assert.ok(
+    edges.some((edge) => edge.from === 'workflows/debugRepository.ts' && edge.to === 'src/temporal/definitions.js'),
+  );
   assert.ok(edges.some((edge) => edge.from.startsWith('test/integration/') && edge.to === 'harness/devStack.js'));
   assert.deepEqual(violations(edges), []);
 });
@@ -133,7 +146,10 @@ test('each kind of import that breaks a rule is found', () => {
     ...importsOf(at('scripts/reliability.ts'), "import '../test/unit/tools.test.js';"),
     ...importsOf(at('deploy/cluster/clusterLauncher.ts'), "import { x } from '../../test/support/postgres.js';"),
     // src/agent is pure
-    ...importsOf(at('src/agent/tools.ts'), "import { readFile } from 'node:fs/promises';\nimport { x } from '../sandbox/paths.js';"),
+    ...importsOf(
+      at('src/agent/tools.ts'),
+      "import { readFile } from 'node:fs/promises';\nimport { x } from '../sandbox/paths.js';",
+    ),
     // the product never imports tooling
     ...importsOf(at('src/worker.ts'), "import { startTestServer } from '../harness/devStack.js';"),
     ...importsOf(at('activities/sandbox.ts'), "import { clusterPorts } from '../deploy/cluster/clusterSettings.js';"),
@@ -148,10 +164,16 @@ test('each kind of import that breaks a rule is found', () => {
     violations([
       ...importsOf(at('test/unit/x.test.ts'), "import { DebugRun } from '../../workflows/debugRepository.js';"),
       ...importsOf(at('workflows/index.ts'), "import { tools } from '../src/agent/tools.js';"),
-      ...importsOf(at('workflows/modelCall.ts'), "import type { ModelActivities } from '../activities/model.js';\nimport { proxyActivities } from '@temporalio/workflow';"),
+      ...importsOf(
+        at('workflows/modelCall.ts'),
+        "import type { ModelActivities } from '../activities/model.js';\nimport { proxyActivities } from '@temporalio/workflow';",
+      ),
       ...importsOf(at('bench/runBenchmarks.ts'), "import { startTestServer } from '../harness/devStack.js';"),
       ...importsOf(at('deploy/cluster/clusterLauncher.ts'), "import { loadConfig } from '../../src/config.js';"),
-      ...importsOf(at('src/agent/tools.ts'), "import { z } from 'zod';\nimport type { Message } from './conversation.js';"),
+      ...importsOf(
+        at('src/agent/tools.ts'),
+        "import { z } from 'zod';\nimport type { Message } from './conversation.js';",
+      ),
     ]),
     [],
   );

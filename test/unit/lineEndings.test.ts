@@ -23,7 +23,8 @@ async function fileWith(name: string, content: string): Promise<string> {
   return name;
 }
 
-const crlfSource = 'def total(items):\r\n    result = 0\r\n    for item in items[1:]:\r\n        result += item\r\n    return result\r\n';
+const crlfSource =
+  'def total(items):\r\n    result = 0\r\n    for item in items[1:]:\r\n        result += item\r\n    return result\r\n';
 
 test('read_file shows a CRLF file without stray \\r, and says it has Windows line endings', async () => {
   const path = await fileWith('crlf_read.py', crlfSource);
@@ -52,7 +53,10 @@ test('edit_file adding lines to a CRLF file gives the new lines CRLF too', async
     new_string: '    # the sum of every item\n    return result\n',
   });
   const written = await readFile(join(workspace, path), 'utf8');
-  assert.equal(written, crlfSource.replace('    return result\r\n', '    # the sum of every item\r\n    return result\r\n'));
+  assert.equal(
+    written,
+    crlfSource.replace('    return result\r\n', '    # the sum of every item\r\n    return result\r\n'),
+  );
   // A one-line fragment (matched exactly) replaced by several lines: the file's ending.
   await editFileForTool(workspace, { path, old_string: 'result = 0', new_string: 'result = 0\n    seen = 0' });
   assert.match(await readFile(join(workspace, path), 'utf8'), /    result = 0\r\n    seen = 0\r\n/);
@@ -63,7 +67,11 @@ test('edit_file in a mixed file keeps each line’s own ending', async () => {
   const mixed = 'first = 1\r\nsecond = 2\nthird = 3\r\nfourth = 4\n';
   const path = await fileWith('mixed.py', mixed);
   assert.doesNotMatch(await readTextForTool(workspace, { path }), /\r/);
-  await editFileForTool(workspace, { path, old_string: 'second = 2\nthird = 3\n', new_string: 'second = 22\nthird = 33\n' });
+  await editFileForTool(workspace, {
+    path,
+    old_string: 'second = 2\nthird = 3\n',
+    new_string: 'second = 22\nthird = 33\n',
+  });
   assert.equal(await readFile(join(workspace, path), 'utf8'), 'first = 1\r\nsecond = 22\nthird = 33\r\nfourth = 4\n');
   // Text that is in the file as-is is matched as-is.
   await editFileForTool(workspace, { path, old_string: 'fourth = 4\n', new_string: 'fourth = 44\n' });

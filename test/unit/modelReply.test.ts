@@ -37,7 +37,10 @@ test('the API client returns the whole reply: content, stop reason, usage, price
     assert.equal(reply.model, model);
     assert.equal(reply.answeredBy, `Claude (${model})`);
     const { costUsd, budgetCostUsd, priceNote } = costOfCall(model, model, reply.usage);
-    assert.deepEqual({ costUsd: reply.costUsd, budgetCostUsd: reply.budgetCostUsd, priceNote: reply.priceNote }, { costUsd, budgetCostUsd, priceNote });
+    assert.deepEqual(
+      { costUsd: reply.costUsd, budgetCostUsd: reply.budgetCostUsd, priceNote: reply.priceNote },
+      { costUsd, budgetCostUsd, priceNote },
+    );
     assert.equal(reply.costUsd === null, model === 'claude-unreleased-9', 'priced by the list, when listed');
     assert.equal(typeof reply.requestId, 'string');
     assert.deepEqual(reply.oversizedToolInputs, []);

@@ -10,12 +10,25 @@ function exchange(index: number, options: { thinking?: number; result?: number; 
   const assistant: AssistantMessage = {
     role: 'assistant',
     content: [
-      ...(options.thinking ? [{ type: 'thinking' as const, thinking: 't'.repeat(options.thinking), signature: `sig${index}` }] : []),
+      ...(options.thinking
+        ? [{ type: 'thinking' as const, thinking: 't'.repeat(options.thinking), signature: `sig${index}` }]
+        : []),
       { type: 'text', text: `step ${index}` },
-      { type: 'tool_use', id: `call${index}`, name: 'write_file', input: { path: `f${index}`, content: 'c'.repeat(options.input ?? 10) } },
+      {
+        type: 'tool_use',
+        id: `call${index}`,
+        name: 'write_file',
+        input: { path: `f${index}`, content: 'c'.repeat(options.input ?? 10) },
+      },
     ],
   };
-  return [assistant, { role: 'user', content: [{ type: 'tool_result', tool_use_id: `call${index}`, content: 'r'.repeat(options.result ?? 10) }] }];
+  return [
+    assistant,
+    {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: `call${index}`, content: 'r'.repeat(options.result ?? 10) }],
+    },
+  ];
 }
 
 /** Every tool_use has its result in the next message, roles alternate, and no message is empty. */
@@ -26,7 +39,10 @@ function assertValid(conversation: Message[]): void {
     if (message.role !== 'assistant') return;
     const next = conversation[index + 1];
     const results = next?.content.flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : [])) ?? [];
-    assert.deepEqual(results, toolCallsOf(message.content).map((call) => call.id));
+    assert.deepEqual(
+      results,
+      toolCallsOf(message.content).map((call) => call.id),
+    );
   });
 }
 
@@ -39,12 +55,30 @@ test('UTF-8 bytes are counted as Temporal stores them', () => {
   assert.equal(jsonBytes({ text: 'ü' }), Buffer.byteLength(JSON.stringify({ text: 'ü' })));
 });
 
-test('UTF-8 bytes match Node\'s count for text of every kind (ASCII runs, accents, emoji, lone surrogates)', () => {
-  const pieces = ['plain ascii ', 'é', '’', '😀', '\ud800', '\udc00', 'x', '\n', '字', '\u007f', '\u0080', '\u07ff', '\u0800', '\uffff'];
+test("UTF-8 bytes match Node's count for text of every kind (ASCII runs, accents, emoji, lone surrogates)", () => {
+  const pieces = [
+    'plain ascii ',
+    'é',
+    '’',
+    '😀',
+    '\ud800',
+    '\udc00',
+    'x',
+    '\n',
+    '字',
+    '\u007f',
+    '\u0080',
+    '\u07ff',
+    '\u0800',
+    '\uffff',
+  ];
   let seed = 7;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let sample = 0; sample < 300; sample++) {
-    const text = Array.from({ length: Math.floor(random() * 30) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+    const text = Array.from(
+      { length: Math.floor(random() * 30) },
+      () => pieces[Math.floor(random() * pieces.length)],
+    ).join('');
     assert.equal(utf8Bytes(text), Buffer.byteLength(text), JSON.stringify(text));
   }
   assert.equal(utf8Bytes(''), 0);
@@ -60,14 +94,23 @@ test('a conversation under its budget is left as it is', () => {
 
 test('old thinking goes before recent observations; the last assistant message keeps its thinking', () => {
   // Ten exchanges with 50 KB of thinking each and small results: only the thinking can make room.
-  const conversation = [userText('task'), ...Array.from({ length: 10 }, (_, index) => exchange(index, { thinking: 50_000 })).flat()];
+  const conversation = [
+    userText('task'),
+    ...Array.from({ length: 10 }, (_, index) => exchange(index, { thinking: 50_000 })).flat(),
+  ];
   const changed = fitConversationToBudget(conversation, 100_000);
   assert.ok(changed >= 9);
   assert.ok(jsonBytes(conversation) <= 100_000);
-  const withThinking = conversation.flatMap((message, index) => (message.content.some((block) => block.type === 'thinking') ? [index] : []));
+  const withThinking = conversation.flatMap((message, index) =>
+    message.content.some((block) => block.type === 'thinking') ? [index] : [],
+  );
   assert.deepEqual(withThinking, [conversation.length - 2], 'only the last assistant message keeps its thinking');
   const kept = conversation[conversation.length - 2]?.content[0];
-  assert.deepEqual(kept, { type: 'thinking', thinking: 't'.repeat(50_000), signature: 'sig9' }, 'unchanged, signature and all');
+  assert.deepEqual(
+    kept,
+    { type: 'thinking', thinking: 't'.repeat(50_000), signature: 'sig9' },
+    'unchanged, signature and all',
+  );
   assertValid(conversation);
 });
 
@@ -87,8 +130,13 @@ test('large inputs of earlier tool calls are emptied; the last call keeps its in
   const conversation = [userText('task'), ...[1, 2, 3, 4].flatMap((index) => exchange(index, { input: 200_000 }))];
   fitConversationToBudget(conversation, 300_000);
   assert.ok(jsonBytes(conversation) <= 300_000);
-  const inputs = conversation.flatMap((message) => toolCallsOf(message.role === 'assistant' ? message.content : []).map((call) => jsonBytes(call.input)));
-  assert.ok(inputs.slice(0, 3).every((bytes) => bytes < 200), `earlier inputs emptied: ${inputs}`);
+  const inputs = conversation.flatMap((message) =>
+    toolCallsOf(message.role === 'assistant' ? message.content : []).map((call) => jsonBytes(call.input)),
+  );
+  assert.ok(
+    inputs.slice(0, 3).every((bytes) => bytes < 200),
+    `earlier inputs emptied: ${inputs}`,
+  );
   assert.ok(inputs[3]! > 200_000, 'the last call keeps its input');
   assertValid(conversation);
 });
@@ -113,12 +161,15 @@ test('contextWindowTokens has an upper bound, with a message that says what to g
   );
 });
 
-test("a patch preview keeps whole lines and says how much is left out and where the rest is", () => {
+test('a patch preview keeps whole lines and says how much is left out and where the rest is', () => {
   const patch = Array.from({ length: 100 }, (_, index) => `+line ${index}`).join('\n') + '\n';
   const preview = patchPreview(patch, 50, 'see the store');
   const lines = preview.split('\n');
   assert.deepEqual(lines.slice(0, 5), ['+line 0', '+line 1', '+line 2', '+line 3', '+line 4']);
-  assert.match(preview, /\[\.\.\. \d+ more bytes of this patch are not shown: it is too large for the report; see the store\]\n$/);
+  assert.match(
+    preview,
+    /\[\.\.\. \d+ more bytes of this patch are not shown: it is too large for the report; see the store\]\n$/,
+  );
   assert.ok(utf8Bytes(preview) < 200);
 });
 
@@ -133,6 +184,7 @@ test('a very long run keeps its newest tool-call records and counts the rest', (
 test('exceedsBytes agrees with counting the bytes, on both sides of every bound (its length-only shortcuts included)', () => {
   for (const text of ['', 'a'.repeat(10), 'é'.repeat(5), '😀'.repeat(3), 'ab’😀é'.repeat(4), '字'.repeat(4)]) {
     const bytes = Buffer.byteLength(text);
-    for (let max = 0; max <= bytes * 3 + 2; max++) assert.equal(exceedsBytes(text, max), bytes > max, `${JSON.stringify(text)} against ${max}`);
+    for (let max = 0; max <= bytes * 3 + 2; max++)
+      assert.equal(exceedsBytes(text, max), bytes > max, `${JSON.stringify(text)} against ${max}`);
   }
 });

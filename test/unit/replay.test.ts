@@ -50,7 +50,10 @@ test('the replay check catches a workflow change that breaks determinism', async
     const source = await readFile(file, 'utf8');
     const changed =
       "import { sleep } from '@temporalio/workflow';\n" +
-      source.replace('  const input = validateInput(rawInput);\n', "  await sleep('1 second');\n  const input = validateInput(rawInput);\n");
+      source.replace(
+        '  const input = validateInput(rawInput);\n',
+        "  await sleep('1 second');\n  const input = validateInput(rawInput);\n",
+      );
     assert.match(changed, /await sleep/);
     assert.notEqual(changed, source);
     await writeFile(file, changed);

@@ -12,10 +12,19 @@ import {
 } from '../../src/agent/reply.js';
 import { validateRequest } from '../../src/demo/fakeAnthropicApi.js';
 
-const call = (id: string, name = 'read_file', input: unknown = { path: 'a.py' }): AssistantBlock => ({ type: 'tool_use', id, name, input });
+const call = (id: string, name = 'read_file', input: unknown = { path: 'a.py' }): AssistantBlock => ({
+  type: 'tool_use',
+  id,
+  name,
+  input,
+});
 const text = (value: string): AssistantBlock => ({ type: 'text', text: value });
-const plan = (content: AssistantBlock[], stopReason = 'end_turn', textOnlyRepliesInARow = 0, paused?: AssistantMessage) =>
-  planReply({ content, stopReason, textOnlyRepliesInARow, paused });
+const plan = (
+  content: AssistantBlock[],
+  stopReason = 'end_turn',
+  textOnlyRepliesInARow = 0,
+  paused?: AssistantMessage,
+) => planReply({ content, stopReason, textOnlyRepliesInARow, paused });
 
 /** The request the conversation would make, as the strict fake judges it. */
 function rejection(conversation: Message[]): string | null {
@@ -76,7 +85,10 @@ test('pause_turn keeps the paused turn to continue; the next reply completes it'
   const paused = plan([text('Thinking about the loop… ')], 'pause_turn');
   assert.equal(paused.next, 'pause');
   const completed = plan([call('a')], 'tool_use', 0, paused.assistant ?? undefined);
-  assert.deepEqual(completed.assistant?.content.map((block) => block.type), ['text', 'tool_use']);
+  assert.deepEqual(
+    completed.assistant?.content.map((block) => block.type),
+    ['text', 'tool_use'],
+  );
   assert.equal(plan([text('\n\n')], 'pause_turn').assistant, null, 'an empty paused turn is not stored');
   assert.equal(plan([call('a')], 'pause_turn').next, 'act', 'a paused turn that asks for tools is acted on');
 });
@@ -109,7 +121,10 @@ test('tool calls: unknown tools, bad inputs and extra finish calls are refused; 
     ],
     { allowCommands: false, oversizedInputs: [{ id: 'big', bytes: 10_000_000 }] },
   );
-  assert.deepEqual(sorted.runnable.map((each) => each.id), ['r']);
+  assert.deepEqual(
+    sorted.runnable.map((each) => each.id),
+    ['r'],
+  );
   assert.equal(sorted.finish?.id, 'f1');
   assert.deepEqual(
     sorted.refused.map((each) => [each.call.id, each.error.split(/[.:]/)[0]]),

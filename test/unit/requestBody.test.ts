@@ -4,12 +4,24 @@ import type { Message } from '../../src/agent/conversation.js';
 import { apiTools } from '../../src/agent/tools.js';
 import { buildRequestBody } from '../../src/model/anthropic.js';
 
-const request = (messages: Message[]) => ({ model: 'claude-sonnet-4-6', maxOutputTokens: 1000, system: 'system', tools: apiTools({ allowCommands: false }), messages });
+const request = (messages: Message[]) => ({
+  model: 'claude-sonnet-4-6',
+  maxOutputTokens: 1000,
+  system: 'system',
+  tools: apiTools({ allowCommands: false }),
+  messages,
+});
 
 test('a conversation that needs repair is repaired for the request and left as it was for its owner', () => {
   const conversation: Message[] = [
     { role: 'user', content: [{ type: 'text', text: 'task' }] },
-    { role: 'user', content: [{ type: 'text', text: 'a hint' }, { type: 'text', text: '   ' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'a hint' },
+        { type: 'text', text: '   ' },
+      ],
+    },
     {
       role: 'assistant',
       content: [

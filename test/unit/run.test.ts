@@ -38,13 +38,35 @@ import { iterationOfReply } from '../../src/cli/follow.js';
 import type { TestSummary } from '../../src/agent/testResults.js';
 
 const input = parseDebugInput({ repo: '/repos/stats', budgets: { maxIterations: 5 } });
-const failing: TestSummary = { passed: 3, failed: 1, skipped: 0, failing: ['test_mean'], exitCode: 1, timedOut: false, recognized: true };
-const passing: TestSummary = { passed: 4, failed: 0, skipped: 0, failing: [], exitCode: 0, timedOut: false, recognized: true };
+const failing: TestSummary = {
+  passed: 3,
+  failed: 1,
+  skipped: 0,
+  failing: ['test_mean'],
+  exitCode: 1,
+  timedOut: false,
+  recognized: true,
+};
+const passing: TestSummary = {
+  passed: 4,
+  failed: 0,
+  skipped: 0,
+  failing: [],
+  exitCode: 0,
+  timedOut: false,
+  recognized: true,
+};
 
 /** A run past its baseline, with the task as its first message. */
 function begunRun(): RunState {
   const state = startRunState(input, undefined, 1_000);
-  state.snapshot = { snapshotId: 'snap', repositoryName: 'stats', fileCount: 3, totalBytes: 100, testCommand: 'pytest' };
+  state.snapshot = {
+    snapshotId: 'snap',
+    repositoryName: 'stats',
+    fileCount: 3,
+    totalBytes: 100,
+    testCommand: 'pytest',
+  };
   state.workspace = { snapshotId: 'snap', mutations: [], digest: 'snap' };
   state.baseline = failing;
   seedConversation(state, input);
@@ -66,7 +88,13 @@ function reply(content: AssistantBlock[], over: Partial<ModelCallFacts> = {}): M
 }
 
 const use = (id: string, name: string, input: unknown): AssistantBlock => ({ type: 'tool_use', id, name, input });
-const outcome = (content: string, over: object = {}) => ({ content, isError: false, mutations: [], digest: 'snap', ...over });
+const outcome = (content: string, over: object = {}) => ({
+  content,
+  isError: false,
+  mutations: [],
+  digest: 'snap',
+  ...over,
+});
 
 function act(state: RunState, content: AssistantBlock[], over: Partial<ModelCallFacts> = {}): Turn {
   beginIteration(state);
@@ -141,12 +169,18 @@ test('a reply with tools: refused calls are answered at once, reads are grouped,
     use('f1', 'finish', { root_cause: 'mean divides by n-1', summary: 'divide by n' }),
   ]);
   assert.equal(state.lastThought, 'Reading both files.');
-  assert.deepEqual(turn.groups.map((group) => group.map((call) => call.id)), [['r1', 'r2'], ['e1'], ['r3']]);
+  assert.deepEqual(
+    turn.groups.map((group) => group.map((call) => call.id)),
+    [['r1', 'r2'], ['e1'], ['r3']],
+  );
   assert.equal(turn.finish?.id, 'f1');
   assert.equal(state.rootCause, 'mean divides by n-1');
   assert.equal(state.fixSummary, 'divide by n');
   assert.equal(turn.results.get('bad')?.is_error, true);
-  assert.deepEqual(state.toolCalls.map((call) => call.name), ['teleport']);
+  assert.deepEqual(
+    state.toolCalls.map((call) => call.name),
+    ['teleport'],
+  );
 });
 
 test('tool outcomes grow the workspace log; all results are appended in the reply’s order as one unit, finish last', () => {
@@ -159,7 +193,15 @@ test('tool outcomes grow the workspace log; all results are appended in the repl
   const [[edit], [read]] = turn.groups as [[RunnableCall], [RunnableCall]];
   // Outcomes may arrive in any order within a turn: the results still follow the reply.
   applyToolOutcome(state, turn, read, outcome('print(y)', { digest: 'd2' }));
-  applyToolOutcome(state, turn, edit, outcome('edited', { mutations: [{ path: 'a.py', after: { kind: 'file', blob: 'b1', executable: false }, toolUseId: 'e1' }], digest: 'd2' }));
+  applyToolOutcome(
+    state,
+    turn,
+    edit,
+    outcome('edited', {
+      mutations: [{ path: 'a.py', after: { kind: 'file', blob: 'b1', executable: false }, toolUseId: 'e1' }],
+      digest: 'd2',
+    }),
+  );
   assert.equal(state.workspace?.mutations.length, 1);
   assert.equal(state.workspace?.digest, 'd2');
   const before = state.conversation.length;
@@ -167,9 +209,24 @@ test('tool outcomes grow the workspace log; all results are appended in the repl
   assert.deepEqual(stop, { condition: 'finish_verified', detail: 'finish was called and the fix was verified' });
   assert.equal(state.conversation.length, before + 2);
   const results = (state.conversation.at(-1) as Message).content;
-  assert.deepEqual(results.map((block) => (block.type === 'tool_result' ? block.tool_use_id : block.type)), ['e1', 'r1', 'f1']);
-  assert.deepEqual(results[2], { type: 'tool_result', tool_use_id: 'f1', content: prompts.fixVerified, is_error: false });
-  assert.deepEqual(state.toolCalls.map((call) => [call.name, call.isError]), [['read_file', false], ['edit_file', false], ['finish', false]]);
+  assert.deepEqual(
+    results.map((block) => (block.type === 'tool_result' ? block.tool_use_id : block.type)),
+    ['e1', 'r1', 'f1'],
+  );
+  assert.deepEqual(results[2], {
+    type: 'tool_result',
+    tool_use_id: 'f1',
+    content: prompts.fixVerified,
+    is_error: false,
+  });
+  assert.deepEqual(
+    state.toolCalls.map((call) => [call.name, call.isError]),
+    [
+      ['read_file', false],
+      ['edit_file', false],
+      ['finish', false],
+    ],
+  );
 });
 
 test('a fix that is not verified goes back to the model as an error, and the run goes on', () => {
@@ -187,7 +244,12 @@ test(`the run ends after ${maxGuardrailRefusals} refused test-file edits`, () =>
   const state = begunRun();
   for (let refusal = 1; refusal <= maxGuardrailRefusals; refusal++) {
     const turn = act(state, [use(`e${refusal}`, 'edit_file', { path: 'test_a.py', old_string: 'x', new_string: 'y' })]);
-    applyToolOutcome(state, turn, (turn.groups[0] as RunnableCall[])[0] as RunnableCall, outcome('refused', { isError: true, refusedBy: 'test-file-guardrail' }));
+    applyToolOutcome(
+      state,
+      turn,
+      (turn.groups[0] as RunnableCall[])[0] as RunnableCall,
+      outcome('refused', { isError: true, refusedBy: 'test-file-guardrail' }),
+    );
     const stop = completeTurn(state, turn, null);
     assert.equal(stop?.condition ?? null, refusal < maxGuardrailRefusals ? null : 'guardrail');
   }
@@ -196,17 +258,32 @@ test(`the run ends after ${maxGuardrailRefusals} refused test-file edits`, () =>
 test('a paused turn is kept as the last message and merged with the reply that continues it', () => {
   const state = begunRun();
   beginIteration(state);
-  assert.deepEqual(takeReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input), { next: 'again' });
+  assert.deepEqual(
+    takeReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input),
+    { next: 'again' },
+  );
   assert.equal(state.conversation.at(-1)?.role, 'assistant');
   const turn = act(state, [use('r1', 'read_file', { path: 'a.py' })]);
-  assert.deepEqual(turn.assistant.content, [{ type: 'text', text: 'Let me think.' }, use('r1', 'read_file', { path: 'a.py' })]);
-  assert.equal(state.conversation.filter((message) => message.role === 'assistant').length, 0, 'the paused message was taken back');
+  assert.deepEqual(turn.assistant.content, [
+    { type: 'text', text: 'Let me think.' },
+    use('r1', 'read_file', { path: 'a.py' }),
+  ]);
+  assert.equal(
+    state.conversation.filter((message) => message.role === 'assistant').length,
+    0,
+    'the paused message was taken back',
+  );
 });
 
 test('a reply cut off at max_tokens loses its unfinished tool call and asks for a shorter reply', () => {
   const state = begunRun();
-  const turn = act(state, [use('r1', 'read_file', { path: 'a.py' }), use('w1', 'write_file', { path: 'a.py' })], { stopReason: 'max_tokens' });
-  assert.deepEqual(turn.calls.map((call: ToolCall) => call.id), ['r1']);
+  const turn = act(state, [use('r1', 'read_file', { path: 'a.py' }), use('w1', 'write_file', { path: 'a.py' })], {
+    stopReason: 'max_tokens',
+  });
+  assert.deepEqual(
+    turn.calls.map((call: ToolCall) => call.id),
+    ['r1'],
+  );
   assert.deepEqual(turn.notes, [prompts.askForShorterReply]);
 });
 
@@ -226,7 +303,11 @@ test('text-only replies are nudged, then end the run; a refusal ends it; an over
 
   const tooLong = begunRun();
   const overflow = takeReply(tooLong, reply([], { stopReason: 'model_context_window_exceeded' }), input);
-  assert.equal(overflow.next === 'stop' && overflow.stop.condition, 'context_exhausted', 'nothing old enough to shorten');
+  assert.equal(
+    overflow.next === 'stop' && overflow.stop.condition,
+    'context_exhausted',
+    'nothing old enough to shorten',
+  );
 });
 
 test('budgets: a stop request comes first; a wait for a model worker spends no iteration and only the time budget counts', () => {
@@ -249,7 +330,8 @@ test('budgets: a stop request comes first; a wait for a model worker spends no i
 test('the context: old tool-call records are dropped beyond their limit, and a conversation that fits is left as it is', () => {
   const state = begunRun();
   const records = maxToolCallRecords + 100;
-  for (let index = 0; index < records; index++) state.toolCalls.push({ iteration: 1, name: 'read_file', description: 'read_file a.py', isError: false });
+  for (let index = 0; index < records; index++)
+    state.toolCalls.push({ iteration: 1, name: 'read_file', description: 'read_file a.py', isError: false });
   assert.equal(compactIfContextIsFull(state, input), null);
   assert.ok(state.toolCalls.length <= maxToolCallRecords);
   assert.equal((state.earlierToolCalls ?? 0) + state.toolCalls.length, records);
@@ -266,7 +348,14 @@ test('the end: the tests after the run are the last suite run on this workspace,
   assert.deepEqual(testsAfterRun(state, stop), { known: passing });
   assert.equal(testsAfterRun(state, { condition: 'no_failing_tests', detail: '' }), 'none');
 
-  const report = buildReport(state, input, { workflowId: 'w', stop, testsAfter: passing, patch: { patch: 'diff', fullPatch: null }, problems: [], now: 4_000 });
+  const report = buildReport(state, input, {
+    workflowId: 'w',
+    stop,
+    testsAfter: passing,
+    patch: { patch: 'diff', fullPatch: null },
+    problems: [],
+    now: 4_000,
+  });
   assert.equal(report.status, 'fixed');
   assert.equal(report.iterations, 3);
   assert.equal(report.durationMs, 3_000);
@@ -289,7 +378,11 @@ test('each assistant message keeps the iteration it was written in: a paused tur
   assert.deepEqual(replyIterationsOf(state), [1]);
   const turn = act(state, [use('r1', 'read_file', { path: 'a.py' })]);
   completeTurn(state, turn, null);
-  assert.deepEqual(replyIterationsOf(state), [2], 'the paused message and its continuation are one reply, of iteration 2');
+  assert.deepEqual(
+    replyIterationsOf(state),
+    [2],
+    'the paused message and its continuation are one reply, of iteration 2',
+  );
   beginIteration(state);
   state.replyIterations = undefined;
   assert.equal(replyIterationsOf(state), null, 'a state from older code does not know them');
@@ -298,7 +391,15 @@ test('each assistant message keeps the iteration it was written in: a paused tur
   assert.deepEqual(replyIterationsOf(state), [2, 3]);
   // The follower shows these numbers, not a count of the replies.
   const messages = state.conversation;
-  const lastReply = messages.map((message, index) => (message.role === 'assistant' ? index : -1)).filter((index) => index >= 0);
-  assert.deepEqual(lastReply.map((index) => iterationOfReply(messages, index, replyIterationsOf(state))), [2, 3]);
-  assert.deepEqual(lastReply.map((index) => iterationOfReply(messages, index, null)), [1, 2]);
+  const lastReply = messages
+    .map((message, index) => (message.role === 'assistant' ? index : -1))
+    .filter((index) => index >= 0);
+  assert.deepEqual(
+    lastReply.map((index) => iterationOfReply(messages, index, replyIterationsOf(state))),
+    [2, 3],
+  );
+  assert.deepEqual(
+    lastReply.map((index) => iterationOfReply(messages, index, null)),
+    [1, 2],
+  );
 });

@@ -34,9 +34,15 @@ not ok 2 - awaits the result
 });
 
 test('go test -v and cargo test', () => {
-  const go = summarizeTestOutput('=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\texample.com/m\t0.01s', 1);
+  const go = summarizeTestOutput(
+    '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\texample.com/m\t0.01s',
+    1,
+  );
   assert.deepEqual([go.passed, go.failed, go.failing], [1, 1, ['TestB']]);
-  const cargo = summarizeTestOutput('test tests::a ... ok\ntest tests::b ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out', 101);
+  const cargo = summarizeTestOutput(
+    'test tests::a ... ok\ntest tests::b ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out',
+    101,
+  );
   assert.deepEqual([cargo.passed, cargo.failed, cargo.failing], [1, 1, ['tests::b']]);
 });
 
@@ -44,7 +50,10 @@ test('a fix is verified only when the failing tests pass and nothing else breaks
   const before = summarizeTestOutput(pytestFailing, 1);
   assert.equal(verifyFix(before, summarizeTestOutput('5 passed in 0.02s', 0)).fixed, true);
   assert.equal(verifyFix(before, summarizeTestOutput(pytestFailing, 1)).fixed, false);
-  const broken = verifyFix(before, summarizeTestOutput('FAILED test_buggy_code.py::test_single_item - x\n1 failed, 4 passed in 0.1s', 1));
+  const broken = verifyFix(
+    before,
+    summarizeTestOutput('FAILED test_buggy_code.py::test_single_item - x\n1 failed, 4 passed in 0.1s', 1),
+  );
   assert.equal(broken.fixed, false);
   assert.deepEqual(broken.newlyFailing, ['test_buggy_code.py::test_single_item']);
   assert.equal(verifyFix(before, summarizeTestOutput('3 passed in 0.02s', 0)).fixed, false, 'tests went missing');
@@ -56,7 +65,10 @@ test('colour codes are stripped before parsing (pytest with addopts = --color=ye
     '\x1b[31mFAILED\x1b[0m tests/test_jobs.py::\x1b[1mtest_first_result\x1b[0m - assert <coroutine>\n' +
     '\x1b[31m========================= \x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m2 passed\x1b[0m\x1b[31m in 0.05s\x1b[0m\x1b[31m ==========================\x1b[0m';
   const summary = summarizeTestOutput(coloured, 1);
-  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['tests/test_jobs.py::test_first_result']]);
+  assert.deepEqual(
+    [summary.passed, summary.failed, summary.failing],
+    [2, 1, ['tests/test_jobs.py::test_first_result']],
+  );
 });
 
 test('vitest: counts and failing test names (file > suite > test)', () => {
@@ -73,7 +85,10 @@ AssertionError: expected 'caf' to be 'cafe'
    Start at  10:00:00
    Duration  300ms`;
   const summary = summarizeTestOutput(output, 1);
-  assert.deepEqual([summary.passed, summary.failed, summary.failing], [2, 1, ['test/slug.test.ts > slugify > drops accents']]);
+  assert.deepEqual(
+    [summary.passed, summary.failed, summary.failing],
+    [2, 1, ['test/slug.test.ts > slugify > drops accents']],
+  );
 });
 
 test('jest: counts and failing test names', () => {
@@ -103,7 +118,10 @@ test('mocha: counts and failing test names', () => {
      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
 `;
   const summary = summarizeTestOutput(output, 1);
-  assert.deepEqual([summary.passed, summary.failed, summary.failing], [1, 1, ['newestSatisfying picks the newest match']]);
+  assert.deepEqual(
+    [summary.passed, summary.failed, summary.failing],
+    [1, 1, ['newestSatisfying picks the newest match']],
+  );
 });
 
 test('a test run that cannot import a dependency says which one', () => {
@@ -115,5 +133,9 @@ test('a test run that cannot import a dependency says which one', () => {
   assert.match(formatTestSummary(pytest), /could not import "dateutil": no such module is installed/);
   const node = summarizeTestOutput("Error: Cannot find module 'semver'\nRequire stack:\n- /workspace/src/pick.js", 1);
   assert.equal(node.missingModule, 'semver');
-  assert.equal(summarizeTestOutput("Error: Cannot find module './pick.js'", 1).missingModule, undefined, 'the code’s own files are not dependencies');
+  assert.equal(
+    summarizeTestOutput("Error: Cannot find module './pick.js'", 1).missingModule,
+    undefined,
+    'the code’s own files are not dependencies',
+  );
 });

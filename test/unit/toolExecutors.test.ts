@@ -30,14 +30,24 @@ before(async () => {
   await mkdir(join(root, 'workspace', 'tests'), { recursive: true });
   await writeFile(join(root, 'workspace', 'stats.py'), 'def mean(xs):\n    return sum(xs) / len(xs)\n');
   await writeFile(join(root, 'workspace', 'tests', 'test_stats.py'), 'def test_mean():\n    assert True\n');
-  folder = new WorkspaceFolder(join(root, 'workspace'), new FolderStore(join(root, 'store')), { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
+  folder = new WorkspaceFolder(join(root, 'workspace'), new FolderStore(join(root, 'store')), {
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+  });
 });
 after(() => rm(root, { recursive: true, force: true }));
 
 async function contextWith(commands: string[] = []): Promise<ToolContext> {
   const exec = async (command: string): Promise<ExecResult> => {
     commands.push(command);
-    return { output: '1 passed in 0.01s\n', exitCode: 0, timedOut: false, durationMs: 1, outputBytes: 18, droppedBytes: 0 };
+    return {
+      output: '1 passed in 0.01s\n',
+      exitCode: 0,
+      timedOut: false,
+      durationMs: 1,
+      outputBytes: 18,
+      droppedBytes: 0,
+    };
   };
   return { callId: 'call-1', folder, before: await folder.read(), settings, exec };
 }
@@ -83,7 +93,10 @@ test('a path outside the workspace is refused as an error, before any command ru
 
 test('run_tests runs the test command on the target and leads with the summary', async () => {
   const commands: string[] = [];
-  const outcome = await executeTool({ name: 'run_tests', input: { path: 'tests/test_stats.py::test_mean' } }, await contextWith(commands));
+  const outcome = await executeTool(
+    { name: 'run_tests', input: { path: 'tests/test_stats.py::test_mean' } },
+    await contextWith(commands),
+  );
   assert.deepEqual(commands, [`python -m pytest -q 'tests/test_stats.py::test_mean'`]);
   assert.equal(outcome.testSummary?.passed, 1);
   assert.ok(outcome.testSummary && outcome.content.startsWith(formatTestSummary(outcome.testSummary)));

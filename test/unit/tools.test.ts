@@ -43,11 +43,20 @@ test('bad tool calls become errors the model can act on', () => {
   assert.match(!unknown.ok ? unknown.error : '', /Unknown tool "delete_everything"\. Available tools: run_tests/);
   const bad = parseToolCall({ id: '2', name: 'read_file', input: { path: 7 } }, { allowCommands: false });
   assert.match(!bad.ok ? bad.error : '', /Invalid input for read_file: path:/);
-  const extra = parseToolCall({ id: '3', name: 'edit_file', input: { path: 'a', old_string: 'x', new_string: 'y', force: true } }, { allowCommands: false });
+  const extra = parseToolCall(
+    { id: '3', name: 'edit_file', input: { path: 'a', old_string: 'x', new_string: 'y', force: true } },
+    { allowCommands: false },
+  );
   assert.equal(extra.ok, false);
-  const commandOff = parseToolCall({ id: '4', name: 'run_command', input: { command: 'ls' } }, { allowCommands: false });
+  const commandOff = parseToolCall(
+    { id: '4', name: 'run_command', input: { command: 'ls' } },
+    { allowCommands: false },
+  );
   assert.equal(commandOff.ok, false);
-  const good = parseToolCall({ id: '5', name: 'read_file', input: { path: 'a.py', start_line: 2 } }, { allowCommands: false });
+  const good = parseToolCall(
+    { id: '5', name: 'read_file', input: { path: 'a.py', start_line: 2 } },
+    { allowCommands: false },
+  );
   assert.equal(good.ok && good.effect, 'read');
 });
 
@@ -90,7 +99,10 @@ test('a call is described in one short line from its record, whatever its input'
 });
 
 test('the oversized-input rule drops a too large input and keeps the call, so it can be refused', () => {
-  const atLimit = { path: 'a', content: 'x'.repeat(maxToolInputBytes - JSON.stringify({ path: 'a', content: '' }).length) };
+  const atLimit = {
+    path: 'a',
+    content: 'x'.repeat(maxToolInputBytes - JSON.stringify({ path: 'a', content: '' }).length),
+  };
   const over = { path: 'b', content: 'x'.repeat(maxToolInputBytes) };
   const blocks: AssistantBlock[] = [
     { type: 'text', text: 'Writing two files.' },
@@ -101,5 +113,8 @@ test('the oversized-input rule drops a too large input and keeps the call, so it
   assert.deepEqual(kept.slice(0, 2), blocks.slice(0, 2));
   assert.deepEqual(kept[2], { type: 'tool_use', id: 'dropped', name: 'write_file', input: {} });
   assert.deepEqual(oversized, [{ id: 'dropped', bytes: JSON.stringify(over).length }]);
-  assert.match(oversizedInputError('write_file', 300_000), /write_file call was 300000 bytes, over the limit of 262144\. Make smaller changes/);
+  assert.match(
+    oversizedInputError('write_file', 300_000),
+    /write_file call was 300000 bytes, over the limit of 262144\. Make smaller changes/,
+  );
 });

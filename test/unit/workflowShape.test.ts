@@ -25,7 +25,10 @@ function classMembers(file: string, text: string): Array<{ name: string; members
       const parameterProperties = node.members
         .filter(ts.isConstructorDeclaration)
         .flatMap((constructor) => constructor.parameters.filter((parameter) => ts.getModifiers(parameter)?.length));
-      classes.push({ name: node.name?.text ?? '(anonymous)', members: node.members.length + parameterProperties.length });
+      classes.push({
+        name: node.name?.text ?? '(anonymous)',
+        members: node.members.length + parameterProperties.length,
+      });
     }
     ts.forEachChild(node, visit);
   };
@@ -54,6 +57,11 @@ test('the member count sees fields, parameter properties, the constructor and me
 });
 
 test('the words the model is told live in the run core and its prompts, not in workflows/', async () => {
-  const repeated = (await workflowSources()).filter(({ text }) => /Verified: the test suite passes|Your fix was not verified/.test(text));
-  assert.deepEqual(repeated.map(({ file }) => file), []);
+  const repeated = (await workflowSources()).filter(({ text }) =>
+    /Verified: the test suite passes|Your fix was not verified/.test(text),
+  );
+  assert.deepEqual(
+    repeated.map(({ file }) => file),
+    [],
+  );
 });

@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isWorkspaceAt, workspaceMark, type Mutation, type WorkspaceLog } from '../../src/agent/workspace.js';
 
-const edit = (toolUseId: string): Mutation => ({ path: 'buggy_code.py', after: { kind: 'file', blob: toolUseId, executable: false }, toolUseId });
+const edit = (toolUseId: string): Mutation => ({
+  path: 'buggy_code.py',
+  after: { kind: 'file', blob: toolUseId, executable: false },
+  toolUseId,
+});
 
 test('a workspace is at its mark until the log grows or the digest moves', () => {
   const log: WorkspaceLog = { snapshotId: 'snap', mutations: [edit('a')], digest: 'd1' };

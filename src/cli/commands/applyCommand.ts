@@ -8,7 +8,7 @@ export function applyCommand(program: Command): void {
     .command('apply')
     .description("commit a fixed run's patch on a new branch durable-debugger/<id> of its git repository")
     .argument('<workflow-id>')
-    .option('--repo <path>', 'the repository to apply it to (default: the run\'s repository)')
+    .option('--repo <path>', "the repository to apply it to (default: the run's repository)")
     .option('--json', 'print JSON')
     .action(async (workflowId: string, options: { repo?: string; json?: boolean }) =>
       withSession(async (session) => {

@@ -10,7 +10,9 @@ export function approveCommand(program: Command): void {
     .argument('<workflow-id>')
     .action(async (workflowId: string) =>
       withSession(async (session) => {
-        await answerApproval(session, workflowId, () => session.client.workflow.getHandle(workflowId).executeUpdate(approveUpdate));
+        await answerApproval(session, workflowId, () =>
+          session.client.workflow.getHandle(workflowId).executeUpdate(approveUpdate),
+        );
         console.log(`Approved: ${workflowId} ends as fixed.`);
       }),
     );

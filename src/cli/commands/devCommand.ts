@@ -9,8 +9,15 @@ export function devCommand(program: Command): void {
   program
     .command('dev')
     .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
-    .option('--scripted', 'answer model calls with the fixtures\' scripted responses (offline, no API key; fixture runs only)')
-    .option('--reply-delay <ms>', 'with --scripted: pause before each scripted reply, to watch or steer a run', positiveInteger)
+    .option(
+      '--scripted',
+      "answer model calls with the fixtures' scripted responses (offline, no API key; fixture runs only)",
+    )
+    .option(
+      '--reply-delay <ms>',
+      'with --scripted: pause before each scripted reply, to watch or steer a run',
+      positiveInteger,
+    )
     .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
       const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
       try {
@@ -18,7 +25,9 @@ export function devCommand(program: Command): void {
           (worker, server) => {
             console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
             if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
-            console.log(`Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`);
+            console.log(
+              `Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`,
+            );
           },
           scripted ? scriptedWorkerModel(scripted) : {},
         );

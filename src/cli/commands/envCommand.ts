@@ -6,7 +6,9 @@ import { listEnvironmentImages, pruneEnvironmentImages } from '../../sandbox/env
 import { positiveNumber } from '../commandSupport.js';
 
 export function envCommand(program: Command): void {
-  const env = program.command('env').description('the environment images (dependencies installed for a repository, cached by their manifests)');
+  const env = program
+    .command('env')
+    .description('the environment images (dependencies installed for a repository, cached by their manifests)');
   env
     .command('list')
     .description('list the environment images on this Docker engine')
@@ -20,7 +22,9 @@ export function envCommand(program: Command): void {
         }
         const packages = info.packages === null ? '' : `, ${info.packages} packages`;
         const used = info.usedBy ? pc.yellow(` · in use by ${info.usedBy} container(s)`) : '';
-        console.log(`${pc.bold(info.image)}  ${info.description ?? info.kind ?? ''}${packages} · ${(info.sizeBytes / 1e6).toFixed(0)} MB · ${info.createdAt.toISOString()}${used}`);
+        console.log(
+          `${pc.bold(info.image)}  ${info.description ?? info.kind ?? ''}${packages} · ${(info.sizeBytes / 1e6).toFixed(0)} MB · ${info.createdAt.toISOString()}${used}`,
+        );
       }
       if (!options.json && images.length === 0) console.log('No environment images.');
     });
@@ -29,7 +33,9 @@ export function envCommand(program: Command): void {
     .description('remove environment images that no container uses (the next run of their repository builds again)')
     .option('--older-than-days <n>', 'only images built more than n days ago', positiveNumber)
     .action(async (options: { olderThanDays?: number }) => {
-      const removed = await pruneEnvironmentImages(connectDocker(), { olderThanMs: (options.olderThanDays ?? 0) * 86_400_000 });
+      const removed = await pruneEnvironmentImages(connectDocker(), {
+        olderThanMs: (options.olderThanDays ?? 0) * 86_400_000,
+      });
       for (const info of removed) console.log(`removed ${info.image} (${(info.sizeBytes / 1e6).toFixed(0)} MB)`);
       if (removed.length === 0) console.log('Nothing to prune.');
     });

@@ -28,7 +28,9 @@ export function listCommand(program: Command): void {
           if (options.json) console.log(JSON.stringify(row));
           else {
             const cost = row.costUsd === null ? '-' : `$${row.costUsd.toFixed(4)}`;
-            console.log(`${row.started.slice(0, 19).replace('T', ' ')}  ${row.status.padEnd(16)} ${String(row.iterations).padStart(3)} it  ${cost.padStart(9)}  ${row.workflowId}`);
+            console.log(
+              `${row.started.slice(0, 19).replace('T', ' ')}  ${row.status.padEnd(16)} ${String(row.iterations).padStart(3)} it  ${cost.padStart(9)}  ${row.workflowId}`,
+            );
           }
         }
         if (count === 0 && !options.json) console.log('No runs yet. Start one with `durable-debugger run <repo>`.');

@@ -23,11 +23,15 @@ export function raiseBudgetCommand(program: Command): void {
       const worker = await workerForThisCommand(session);
       try {
         if (description.status.name !== 'RUNNING') {
-          throw new UsageError(`${workflowId} has ended (${description.status.name.toLowerCase()}): continue it in a new run with \`durable-debugger resume ${workflowId}\` (same --more-* options).`);
+          throw new UsageError(
+            `${workflowId} has ended (${description.status.name.toLowerCase()}): continue it in a new run with \`durable-debugger resume ${workflowId}\` (same --more-* options).`,
+          );
         }
         const status = await handle.query(statusQuery);
         if (status.attempts) {
-          throw new UsageError(`${workflowId} runs ${status.attempts.length} attempts, each with its own budget: raise the budget of one of them (${status.attempts.map((entry) => entry.workflowId).join(', ')}).`);
+          throw new UsageError(
+            `${workflowId} runs ${status.attempts.length} attempts, each with its own budget: raise the budget of one of them (${status.attempts.map((entry) => entry.workflowId).join(', ')}).`,
+          );
         }
         const raised = await handle.executeUpdate(raiseBudgetUpdate, { args: [asked] }).catch((error: Error) => {
           // The validator's refusal is the cause; "Workflow Update failed" alone says nothing.

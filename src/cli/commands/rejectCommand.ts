@@ -8,7 +8,7 @@ export function rejectCommand(program: Command): void {
     .command('reject')
     .description('reject the verified fix of a run that awaits approval: the model reads your feedback and goes on')
     .argument('<workflow-id>')
-    .argument('<feedback...>', 'what to change, in words (the model reads it as the reviewer\'s)')
+    .argument('<feedback...>', "what to change, in words (the model reads it as the reviewer's)")
     .action(async (workflowId: string, words: string[]) =>
       withSession(async (session) => {
         const feedback = words.join(' ').trim();

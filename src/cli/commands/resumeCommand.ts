@@ -1,7 +1,13 @@
 // `resume <id>`: go on from where a run was interrupted or ended, in a new linked run.
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { Command } from 'commander';
-import { applyRaise, budgetUsage, completeRaise, describeBudgetChange, type BudgetRaise } from '../../agent/budgetRaise.js';
+import {
+  applyRaise,
+  budgetUsage,
+  completeRaise,
+  describeBudgetChange,
+  type BudgetRaise,
+} from '../../agent/budgetRaise.js';
 import type { AttemptProgress } from '../../agent/runState.js';
 import { startResumedRun } from '../../client.js';
 import { savedStateQuery, statusQuery } from '../../temporal/definitions.js';
@@ -23,7 +29,11 @@ async function resumeSingleRun(
   await noteParentStillRunning(session, description);
   // The new run goes on counting time from where this one stopped (see resumeEarlierRun).
   const usage = budgetUsage(earlier, (description.closeTime?.getTime() ?? Date.now()) - earlier.startedAt);
-  const { budgets } = applyRaise(earlier.budgets, usage, completeRaise(asked, earlier.budgets, usage, original.budgets));
+  const { budgets } = applyRaise(
+    earlier.budgets,
+    usage,
+    completeRaise(asked, earlier.budgets, usage, original.budgets),
+  );
   noteUnsetBudgets(asked, earlier.budgets);
   const next = await startResumedRun(session.client, {
     input: {
@@ -57,10 +67,14 @@ async function resumeAttempts(
 ): Promise<string> {
   const ids = attempts.map((entry) => entry.workflowId).join(', ');
   if (Object.keys(asked).length > 0) {
-    throw new UsageError(`${workflowId} ran ${attempts.length} attempts, each with its own share of the budgets: to give one more, resume that attempt with the --more-* options (${ids}).`);
+    throw new UsageError(
+      `${workflowId} ran ${attempts.length} attempts, each with its own share of the budgets: to give one more, resume that attempt with the --more-* options (${ids}).`,
+    );
   }
   if (execution === 'COMPLETED') {
-    throw new UsageError(`${workflowId} ended with a report: every attempt finished, so nothing is left to resume. To give one attempt more budget, resume that attempt (${ids}).`);
+    throw new UsageError(
+      `${workflowId} ended with a report: every attempt finished, so nothing is left to resume. To give one attempt more budget, resume that attempt (${ids}).`,
+    );
   }
   const { input: original } = await session.client.workflow.getHandle(workflowId).query(savedStateQuery);
   const next = await startResumedRun(session.client, {
@@ -70,7 +84,9 @@ async function resumeAttempts(
     firstNumber: 2,
     workflowId: id,
   });
-  log(`Resuming ${workflowId} (${execution.toLowerCase()}) in a new run, ${next.workflowId}: its finished attempts are kept, its unfinished ones go on from where they were.`);
+  log(
+    `Resuming ${workflowId} (${execution.toLowerCase()}) in a new run, ${next.workflowId}: its finished attempts are kept, its unfinished ones go on from where they were.`,
+  );
   return next.workflowId;
 }
 
@@ -78,8 +94,17 @@ async function resumeAttempts(
 async function noteParentStillRunning(session: Session, description: WorkflowExecutionDescription): Promise<void> {
   const parent = description.parentExecution?.workflowId;
   if (!parent) return;
-  const running = (await session.client.workflow.getHandle(parent).describe().catch(() => null))?.status.name === 'RUNNING';
-  if (running) log(`Note: ${description.workflowId} is an attempt of ${parent}, which is still running and has counted this attempt as ended: the new run goes on by itself, outside ${parent}'s report.`);
+  const running =
+    (
+      await session.client.workflow
+        .getHandle(parent)
+        .describe()
+        .catch(() => null)
+    )?.status.name === 'RUNNING';
+  if (running)
+    log(
+      `Note: ${description.workflowId} is an attempt of ${parent}, which is still running and has counted this attempt as ended: the new run goes on by itself, outside ${parent}'s report.`,
+    );
 }
 
 export function resumeCommand(program: Command): void {
@@ -90,7 +115,7 @@ export function resumeCommand(program: Command): void {
         'go on from where a run was interrupted or ended. An ended run (out of budget, stopped, failed, terminated, timed out) ' +
           'goes on in a new, linked run (<id>-resumed-N) from its saved state: its conversation, workspace and usage. ' +
           'A parent of parallel attempts keeps each finished attempt as it is and resumes each unfinished one from its own saved state. ' +
-          'A running run whose worker is gone goes on in this command\'s worker. ' +
+          "A running run whose worker is gone goes on in this command's worker. " +
           'Whatever budget stopped a single run is raised: by the amount given, else by 10 iterations or by the amount of tokens, ' +
           'dollars or minutes the run started with. Budgets the run never had stay unset. (A run paused on its budget: `raise-budget`.)',
       )
@@ -107,9 +132,13 @@ export function resumeCommand(program: Command): void {
         const status = await handle.query(statusQuery).catch(() => null);
         if (description.status.name === 'RUNNING') {
           if (status?.phase === 'paused') {
-            throw new UsageError(`${workflowId} is paused on its budget, not ended: raise it with \`durable-debugger raise-budget ${workflowId}\` (same --more-* options).`);
+            throw new UsageError(
+              `${workflowId} is paused on its budget, not ended: raise it with \`durable-debugger raise-budget ${workflowId}\` (same --more-* options).`,
+            );
           }
-          log(`${workflowId} is still running (phase ${status?.phase ?? 'unknown'}): following it; this command's worker serves it if its own is gone.`);
+          log(
+            `${workflowId} is still running (phase ${status?.phase ?? 'unknown'}): following it; this command's worker serves it if its own is gone.`,
+          );
           process.exitCode = exitCodeFor(await follow(session, workflowId, Boolean(options.json)));
           return;
         }

@@ -3,21 +3,38 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { startDebugRun } from '../../client.js';
 import { applyFix, exitCodeFor, follow, withSession } from '../commandSupport.js';
-import { inputFrom, noteConservativePrice, refuseWhenNobodyServesTheModel, runOptions, type RunOptions } from '../runOptions.js';
+import {
+  inputFrom,
+  noteConservativePrice,
+  refuseWhenNobodyServesTheModel,
+  runOptions,
+  type RunOptions,
+} from '../runOptions.js';
 import { endpointOfSession, workerForThisCommand } from '../session.js';
 
 export function runCommand(program: Command): void {
-  runOptions(program.command('run').description('start a run and follow it to the end').argument('<repo>', 'repository with failing tests'))
-    .option('--apply', 'when fixed, commit the patch on a new branch durable-debugger/<id> of the repository (a git repository)')
-    .action(
-    async (repo: string, options: RunOptions) =>
+  runOptions(
+    program
+      .command('run')
+      .description('start a run and follow it to the end')
+      .argument('<repo>', 'repository with failing tests'),
+  )
+    .option(
+      '--apply',
+      'when fixed, commit the patch on a new branch durable-debugger/<id> of the repository (a git repository)',
+    )
+    .action(async (repo: string, options: RunOptions) =>
       withSession(async (session) => {
         const input = { ...inputFrom(repo, options), ...endpointOfSession(session) };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
         noteConservativePrice(input, session);
         const worker = await workerForThisCommand(session);
         try {
-          const handle = await startDebugRun(session.client, { input, taskQueue: session.config.taskQueue, workflowId: options.id });
+          const handle = await startDebugRun(session.client, {
+            input,
+            taskQueue: session.config.taskQueue,
+            workflowId: options.id,
+          });
           if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
           const report = await follow(session, handle.workflowId, Boolean(options.json));
           process.exitCode = exitCodeFor(report);
@@ -26,5 +43,5 @@ export function runCommand(program: Command): void {
           await worker.shutdown();
         }
       }),
-  );
+    );
 }

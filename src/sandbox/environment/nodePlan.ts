@@ -2,7 +2,12 @@
 // by the package manager it belongs to (npm, pnpm, yarn 1 or yarn 4), outside /workspace.
 import { environmentPaths, toolchainFile, type EnvironmentPlan } from './planTypes.js';
 
-const nodeEnv = ['NPM_CONFIG_OFFLINE=true', 'NPM_CONFIG_UPDATE_NOTIFIER=false', 'NPM_CONFIG_FUND=false', 'NPM_CONFIG_AUDIT=false'];
+const nodeEnv = [
+  'NPM_CONFIG_OFFLINE=true',
+  'NPM_CONFIG_UPDATE_NOTIFIER=false',
+  'NPM_CONFIG_FUND=false',
+  'NPM_CONFIG_AUDIT=false',
+];
 
 /** package.json with dependencies: the plan that installs them, or null when there are none. */
 export function planNode(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
@@ -133,7 +138,11 @@ export function nodeBuild(files: string[], manifest: Record<string, unknown>): s
   const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
   const text = (name: string) => (typeof scripts[name] === 'string' ? (scripts[name] as string) : '');
   // A `prepare` that installs git hooks is no build.
-  const script = text('build').trim() ? 'build' : text('prepare').trim() && !/husky|simple-git-hooks|lefthook/.test(text('prepare')) ? 'prepare' : null;
+  const script = text('build').trim()
+    ? 'build'
+    : text('prepare').trim() && !/husky|simple-git-hooks|lefthook/.test(text('prepare'))
+      ? 'prepare'
+      : null;
   if (!script) return [];
   if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(`${text('pretest')} ${text('test')}`)) return [];
   const present = new Set(files);

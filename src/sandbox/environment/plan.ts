@@ -4,7 +4,14 @@
 // Pure: the caller reads the files; this decides what to install and how.
 import { planNode } from './nodePlan.js';
 import { planPython } from './pythonPlan.js';
-import { EnvironmentConfigError, repositoryConfigFile, repositoryDockerfile, type EnvironmentChoice, type EnvironmentPlan, type RepositoryConfig } from './planTypes.js';
+import {
+  EnvironmentConfigError,
+  repositoryConfigFile,
+  repositoryDockerfile,
+  type EnvironmentChoice,
+  type EnvironmentPlan,
+  type RepositoryConfig,
+} from './planTypes.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
@@ -34,13 +41,20 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
   } catch (error) {
     throw new EnvironmentConfigError(`${repositoryConfigFile} is not valid JSON (${(error as Error).message})`);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !['image', 'setup', 'build', 'testCommand', '$schema'].includes(key));
-  if (unknown.length) throw new EnvironmentConfigError(`${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand)`);
+  const unknown = Object.keys(record).filter(
+    (key) => !['image', 'setup', 'build', 'testCommand', '$schema'].includes(key),
+  );
+  if (unknown.length)
+    throw new EnvironmentConfigError(
+      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand)`,
+    );
   const choice: RepositoryConfig = {};
   if (record.image !== undefined) {
-    if (typeof record.image !== 'string' || !record.image.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: image must be an image name`);
+    if (typeof record.image !== 'string' || !record.image.trim())
+      throw new EnvironmentConfigError(`${repositoryConfigFile}: image must be an image name`);
     choice.image = record.image.trim();
   }
   if (record.setup !== undefined) {
@@ -53,12 +67,15 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
   if (record.build !== undefined) {
     const build = typeof record.build === 'string' ? [record.build] : record.build;
     if (!Array.isArray(build) || !build.every((line) => typeof line === 'string' && line.trim())) {
-      throw new EnvironmentConfigError(`${repositoryConfigFile}: build must be a command, a list of commands, or [] for none`);
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: build must be a command, a list of commands, or [] for none`,
+      );
     }
     choice.build = build as string[];
   }
   if (record.testCommand !== undefined) {
-    if (typeof record.testCommand !== 'string' || !record.testCommand.trim()) throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
+    if (typeof record.testCommand !== 'string' || !record.testCommand.trim())
+      throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
     choice.testCommand = record.testCommand;
   }
   return choice;
@@ -68,13 +85,19 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
  * The environment a repository needs, or null when the sandbox image already has everything
  * (no declared dependencies). `choice` (run input) overrides the repository's config file.
  */
-export function planEnvironment(files: string[], manifests: Record<string, string>, choice: EnvironmentChoice = {}): EnvironmentPlan | null {
+export function planEnvironment(
+  files: string[],
+  manifests: Record<string, string>,
+  choice: EnvironmentChoice = {},
+): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
   const plan = planWithoutBuild(files, manifests, chosen);
   if (!plan) return null;
   const build = chosen.build ?? plan.build;
   // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
-  return build.length ? { ...plan, build, containerEnv: [...plan.containerEnv, `CACHE_DIR=${buildCacheFolder}`] } : { ...plan, build };
+  return build.length
+    ? { ...plan, build, containerEnv: [...plan.containerEnv, `CACHE_DIR=${buildCacheFolder}`] }
+    : { ...plan, build };
 }
 
 /** Where build tools keep their caches in the sandbox; emptied before every build. */
@@ -83,10 +106,18 @@ export const buildCacheFolder = '/tmp/durable-debugger-build-cache';
 /** The test command run after the build steps, so the tests never load output older than the agent's edits. */
 export function withBuildSteps(build: string[], testCommand: string): string {
   if (build.length === 0) return testCommand;
-  return [`rm -rf ${buildCacheFolder}`, ...build.map((command) => (/[;&|]/.test(command) ? `(${command})` : command)), testCommand].join(' && ');
+  return [
+    `rm -rf ${buildCacheFolder}`,
+    ...build.map((command) => (/[;&|]/.test(command) ? `(${command})` : command)),
+    testCommand,
+  ].join(' && ');
 }
 
-function planWithoutBuild(files: string[], manifests: Record<string, string>, chosen: RepositoryConfig): EnvironmentPlan | null {
+function planWithoutBuild(
+  files: string[],
+  manifests: Record<string, string>,
+  chosen: RepositoryConfig,
+): EnvironmentPlan | null {
   if (chosen.setup?.length) {
     return {
       kind: 'custom',
@@ -150,11 +181,15 @@ export function dockerfileBaseImages(text: string): string[] {
     const match = line.match(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$/i);
     if (!match) continue;
     const image = match[1] as string;
-    if (image.includes('$')) throw new EnvironmentConfigError(`${repositoryDockerfile}: FROM ${image} uses a build argument; name the image itself`);
+    if (image.includes('$'))
+      throw new EnvironmentConfigError(
+        `${repositoryDockerfile}: FROM ${image} uses a build argument; name the image itself`,
+      );
     if (image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) images.push(image);
     if (match[2]) stages.add(match[2].toLowerCase());
   }
-  if (images.length === 0 && !lines.some((line) => /^\s*FROM\s/i.test(line))) throw new EnvironmentConfigError(`${repositoryDockerfile} has no FROM line`);
+  if (images.length === 0 && !lines.some((line) => /^\s*FROM\s/i.test(line)))
+    throw new EnvironmentConfigError(`${repositoryDockerfile} has no FROM line`);
   return [...new Set(images)];
 }
 
@@ -165,7 +200,10 @@ function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {
 /** What a failed install means for the user, with the installer's last lines. */
 export function explainInstallFailure(description: string, exitCode: number, lastLines: string[]): string {
   const output = lastLines.join('\n');
-  const unreachable = /Could not fetch URL|NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network is unreachable/i.test(output);
+  const unreachable =
+    /Could not fetch URL|NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network is unreachable/i.test(
+      output,
+    );
   const cause = unreachable
     ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
     : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;

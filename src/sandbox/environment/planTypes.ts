@@ -59,5 +59,4 @@ export interface EnvironmentPlan {
   containerEnv: string[];
 }
 
-
 export class EnvironmentConfigError extends Error {}

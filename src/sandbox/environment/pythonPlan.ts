@@ -16,11 +16,14 @@ export function planPython(files: string[], manifests: Record<string, string>): 
   const inputFiles: Record<string, string> = {};
   for (const path of requirementFiles) {
     // Local paths (-e ., ./pkg) name the project itself: it is made importable another way.
-    const lines = (manifests[path] as string).split('\n').filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line));
+    const lines = (manifests[path] as string)
+      .split('\n')
+      .filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line));
     inputFiles[path] = lines.join('\n');
     if (lines.some((line) => line.trim() && !line.trim().startsWith('#'))) sources.push(`-r ${path}`);
   }
-  const pyproject = manifests['pyproject.toml'] !== undefined ? pyprojectRequirements(manifests['pyproject.toml'] as string) : [];
+  const pyproject =
+    manifests['pyproject.toml'] !== undefined ? pyprojectRequirements(manifests['pyproject.toml'] as string) : [];
   if (pyproject.length) sources.push('(pyproject.toml dependencies)');
   requirements.push(...pyproject);
   const setupCfg = manifests['setup.cfg'] !== undefined ? setupCfgRequirements(manifests['setup.cfg'] as string) : [];
@@ -40,7 +43,9 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     inputFiles['pyproject.toml'] = manifests['pyproject.toml'] as string;
     inputFiles[lock.file] = manifests[lock.file] as string;
   }
-  const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path)) ? '/workspace/src' : '/workspace';
+  const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path))
+    ? '/workspace/src'
+    : '/workspace';
   const venv = environmentPaths.venv;
   const script = [
     'set -e',
@@ -52,7 +57,10 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     // The project itself, importable as an editable install would make it.
     `echo ${importRoot} > "$(${venv}/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
     // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
-    ...['python3', 'python', 'pytest'].map((tool) => `printf '#!/bin/sh\\nexec ${venv}/bin/${tool} "$@"\\n' > /usr/local/bin/${tool} && chmod 755 /usr/local/bin/${tool}`),
+    ...['python3', 'python', 'pytest'].map(
+      (tool) =>
+        `printf '#!/bin/sh\\nexec ${venv}/bin/${tool} "$@"\\n' > /usr/local/bin/${tool} && chmod 755 /usr/local/bin/${tool}`,
+    ),
     `echo "packages: $(ls -d ${venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
   return {
@@ -115,7 +123,8 @@ export function pyprojectRequirements(text: string): string[] {
     throw new EnvironmentConfigError(`pyproject.toml cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
   }
   const project = (data.project ?? {}) as Record<string, unknown>;
-  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
   const extras = (project['optional-dependencies'] ?? {}) as Record<string, unknown>;
   const groups = (data['dependency-groups'] ?? {}) as Record<string, unknown>;
   const name = typeof project.name === 'string' ? normalizeName(project.name) : null;
@@ -146,7 +155,8 @@ export function setupCfgRequirements(text: string): string[] {
     const assignment = line.match(/^(\S[^=]*?)\s*=\s*(.*)$/);
     if (assignment) {
       key = (assignment[1] as string).trim();
-      if (wanted(section, key) && assignment[2]?.trim()) result.push(...(assignment[2] as string).split(';;').map((part) => part.trim()));
+      if (wanted(section, key) && assignment[2]?.trim())
+        result.push(...(assignment[2] as string).split(';;').map((part) => part.trim()));
       continue;
     }
     if (/^\s+\S/.test(line) && wanted(section, key)) result.push(line.trim());
@@ -154,7 +164,10 @@ export function setupCfgRequirements(text: string): string[] {
   return result.filter(Boolean);
 
   function wanted(sectionName: string, keyName: string): boolean {
-    return (sectionName === 'options' && keyName === 'install_requires') || (sectionName === 'options.extras_require' && testExtras.includes(keyName));
+    return (
+      (sectionName === 'options' && keyName === 'install_requires') ||
+      (sectionName === 'options.extras_require' && testExtras.includes(keyName))
+    );
   }
 }
 

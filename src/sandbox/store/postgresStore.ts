@@ -14,7 +14,20 @@ export const treesTable = 'durable_debugger_trees';
 const sendOnlyIfMissingBytes = 64 * 1024;
 
 /** Connection failures (and a server starting or shutting down) that are worth waiting out. */
-const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+const transientCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 export class PostgresStore implements ContentStore {
   private readonly pool: pg.Pool;
@@ -27,7 +40,13 @@ export class PostgresStore implements ContentStore {
     private readonly options: { waitForServerMs?: number } = {},
   ) {
     this.location = redactedUrl(url);
-    this.pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000, allowExitOnIdle: true });
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: 4,
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+      allowExitOnIdle: true,
+    });
     // An idle connection closed by the server (a restart) leaves the pool; the next query opens a new one.
     this.pool.on('error', () => undefined);
   }
@@ -43,13 +62,18 @@ export class PostgresStore implements ContentStore {
         const present = await this.pool.query(`SELECT 1 FROM ${blobsTable} WHERE id = $1`, [blob]);
         if (present.rowCount) return;
       }
-      await this.pool.query(`INSERT INTO ${blobsTable} (id, content) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [blob, content]);
+      await this.pool.query(`INSERT INTO ${blobsTable} (id, content) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [
+        blob,
+        content,
+      ]);
     });
   }
 
   async getBlob(blob: string): Promise<Buffer> {
     checkDigest(blob, 'blob id');
-    const result = await this.query(() => this.pool.query<{ content: Buffer }>(`SELECT content FROM ${blobsTable} WHERE id = $1`, [blob]));
+    const result = await this.query(() =>
+      this.pool.query<{ content: Buffer }>(`SELECT content FROM ${blobsTable} WHERE id = $1`, [blob]),
+    );
     const row = result.rows[0];
     if (!row) throw new Error(`blob ${blob} is not in the content store ${this.location}`);
     return row.content;
@@ -58,13 +82,18 @@ export class PostgresStore implements ContentStore {
   async putTree(tree: Tree): Promise<void> {
     checkDigest(tree.digest, 'tree digest');
     await this.query(() =>
-      this.pool.query(`INSERT INTO ${treesTable} (digest, tree) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING`, [tree.digest, JSON.stringify(tree)]),
+      this.pool.query(`INSERT INTO ${treesTable} (digest, tree) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING`, [
+        tree.digest,
+        JSON.stringify(tree),
+      ]),
     );
   }
 
   async getTree(digest: string): Promise<Tree> {
     checkDigest(digest, 'tree digest');
-    const result = await this.query(() => this.pool.query<{ tree: string }>(`SELECT tree FROM ${treesTable} WHERE digest = $1`, [digest]));
+    const result = await this.query(() =>
+      this.pool.query<{ tree: string }>(`SELECT tree FROM ${treesTable} WHERE digest = $1`, [digest]),
+    );
     const row = result.rows[0];
     if (!row) throw new Error(`snapshot tree ${digest} is not in the content store ${this.location}`);
     return JSON.parse(row.tree) as Tree;
@@ -107,8 +136,12 @@ export class PostgresStore implements ContentStore {
       await client.query('BEGIN');
       // Two `CREATE TABLE IF NOT EXISTS` racing can both try to create the table; one waits here instead.
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('${blobsTable}'))`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${blobsTable} (id char(64) PRIMARY KEY, content bytea NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${treesTable} (digest char(64) PRIMARY KEY, tree text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${blobsTable} (id char(64) PRIMARY KEY, content bytea NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${treesTable} (digest char(64) PRIMARY KEY, tree text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`,
+      );
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -123,12 +156,19 @@ export class PostgresStore implements ContentStore {
     const code = (error as { code?: string }).code;
     const message = (error as Error).message;
     if (code === '3D000') {
-      return new Error(`The content store's database does not exist (${this.location}): create it (createdb), or point DURABLE_DEBUGGER_STORE at another database.`);
+      return new Error(
+        `The content store's database does not exist (${this.location}): create it (createdb), or point DURABLE_DEBUGGER_STORE at another database.`,
+      );
     }
     if (code === '28P01' || code === '28000') {
-      return new Error(`The content store ${this.location} refused the login (${message}): check the user and password in DURABLE_DEBUGGER_STORE.`);
+      return new Error(
+        `The content store ${this.location} refused the login (${message}): check the user and password in DURABLE_DEBUGGER_STORE.`,
+      );
     }
-    if (isTransient(error)) return new Error(`The content store ${this.location} does not answer (${message}): start PostgreSQL, or fix DURABLE_DEBUGGER_STORE.`);
+    if (isTransient(error))
+      return new Error(
+        `The content store ${this.location} does not answer (${message}): start PostgreSQL, or fix DURABLE_DEBUGGER_STORE.`,
+      );
     return error as Error;
   }
 }
@@ -136,7 +176,9 @@ export class PostgresStore implements ContentStore {
 function isTransient(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   if (code && transientCodes.has(code)) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(message ?? '');
+  return /Connection terminated|connection timeout|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(
+    message ?? '',
+  );
 }
 
 /** postgres://user@host:port/database, without password or query parameters. */
