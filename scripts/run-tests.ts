@@ -21,7 +21,10 @@ function run(label: string, command: string, args: string[]): void {
   }
 }
 
-if (wanted.length === 0) run('type check', 'npx', ['tsc', '--noEmit']);
+if (wanted.length === 0) {
+  run('type check', 'npx', ['tsc', '--noEmit']);
+  run('lint and format', 'npm', ['run', '--silent', 'lint']);
+}
 for (const suite of suites) {
   if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
   const folder = join('test', suite.name);
