@@ -4,7 +4,7 @@
 // of that parent's attempts.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { EarlierAttempt } from '../src/agent/attempts.js';
+import type { EarlierAttempt } from '../src/agent/parallelAttempts.js';
 import type { TokenUsage } from '../src/agent/budgets.js';
 import type { DebugReport } from '../src/agent/report.js';
 import { statusQuery } from '../src/temporal/definitions.js';

@@ -10,8 +10,7 @@ import type { Message } from '../src/agent/conversation.js';
 import type { ConversationDelta } from '../src/agent/conversationDelta.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
-import { sanitizeReply } from '../src/agent/reply.js';
-import { apiTools, dropOversizedInputs } from '../src/agent/tools.js';
+import { apiTools } from '../src/agent/tools.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
@@ -95,15 +94,9 @@ export function createModelActivities(options: ModelActivityOptions) {
           { signal: context.cancellationSignal },
         );
         const requestMs = performance.now() - requestStarted;
-        // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
-        const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
         options.onModelCall?.({ ms: performance.now() - started, requestMs });
-        return {
-          ...reply,
-          content,
-          answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy,
-          oversizedToolInputs,
-        };
+        // The reply comes clean from the API client (no blank text, a huge thought shortened), so history stays small too.
+        return { ...reply, answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy };
       } catch (error) {
         const failure = classifyModelError(error);
         if (!failure) throw error;

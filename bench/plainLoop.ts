@@ -7,23 +7,20 @@ import type { Stop, TokenUsage } from '../src/agent/budgets.js';
 import { parseDebugInput, type DebugInputJson } from '../src/agent/input.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { statusFor, type RunStatus } from '../src/agent/report.js';
+import { compactIfContextIsFull } from '../src/agent/compaction.js';
+import { decideReply } from '../src/agent/reply.js';
 import {
-  applyToolOutcome,
   beginIteration,
-  compactIfContextIsFull,
-  completeTurn,
-  judgeFix,
   recordModelCall,
-  reviewVerdict,
   sandboxSettings,
   seedConversation,
   startRunState,
   stopBeforeNextCall,
-  takeReply,
   workspaceDigest,
 } from '../src/agent/run.js';
 import { testsFailed } from '../src/agent/testResults.js';
 import { apiTools } from '../src/agent/tools.js';
+import { applyToolOutcome, judgeFix, observeTurn, reviewVerdict } from '../src/agent/turn.js';
 import { requestModelTurn } from '../src/model/anthropic.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 
@@ -90,7 +87,7 @@ export async function runPlainLoop({
     seedConversation(state, input);
 
     for (;;) {
-      const stop = stopBeforeNextCall(state, Date.now()) ?? compactIfContextIsFull(state, input);
+      let stop = stopBeforeNextCall(state, Date.now()) ?? compactIfContextIsFull(state, input);
       if (stop) return end(stop);
       beginIteration(state);
       await idle();
@@ -104,9 +101,9 @@ export async function runPlainLoop({
       });
       modelRequestMs += performance.now() - requestStarted;
       recordModelCall(state, { ...response, costUsd: null, answeredBy: response.model });
-      const step = takeReply(state, response, input);
+      const step = decideReply(state, response, input);
       if (step.next === 'stop') return end(step.stop);
-      if (step.next === 'again') continue;
+      if (step.next === 'think') continue;
       // Unlike the workflow, the calls run one after the other.
       for (const call of step.turn.groups.flat()) {
         const request = { id: call.id, name: call.name, input: call.input };
@@ -124,8 +121,8 @@ export async function runPlainLoop({
       }
       // As in the workflow: never trust the model's claim, run the tests.
       const review = step.turn.finish ? reviewVerdict(judgeFix(baseline, await runTestSuite())) : null;
-      const turnStop = completeTurn(state, step.turn, review);
-      if (turnStop) return end(turnStop);
+      stop = observeTurn(state, step.turn, review);
+      if (stop) return end(stop);
     }
   } finally {
     await host.destroy(sandboxId);

@@ -12,7 +12,7 @@ import {
 import type { SharedActivities } from '../activities/sandbox.js';
 import * as prompts from '../src/agent/prompts.js';
 import { awaitingApprovalStatus, runningStatus, type PatchForReport } from '../src/agent/report.js';
-import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '../src/agent/run.js';
+import { reviewVerdict, verifiedStop, type FixReview, type FixVerdict } from '../src/agent/turn.js';
 import type { Phase } from '../src/agent/runState.js';
 import { isWorkspaceAt, workspaceMark, type WorkspaceLog, type WorkspaceMark } from '../src/agent/workspace.js';
 import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/temporal/definitions.js';

@@ -3,60 +3,42 @@
 //
 //   seed the conversation with the task
 //   while budget remains:
-//       reply = call the model(conversation)
-//       split it into thought + tool calls; stop on finish or when there is nothing to do
-//       run every tool call; append the assistant message and ALL results as one unit
-//   verify by running the tests ourselves; report
+//       think:   call the model; its reply, decided once, says stop, think again, or act
+//       act:     run every tool call (finish: verify by running the tests ourselves)
+//       observe: append the assistant message and ALL results as one unit
+//   report
 //
-// The rules live in the run core (src/agent/run.ts); the sandbox is the loop's environment
-// (sandboxSteps.ts); the model step, progress, approval and the end are beside this file.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  TemporalFailure,
-  CancellationScope,
-  isCancellation,
-  ContinueAsNew,
-  setHandler,
-} from '@temporalio/workflow';
+// The rules live in the run core (src/agent/: run.ts, reply.ts, turn.ts); the sandbox is the
+// loop's environment (sandboxSteps.ts); the model step, progress, approval, the end and the
+// parent of parallel attempts (attemptsParent.ts) are beside this file.
+import { TemporalFailure, CancellationScope, isCancellation, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import type { Stop } from '../src/agent/budgets.js';
 import { raiseProblem } from '../src/agent/budgetRaise.js';
-import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
+import { compactIfContextIsFull } from '../src/agent/compaction.js';
+import type { DebugInput } from '../src/agent/input.js';
 import type { DebugReport } from '../src/agent/report.js';
 import {
-  resumeEarlierState,
-  applyToolOutcome,
   beginIteration,
-  compactIfContextIsFull,
-  completeTurn,
   raiseBudgets,
   repairState,
   replyIterationsOf,
+  resumeEarlierState,
   seedConversation,
   startRunState,
-  stopBeforeNextCall,
   statusView,
-  takeReply,
-  type FixReview,
-  type RunnableCall,
+  stopBeforeNextCall,
 } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import type { ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import { testsFailed } from '../src/agent/testResults.js';
-import {
-  savedStateQuery,
-  hintSignal,
-  raiseBudgetUpdate,
-  statusQuery,
-  stopSignal,
-  transcriptQuery,
-  type BudgetRaise,
-} from '../src/temporal/definitions.js';
+import { applyToolOutcome, observeTurn, type FixReview, type RunnableCall } from '../src/agent/turn.js';
+import { raiseBudgetUpdate, type BudgetRaise } from '../src/temporal/definitions.js';
 import { ApprovalGate } from './approval.js';
-import { runAttempts } from './attempts.js';
-import { environmentFailureMessage, failureMessage, isFailureOfType } from './failures.js';
+import { AttemptsParent } from './attemptsParent.js';
+import { environmentFailureMessage, failureMessage, inputFailure, validateInput } from './failures.js';
 import { ModelStep } from './modelCall.js';
 import { RunProgress } from './progress.js';
+import { registerRunHandlers } from './runHandlers.js';
 import { endRun } from './runEnd.js';
 import { continueAsNewDue, continueAsNewWithState, pausesForRaise, waitForMoreBudget } from './runLimits.js';
 import { SandboxSteps, shared } from './sandboxSteps.js';
@@ -67,41 +49,10 @@ export interface CarriedState {
 
 export async function debugRepository(rawInput: unknown, carried?: CarriedState): Promise<DebugReport> {
   const input = validateInput(rawInput);
-  if (input.attempts > 1) return runAttempts(input);
-  const run = new DebugRun(input, carried?.state);
+  // With attempts > 1 the run is the parent of that many runs of the loop; both have one shape.
+  const run = input.attempts > 1 ? new AttemptsParent(input) : new DebugRun(input, carried?.state);
   run.registerHandlers();
-  let continuing = false;
-  try {
-    return await run.execute();
-  } catch (error) {
-    continuing = error instanceof ContinueAsNew;
-    // A bad repository or resumeFrom is the user's input: say so at the top, not inside an activity failure.
-    if (isFailureOfType(error, 'InvalidInput')) {
-      throw ApplicationFailure.nonRetryable(
-        (error as ActivityFailure).cause?.message ?? 'Invalid input',
-        'InvalidInput',
-      );
-    }
-    // Every run ends with a report, also when its sandbox or an activity kept failing.
-    if (!continuing && error instanceof TemporalFailure && !isCancellation(error)) {
-      return await run.finish({
-        condition: 'internal_error',
-        detail: `the run could not go on: ${failureMessage(error)}`,
-      });
-    }
-    throw error;
-  } finally {
-    if (!continuing) await CancellationScope.nonCancellable(() => run.sandbox.destroy());
-  }
-}
-
-function validateInput(raw: unknown): DebugInput {
-  try {
-    return parseDebugInput(raw);
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw ApplicationFailure.nonRetryable(error.message, 'InvalidInput');
-    throw error;
-  }
+  return run.execute();
 }
 
 /** One run of the loop: its state and handlers, the loop, and the steps that call out of the workflow. */
@@ -137,18 +88,18 @@ class DebugRun {
         waitingFor: this.model.waitingFor,
       });
     this.approval.register();
-    setHandler(statusQuery, view);
-    setHandler(transcriptQuery, () => ({
-      messages: state.conversation,
-      version: state.conversationVersion,
-      replyIterations: replyIterationsOf(state),
-    }));
-    setHandler(savedStateQuery, () => ({ input, state }));
-    setHandler(hintSignal, (text: string) => {
-      if (typeof text === 'string' && text.trim()) state.pendingHints.push(text.trim());
-    });
-    setHandler(stopSignal, (reason?: string) => {
-      state.stopRequested = typeof reason === 'string' && reason.trim() ? reason.trim() : 'stop requested by the user';
+    registerRunHandlers({
+      status: view,
+      transcript: () => ({
+        messages: state.conversation,
+        version: state.conversationVersion,
+        replyIterations: replyIterationsOf(state),
+      }),
+      savedState: () => ({ input, state }),
+      hint: (text) => state.pendingHints.push(text),
+      stop: (reason) => {
+        state.stopRequested = reason;
+      },
     });
     setHandler(
       raiseBudgetUpdate,
@@ -165,11 +116,32 @@ class DebugRun {
     );
   }
 
+  /** The loop to its report: every run ends with one, also when its sandbox or an activity kept failing. */
   async execute(): Promise<DebugReport> {
+    let continuing = false;
+    try {
+      return await this.loop();
+    } catch (error) {
+      continuing = error instanceof ContinueAsNew;
+      const badInput = inputFailure(error);
+      if (badInput) throw badInput;
+      if (!continuing && error instanceof TemporalFailure && !isCancellation(error)) {
+        return await this.end({
+          condition: 'internal_error',
+          detail: `the run could not go on: ${failureMessage(error)}`,
+        });
+      }
+      throw error;
+    } finally {
+      if (!continuing) await CancellationScope.nonCancellable(() => this.sandbox.destroy());
+    }
+  }
+
+  private async loop(): Promise<DebugReport> {
     const { state, input } = this;
     // Seed the conversation with the task (after the snapshot, the sandbox and the baseline).
     const unfixable = await this.start();
-    if (unfixable) return this.finish(unfixable);
+    if (unfixable) return this.end(unfixable);
     const iterationAtRunStart = state.iteration;
 
     for (;;) {
@@ -177,34 +149,31 @@ class DebugRun {
       let stop = stopBeforeNextCall(state, Date.now());
       if (pausesForRaise(stop, input)) stop = await waitForMoreBudget(state, input, this.progress, stop);
       stop ??= compactIfContextIsFull(state, input);
-      if (stop) return this.finish(stop);
+      if (stop) return this.end(stop);
       if (continueAsNewDue(state, input, iterationAtRunStart)) await continueAsNewWithState(state, input);
       beginIteration(state);
 
-      // Call the model.
+      // Think: call the model; its reply stops the run, asks for another call, or asks for tools.
       this.progress.setPhase('thinking');
-      const answer = await this.model.call();
-      if (answer.stop) return this.finish(answer.stop);
+      const step = await this.model.think();
+      if (step.next === 'stop') return this.end(step.stop);
+      if (step.next === 'think') continue;
 
-      // Split the reply into thought and tool calls; stop, or ask again when there is nothing to run.
-      const step = takeReply(state, answer.reply, input);
-      if (step.next === 'stop') return this.finish(step.stop);
-      if (step.next === 'again') continue;
-
-      // Run every call; finish is verified by running the tests ourselves.
+      // Act: run every call; finish is verified by running the tests ourselves.
       // Reads together, mutations one at a time in order; each call gets exactly one result. The
       // loop is inline and one call is awaited alone: every async layer and Promise.all add
       // promises to each workflow task, and the SDK captures a stack for each.
       this.progress.setPhase('acting');
-      for (const group of step.turn.groups) {
+      const { turn } = step;
+      for (const group of turn.groups) {
         const outcomes =
           group.length === 1
             ? [await this.sandbox.runTool(group[0] as RunnableCall)]
             : await Promise.all(group.map((call) => this.sandbox.runTool(call)));
-        group.forEach((call, index) => applyToolOutcome(state, step.turn, call, outcomes[index] as ToolOutcome));
+        group.forEach((call, index) => applyToolOutcome(state, turn, call, outcomes[index] as ToolOutcome));
       }
       let review: FixReview | null = null;
-      if (step.turn.finish) {
+      if (turn.finish) {
         this.progress.setPhase('verifying');
         const verdict = await this.sandbox.verify();
         this.progress.setPhase('acting');
@@ -212,9 +181,9 @@ class DebugRun {
         review = await this.approval.review(verdict, state.workspace);
       }
 
-      // Append the assistant message and all its results as one unit.
-      const end = completeTurn(state, step.turn, review);
-      if (end) return this.finish(end);
+      // Observe: append the assistant message and all its results as one unit.
+      stop = observeTurn(state, turn, review);
+      if (stop) return this.end(stop);
     }
   }
 
@@ -259,7 +228,7 @@ class DebugRun {
   }
 
   /** Ends the run with its report (workflows/runEnd.ts). */
-  finish(stop: Stop): Promise<DebugReport> {
+  private end(stop: Stop): Promise<DebugReport> {
     return endRun(this, stop);
   }
 }

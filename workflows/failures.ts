@@ -1,7 +1,25 @@
-// How the workflow reads the failures of its activities: which ones it handles, and in what words.
+// How the workflow reads the failures of its activities: which ones it handles, and in what words;
+// and how a bad input fails a run: at the top, as the user's input, naming what was wrong.
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { environmentFailure } from '../src/agent/environment.js';
+import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
+
+/** The run's input, validated; a bad one fails the run at once (non-retryable InvalidInput, naming the field). */
+export function validateInput(raw: unknown): DebugInput {
+  try {
+    return parseDebugInput(raw);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw ApplicationFailure.nonRetryable(error.message, 'InvalidInput');
+    throw error;
+  }
+}
+
+/** A bad repository or resumeFrom found by an activity is the user's input: the run fails with it at the top, not inside an activity failure. */
+export function inputFailure(error: unknown): ApplicationFailure | null {
+  if (!isFailureOfType(error, 'InvalidInput')) return null;
+  return ApplicationFailure.nonRetryable((error as ActivityFailure).cause?.message ?? 'Invalid input', 'InvalidInput');
+}
 
 export function isFailureOfType(error: unknown, type: string): boolean {
   return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === type;

@@ -1,15 +1,17 @@
-// The model step: one call to the run's model endpoint with what changed of the conversation.
-// When no worker of that endpoint takes the call it waits (and says so in the status view)
-// until one does, or a stop or the time budget ends the wait.
+// The model step (think): one call to the run's model endpoint with what changed of the
+// conversation, and what its reply means for the loop (src/agent/reply.ts). When no worker of
+// that endpoint takes the call it waits (and says so in the status view) until one does, or a
+// stop or the time budget ends the wait.
 import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { modelCallRetry } from '../src/temporal/retryPolicies.js';
-import { totalTokens, type Stop } from '../src/agent/budgets.js';
+import { totalTokens } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, sentCharacters, type SentConversation } from '../src/agent/conversationDelta.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
+import { decideReply, type Step } from '../src/agent/reply.js';
 import { recordModelCall, stopWhileWaiting } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import { isScheduleToStartTimeout, modelFailure } from './failures.js';
@@ -41,8 +43,11 @@ export class ModelStep {
     this.activities = modelActivities(input.modelEndpoint);
   }
 
-  /** The model's reply, counted in the run's usage; or the stop that ended the call (a model error, a stop while waiting). */
-  async call(): Promise<{ reply: ModelReply; stop?: undefined } | { stop: Stop }> {
+  /**
+   * Calls the model and decides what its reply means (counted in the run's usage): stop, think
+   * again or act; a model error or a stop while waiting stops the run too.
+   */
+  async think(): Promise<Step> {
     const { state, input } = this;
     // Only what changed since this run's previous model call goes into the activity's input.
     const { delta, sent } = conversationDelta(this.sent, state.conversation);
@@ -76,10 +81,10 @@ export class ModelStep {
           if (!stop) continue;
           // The run ends here: it no longer waits for anyone (the closed run's status says so).
           this.waitingFor = null;
-          return { stop };
+          return { next: 'stop', stop };
         }
         const failure = modelFailure(error);
-        if (failure) return { stop: { condition: 'model_error', detail: failure } };
+        if (failure) return { next: 'stop', stop: { condition: 'model_error', detail: failure } };
         throw error;
       }
     }
@@ -89,6 +94,6 @@ export class ModelStep {
     setCurrentDetails(
       `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
     );
-    return { reply };
+    return decideReply(state, reply, input);
   }
 }

@@ -13,11 +13,12 @@ import { environmentActivityRetry, sandboxActivityRetry, sharedActivityRetry } f
 import { describeEnvironment, environmentForSandbox } from '../src/agent/environment.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import type { DebugInput } from '../src/agent/input.js';
-import { judgeFix, sandboxSettings, workspaceDigest, type FixVerdict, type RunnableCall } from '../src/agent/run.js';
+import { sandboxSettings, workspaceDigest } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import { sandboxNeedsPrepare, type RepositorySnapshot, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall } from '../src/agent/tools.js';
+import { judgeFix, type FixVerdict, type RunnableCall } from '../src/agent/turn.js';
 import { isFailureOfType, isHostUnreachable } from './failures.js';
 
 /** Work that any worker can do (snapshots, patches, saved states, removing a container). */

@@ -1,8 +1,44 @@
 // When the conversation no longer fits the model's context window, the oldest observations'
 // bodies are replaced, all at once, by a short marker. Tool_use/tool_result pairs stay
 // intact (the API's rule), and doing it in one block breaks the prompt cache only once.
-import type { Message } from './conversation.js';
-import { jsonBytes } from './payloads.js';
+import { budgetUsage } from './budgetRaise.js';
+import { estimateTokens, type Stop } from './budgets.js';
+import { conversationBytes, type Message } from './conversation.js';
+import type { DebugInput } from './input.js';
+import { conversationByteBudget, dropOldestRecords, exceedsBytes, jsonBytes } from './payloads.js';
+import type { RunState } from './runState.js';
+
+/**
+ * Compacts old observations before a request would overflow the model's context window, or
+ * the conversation Temporal's payload limit; a stop when it cannot be brought under that limit.
+ */
+export function compactIfContextIsFull(state: RunState, input: DebugInput): Stop | null {
+  const limit = input.contextWindowTokens * 0.9 - input.maxOutputTokens;
+  state.earlierToolCalls = (state.earlierToolCalls ?? 0) + dropOldestRecords(state.toolCalls);
+  // One serialization serves both checks (this runs before every model call); a second one only after compacting.
+  const text = JSON.stringify(state.conversation);
+  if (budgetUsage(state, 0, text.length).nextRequestTokens <= limit && !exceedsBytes(text, conversationByteBudget))
+    return null;
+  compact(state);
+  if (!exceedsBytes(JSON.stringify(state.conversation), conversationByteBudget)) return null;
+  return {
+    condition: 'context_exhausted',
+    detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes`,
+  };
+}
+
+/** Shortens the oldest observations once, as a block (more when the conversation is over its size limit); false when there was nothing left to shorten. */
+export function compact(state: RunState): boolean {
+  const shortened =
+    compactConversation(state.conversation) + fitConversationToBudget(state.conversation, conversationByteBudget);
+  if (shortened === 0) return false;
+  state.compactions += 1;
+  // Readers of the transcript (the model activity) can tell the earlier messages changed.
+  state.conversationVersion += 1;
+  state.lastRequestCharacters = conversationBytes(state.conversation);
+  state.lastRequestTokens = Math.min(state.lastRequestTokens, estimateTokens(state.lastRequestCharacters));
+  return true;
+}
 
 /** Keeps the newest `keepRecent` messages whole; returns how many observations were shortened. */
 export function compactConversation(conversation: Message[], keepRecent = 6): number {

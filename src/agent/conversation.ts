@@ -77,14 +77,19 @@ export function userText(text: string): UserMessage {
 /**
  * Appends one exchange as a unit: the assistant message and the user message that answers it.
  * Every tool_use gets exactly one tool_result, in the order of the calls, and the results
- * come before any text (the API's rule); `notes` (hints, nudges) follow as text.
+ * come before any text (the API's rule); `notes` (hints, nudges) follow as text. With no
+ * assistant message (nothing of the reply was kept), the notes alone join the last user message.
  */
 export function appendExchange(
   conversation: Message[],
-  assistant: AssistantMessage,
+  assistant: AssistantMessage | null,
   results: ToolResultBlock[],
   notes: string[] = [],
 ): void {
+  if (!assistant) {
+    for (const note of notes) appendUserText(conversation, note);
+    return;
+  }
   const calls = toolCallsOf(assistant.content);
   const byId = new Map(results.map((result) => [result.tool_use_id, result]));
   const orderedResults = calls.map(

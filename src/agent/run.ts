@@ -1,45 +1,29 @@
 // The run core: what one debugging run remembers and every rule of its loop, without Temporal.
 // The workflow (workflows/debugRepository.ts) and the plain loop (bench/plainLoop.ts) both
 // drive it: they do the I/O (model calls, tools, test runs); this decides what each result
-// means for the run. Pure and deterministic: the time comes in as `now`.
+// means for the run. A reply's path (clean, decide) is reply.ts, a turn of tool calls turn.ts,
+// compaction compaction.ts. Pure and deterministic: the time comes in as `now`.
 import {
   addCallCost,
   addUsage,
   budgetStop,
   emptyUsage,
-  estimateTokens,
   requestInputTokens,
   totalTokens,
   type Stop,
-  type TokenUsage,
 } from './budgets.js';
 import { applyRaise, budgetUsage, completeRaise, describeRaise, type BudgetRaise } from './budgetRaise.js';
-import { compactConversation, fitConversationToBudget } from './compaction.js';
-import {
-  appendExchange,
-  appendUserText,
-  conversationBytes,
-  repairConversation,
-  userText,
-  type AssistantBlock,
-  type AssistantMessage,
-  type StopReason,
-  type ToolCall,
-  type ToolResultBlock,
-} from './conversation.js';
+import { fitConversationToBudget } from './compaction.js';
+import { appendUserText, conversationBytes, repairConversation, userText } from './conversation.js';
 import type { DebugInput } from './input.js';
+import type { ModelReply } from './modelReply.js';
 import { defaultModelEndpoint } from './modelEndpoint.js';
-import { conversationByteBudget, dropOldestRecords, exceedsBytes } from './payloads.js';
+import { conversationByteBudget } from './payloads.js';
 import * as prompts from './prompts.js';
-import { appendReply, planReply, sortToolCalls } from './reply.js';
 import { statusFor, type DebugReport, type PatchForReport } from './report.js';
 import type { Phase, RunState, RunStatusView } from './runState.js';
-import type { SandboxSettings, ToolOutcome } from './sandboxProtocol.js';
-import { verifyFix, type TestSummary } from './testResults.js';
-import { describeToolCall, type ParsedToolCall } from './tools.js';
-
-/** Test-file edits refused in one run before it ends (the model keeps trying to change the tests). */
-export const maxGuardrailRefusals = 3;
+import type { SandboxSettings } from './sandboxProtocol.js';
+import type { TestSummary } from './testResults.js';
 
 // ── The state: creation, continuation, resumption ──────────────────────────────────────────
 
@@ -177,59 +161,12 @@ export function raiseBudgets(state: RunState, input: DebugInput, asked: BudgetRa
   if (Object.keys(applied).length > 0) state.pendingHints.push(prompts.budgetRaised(describeRaise(applied)));
 }
 
-/**
- * Compacts old observations before a request would overflow the model's context window, or
- * the conversation Temporal's payload limit; a stop when it cannot be brought under that limit.
- */
-export function compactIfContextIsFull(state: RunState, input: DebugInput): Stop | null {
-  const limit = input.contextWindowTokens * 0.9 - input.maxOutputTokens;
-  state.earlierToolCalls = (state.earlierToolCalls ?? 0) + dropOldestRecords(state.toolCalls);
-  // One serialization serves both checks (this runs before every model call); a second one only after compacting.
-  const text = JSON.stringify(state.conversation);
-  if (budgetUsage(state, 0, text.length).nextRequestTokens <= limit && !exceedsBytes(text, conversationByteBudget))
-    return null;
-  compact(state);
-  if (!exceedsBytes(JSON.stringify(state.conversation), conversationByteBudget)) return null;
-  return {
-    condition: 'context_exhausted',
-    detail: `the conversation cannot be brought under its size limit of ${conversationByteBudget} bytes`,
-  };
-}
-
-/** Shortens the oldest observations once, as a block (more when the conversation is over its size limit); false when there was nothing left to shorten. */
-export function compact(state: RunState): boolean {
-  const shortened =
-    compactConversation(state.conversation) + fitConversationToBudget(state.conversation, conversationByteBudget);
-  if (shortened === 0) return false;
-  state.compactions += 1;
-  // Readers of the transcript (the model activity) can tell the earlier messages changed.
-  state.conversationVersion += 1;
-  state.lastRequestCharacters = conversationBytes(state.conversation);
-  state.lastRequestTokens = Math.min(state.lastRequestTokens, estimateTokens(state.lastRequestCharacters));
-  return true;
-}
-
-// ── One model reply ────────────────────────────────────────────────────────────────────────
-
-/** What the run reads of a model call's answer. */
-export interface ModelCallFacts {
-  content: AssistantBlock[];
-  stopReason: StopReason | string;
-  usage: TokenUsage;
-  /** At the model's listed price; null when it has none. */
-  costUsd: number | null;
-  budgetCostUsd?: number;
-  priceNote?: string | null;
-  model: string;
-  answeredBy: string;
-  /** Tool calls whose input was too large to keep: they are answered with an error. */
-  oversizedToolInputs?: Array<{ id: string; bytes: number }>;
-}
+// ── One model call ─────────────────────────────────────────────────────────────────────────
 
 /** Counts a model call's tokens and cost, and what the next request's size is estimated from. */
 export function recordModelCall(
   state: RunState,
-  call: ModelCallFacts,
+  call: Pick<ModelReply, 'usage' | 'costUsd' | 'budgetCostUsd' | 'priceNote' | 'model' | 'answeredBy'>,
   requestCharacters = conversationBytes(state.conversation),
 ): void {
   state.modelCalls += 1;
@@ -247,83 +184,6 @@ export function recordModelCall(
   state.answeredBy = call.answeredBy;
 }
 
-export type RunnableCall = Extract<ParsedToolCall, { ok: true }>;
-
-/** A reply that asks for tools: what runs, and the results gathered until the turn is appended as one unit. */
-export interface Turn {
-  assistant: AssistantMessage;
-  notes: string[];
-  /** The reply's tool calls in its order: the results are appended in this order. */
-  calls: ToolCall[];
-  /** Run one group after the other: consecutive reads form one parallel group, each mutation is its own. */
-  groups: RunnableCall[][];
-  /** The first valid finish call: verified after the others ran. */
-  finish: RunnableCall | null;
-  results: Map<string, ToolResultBlock>;
-}
-
-export type Step = { next: 'stop'; stop: Stop } | { next: 'again' } | { next: 'act'; turn: Turn };
-
-/**
- * What one reply means: a stop, another model call (a paused turn, a nudge after a reply
- * without tools, a compaction), or tool calls to run. Whatever needs no tool result is
- * appended here; a paused turn that this reply continues is merged into it.
- */
-export function takeReply(
-  state: RunState,
-  reply: Pick<ModelCallFacts, 'content' | 'stopReason' | 'oversizedToolInputs'>,
-  options: { allowCommands: boolean },
-): Step {
-  const last = state.conversation[state.conversation.length - 1];
-  const paused = last?.role === 'assistant' ? (state.conversation.pop() as AssistantMessage) : undefined;
-  if (paused) state.replyIterations?.pop();
-  const plan = planReply({
-    content: reply.content,
-    stopReason: reply.stopReason,
-    paused,
-    textOnlyRepliesInARow: state.textOnlyRepliesInARow ?? 0,
-  });
-  state.textOnlyRepliesInARow = plan.textOnlyRepliesInARow;
-  state.lastThought = plan.thought || state.lastThought;
-  switch (plan.next) {
-    case 'stop':
-      appendReply(state.conversation, plan.assistant, []);
-      noteReply(state, plan.assistant);
-      return { next: 'stop', stop: plan.stop };
-    case 'compact':
-      if (compact(state)) return { next: 'again' };
-      return {
-        next: 'stop',
-        stop: { condition: 'context_exhausted', detail: 'the conversation no longer fits the model’s context window' },
-      };
-    case 'pause':
-      if (plan.assistant) state.conversation.push(plan.assistant);
-      noteReply(state, plan.assistant);
-      return { next: 'again' };
-    case 'nudge':
-      appendReply(state.conversation, plan.assistant, [], plan.notes);
-      noteReply(state, plan.assistant);
-      return { next: 'again' };
-    case 'act':
-      return {
-        next: 'act',
-        turn: startTurn(
-          state,
-          plan.assistant as AssistantMessage,
-          plan.calls,
-          plan.notes,
-          reply.oversizedToolInputs,
-          options,
-        ),
-      };
-  }
-}
-
-/** Keeps the iteration of an assistant message that joined the conversation. */
-function noteReply(state: RunState, assistant: AssistantMessage | null): void {
-  if (assistant) state.replyIterations?.push(state.iteration);
-}
-
 /**
  * The iteration of each assistant message of the conversation, as the workflow counts them;
  * null when the state does not know them all (written by older code).
@@ -331,135 +191,6 @@ function noteReply(state: RunState, assistant: AssistantMessage | null): void {
 export function replyIterationsOf(state: Pick<RunState, 'conversation' | 'replyIterations'>): number[] | null {
   const replies = state.conversation.filter((message) => message.role === 'assistant').length;
   return state.replyIterations && state.replyIterations.length === replies ? state.replyIterations : null;
-}
-
-/** Sorts a reply's calls: bad ones are answered at once, the finish call's claims are kept for the report. */
-function startTurn(
-  state: RunState,
-  assistant: AssistantMessage,
-  calls: ToolCall[],
-  notes: string[],
-  oversizedInputs: ModelCallFacts['oversizedToolInputs'],
-  options: { allowCommands: boolean },
-): Turn {
-  const sorted = sortToolCalls(calls, { allowCommands: options.allowCommands, oversizedInputs });
-  const turn: Turn = {
-    assistant,
-    notes,
-    calls,
-    groups: groupCalls(sorted.runnable),
-    finish: sorted.finish,
-    results: new Map(),
-  };
-  for (const { call, description, error } of sorted.refused)
-    recordResult(state, turn, call, description, { content: error, isError: true });
-  if (sorted.finish) {
-    state.rootCause = String(sorted.finish.input.root_cause);
-    state.fixSummary = typeof sorted.finish.input.summary === 'string' ? sorted.finish.input.summary : null;
-  }
-  return turn;
-}
-
-/** Consecutive reads form one parallel group; each mutation is its own group, in order. */
-export function groupCalls(calls: RunnableCall[]): RunnableCall[][] {
-  const groups: RunnableCall[][] = [];
-  for (const call of calls) {
-    const last = groups[groups.length - 1];
-    if (call.effect === 'read' && last && last[0]?.effect === 'read') last.push(call);
-    else groups.push([call]);
-  }
-  return groups;
-}
-
-/** A tool's outcome: the workspace log grows by its mutations, a guardrail refusal counts, and its result is kept. */
-export function applyToolOutcome(state: RunState, turn: Turn, call: RunnableCall, outcome: ToolOutcome): void {
-  const workspace = state.workspace;
-  if (workspace) {
-    if (outcome.mutations.length > 0) workspace.mutations.push(...outcome.mutations);
-    workspace.digest = outcome.digest;
-    if (outcome.refusedBy === 'test-file-guardrail') state.guardrailRefusals += 1;
-  }
-  recordResult(state, turn, call, describeToolCall(call.name, call.input), outcome);
-}
-
-function recordResult(
-  state: RunState,
-  turn: Turn,
-  call: { id: string; name: string },
-  description: string,
-  outcome: { content: string; isError: boolean },
-): void {
-  state.toolCalls.push({ iteration: state.iteration, name: call.name, description, isError: outcome.isError });
-  turn.results.set(call.id, {
-    type: 'tool_result',
-    tool_use_id: call.id,
-    content: outcome.content,
-    ...(outcome.isError ? { is_error: true } : {}),
-  });
-}
-
-// ── The finish call ────────────────────────────────────────────────────────────────────────
-
-/** The answer to a finish call: what its tool_result says, and whether the run ends there. */
-export interface FixReview {
-  accepted: boolean;
-  message: string;
-  stop: Stop | null;
-}
-
-export interface FixVerdict {
-  fixed: boolean;
-  /** What the model is told when the fix is not verified. */
-  message: string;
-}
-
-export const verifiedStop: Stop = {
-  condition: 'finish_verified',
-  detail: 'finish was called and the fix was verified',
-};
-
-/** The model's claim is never trusted: the fix is judged by the suite run after it, against the baseline. */
-export function judgeFix(baseline: TestSummary, after: TestSummary): FixVerdict {
-  const verdict = verifyFix(baseline, after);
-  return { fixed: verdict.fixed, message: prompts.verificationFailed(verdict.reason, after) };
-}
-
-/** The answer from the verification alone (when no person is asked to approve). */
-export function reviewVerdict(verdict: FixVerdict): FixReview {
-  if (!verdict.fixed) return { accepted: false, message: verdict.message, stop: null };
-  return { accepted: true, message: prompts.fixVerified, stop: verifiedStop };
-}
-
-/**
- * Appends the assistant message and ALL its results (the finish call's answer last) as one
- * unit; the stop that ends the run there, if any.
- */
-export function completeTurn(state: RunState, turn: Turn, review: FixReview | null): Stop | null {
-  const results = turn.calls
-    .map((call) => turn.results.get(call.id))
-    .filter((result): result is ToolResultBlock => Boolean(result));
-  if (turn.finish && review) {
-    state.toolCalls.push({
-      iteration: state.iteration,
-      name: 'finish',
-      description: 'finish',
-      isError: !review.accepted,
-    });
-    results.push({
-      type: 'tool_result',
-      tool_use_id: turn.finish.id,
-      content: review.message,
-      is_error: !review.accepted,
-    });
-    appendExchange(state.conversation, turn.assistant, results, turn.notes);
-    noteReply(state, turn.assistant);
-    return review.stop;
-  }
-  appendExchange(state.conversation, turn.assistant, results, turn.notes);
-  noteReply(state, turn.assistant);
-  if (state.guardrailRefusals >= maxGuardrailRefusals)
-    return { condition: 'guardrail', detail: 'the model kept trying to change test files' };
-  return null;
 }
 
 // ── The sandbox's view of the run ──────────────────────────────────────────────────────────

@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { repairConversation, type AssistantBlock, type Message, type StopReason } from '../agent/conversation.js';
 import type { ApiTool } from '../agent/tools.js';
 import type { ModelReply } from '../agent/modelReply.js';
+import { cleanReply } from '../agent/reply.js';
 import { costOfCall } from './pricing.js';
 
 export interface ModelClientSettings {
@@ -100,16 +101,18 @@ export async function requestModelTurn(
     cacheReadTokens: message.usage.cache_read_input_tokens ?? 0,
     cacheWriteTokens: message.usage.cache_creation_input_tokens ?? 0,
   };
+  // Every reply is cleaned here, once, where it arrives: the workflow's history (through the
+  // callModel activity), the conversation and the plain loop all see the same clean reply.
+  const { content, oversizedToolInputs } = cleanReply(message.content.flatMap(toAssistantBlock));
   return {
-    content: message.content.flatMap(toAssistantBlock),
+    content,
     stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
     usage,
     ...costOfCall(request.model, message.model, usage),
     model: request.model,
     answeredBy: `Claude (${message.model})`,
     requestId,
-    // The tools' input limit is applied by whoever keeps the reply (the callModel activity).
-    oversizedToolInputs: [],
+    oversizedToolInputs,
   };
 }
 

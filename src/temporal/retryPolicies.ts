@@ -36,5 +36,5 @@ export const environmentActivityRetry: RetryPolicy = {
   nonRetryableErrorTypes: [environmentFailure, 'InvalidInput'],
 };
 
-/** The attempts' bookkeeping activities (parallel attempts, workflows/attempts.ts). */
+/** The attempts' bookkeeping activities (parallel attempts, workflows/attemptsParent.ts). */
 export const attemptActivityRetry: RetryPolicy = { maximumAttempts: 3 };

@@ -3,25 +3,49 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ModelReply } from '../../src/agent/modelReply.js';
+import { maxThoughtCharacters } from '../../src/agent/reply.js';
 import { apiTools } from '../../src/agent/tools.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { createModelClient, requestModelTurn } from '../../src/model/anthropic.js';
 import { costOfCall } from '../../src/model/pricing.js';
 
 const api = new FakeAnthropicApi({
-  scripts: { responses: [{ thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] }] },
+  scripts: {
+    any: { responses: [{ thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] }] },
+    // A legal but odd reply: blank text around the calls, a huge thought, one id twice, an input over its limit.
+    odd: {
+      responses: [
+        {
+          content: [
+            { type: 'text', text: '\n\n' },
+            { type: 'text', text: `START ${'x'.repeat(100_000)} END` },
+            { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.py' } },
+            { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.py' } },
+            {
+              type: 'tool_use',
+              id: 'toolu_2',
+              name: 'write_file',
+              input: { path: 'a.py', content: 'y'.repeat(300_000) },
+            },
+            { type: 'text', text: ' ' },
+          ],
+          stop_reason: 'tool_use',
+        },
+      ],
+    },
+  },
 });
 before(() => api.start());
 after(() => api.stop());
 
-async function ask(model: string): Promise<ModelReply> {
+async function ask(model: string, repository = 'any'): Promise<ModelReply> {
   const client = createModelClient({ apiKey: 'test-key', baseURL: api.url, timeoutMs: 30_000 });
   return requestModelTurn(client, {
     model,
     maxOutputTokens: 1024,
     system: 'You debug.',
     tools: apiTools({ allowCommands: false }),
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'Repository: any\nFix the failing test.' }] }],
+    messages: [{ role: 'user', content: [{ type: 'text', text: `Repository: ${repository}\nFix the failing test.` }] }],
   });
 }
 
@@ -45,4 +69,20 @@ test('the API client returns the whole reply: content, stop reason, usage, price
     assert.equal(typeof reply.requestId, 'string');
     assert.deepEqual(reply.oversizedToolInputs, []);
   }
+});
+
+test('the API client returns the reply clean, once for every caller: no blank text, a huge thought shortened, one block per id, an oversized input emptied and named', async () => {
+  const reply = await ask('claude-fable-5', 'odd');
+  assert.deepEqual(
+    reply.content.map((block) => (block.type === 'tool_use' ? `${block.type} ${block.id}` : block.type)),
+    ['text', 'tool_use toolu_1', 'tool_use toolu_2'],
+  );
+  const [thought] = reply.content;
+  assert.ok(thought?.type === 'text' && thought.text.length <= maxThoughtCharacters);
+  assert.ok(thought?.type === 'text' && thought.text.startsWith('START') && thought.text.endsWith('END'));
+  assert.deepEqual(reply.content[2]?.type === 'tool_use' && reply.content[2].input, {});
+  assert.deepEqual(
+    reply.oversizedToolInputs.map((entry) => entry.id),
+    ['toolu_2'],
+  );
 });

@@ -1,15 +1,17 @@
+// One path for a reply (src/agent/reply.ts): cleaned once where it arrives (cleanReply, in the
+// API client), then decided once (decideReply) into the step the loop reads: stop, think, act.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import type { AssistantBlock, AssistantMessage, Message } from '../../src/agent/conversation.js';
-import { userText } from '../../src/agent/conversation.js';
-import {
-  appendReply,
-  maxTextOnlyRepliesInARow,
-  maxThoughtCharacters,
-  planReply,
-  sanitizeReply,
-  sortToolCalls,
-} from '../../src/agent/reply.js';
+import { userText, type AssistantBlock, type Message, type StopReason } from '../../src/agent/conversation.js';
+import { parseDebugInput } from '../../src/agent/input.js';
+import * as prompts from '../../src/agent/prompts.js';
+import { cleanReply, decideReply, maxTextOnlyRepliesInARow, maxThoughtCharacters } from '../../src/agent/reply.js';
+import { startRunState } from '../../src/agent/run.js';
+import type { RunState } from '../../src/agent/runState.js';
+import { sortToolCalls } from '../../src/agent/turn.js';
+import { projectRoot } from '../../src/config.js';
 import { validateRequest } from '../../src/demo/fakeAnthropicApi.js';
 
 const call = (id: string, name = 'read_file', input: unknown = { path: 'a.py' }): AssistantBlock => ({
@@ -19,12 +21,20 @@ const call = (id: string, name = 'read_file', input: unknown = { path: 'a.py' })
   input,
 });
 const text = (value: string): AssistantBlock => ({ type: 'text', text: value });
-const plan = (
-  content: AssistantBlock[],
-  stopReason = 'end_turn',
-  textOnlyRepliesInARow = 0,
-  paused?: AssistantMessage,
-) => planReply({ content, stopReason, textOnlyRepliesInARow, paused });
+
+/** A run whose conversation holds the task. */
+function run(): RunState {
+  const state = startRunState(parseDebugInput({ repo: '/repos/stats' }), undefined, 0);
+  state.conversation.push(userText('task'));
+  return state;
+}
+
+/** A raw reply as the loop gets it: cleaned by the API client, then decided. */
+function decide(state: RunState, content: AssistantBlock[], stopReason: StopReason = 'end_turn') {
+  return decideReply(state, { ...cleanReply(content), stopReason }, { allowCommands: false });
+}
+
+const assistants = (state: RunState) => state.conversation.filter((message) => message.role === 'assistant');
 
 /** The request the conversation would make, as the strict fake judges it. */
 function rejection(conversation: Message[]): string | null {
@@ -32,82 +42,135 @@ function rejection(conversation: Message[]): string | null {
 }
 
 test('empty and whitespace-only text blocks never enter the conversation', () => {
-  assert.deepEqual(sanitizeReply([text('\n\n'), text(''), call('a')]), [call('a')]);
-  const reply = plan([text('\n\n'), call('a')], 'tool_use');
-  assert.equal(reply.next, 'act');
-  assert.deepEqual(reply.assistant?.content, [call('a')]);
+  assert.deepEqual(cleanReply([text('\n\n'), text(''), call('a')]).content, [call('a')]);
+  const step = decide(run(), [text('\n\n'), call('a')], 'tool_use');
+  assert.equal(step.next, 'act');
+  assert.deepEqual(step.next === 'act' && step.turn.assistant.content, [call('a')]);
 });
 
 test('an empty reply is a reply without tool calls, and no assistant message is stored for it', () => {
-  const reply = plan([]);
-  assert.equal(reply.next, 'nudge');
-  assert.equal(reply.assistant, null);
-  const conversation: Message[] = [userText('task')];
-  appendReply(conversation, reply.assistant, [], reply.next === 'nudge' ? reply.notes : []);
-  assert.equal(conversation.length, 1, 'the nudge joins the last user message');
-  assert.equal(rejection(conversation), null);
-  assert.equal(plan([text('  ')]).assistant, null);
+  const state = run();
+  assert.deepEqual(decide(state, []), { next: 'think' });
+  assert.equal(state.conversation.length, 1, 'the nudge joins the last user message');
+  assert.match(JSON.stringify(state.conversation[0]), /You replied without calling a tool/);
+  assert.equal(rejection(state.conversation), null);
+  const blank = run();
+  decide(blank, [text('  ')]);
+  assert.deepEqual(assistants(blank), []);
 });
 
 test(`text-only replies are nudged up to ${maxTextOnlyRepliesInARow} in a row; a tool call resets the count`, () => {
-  let count = 0;
+  const state = run();
   for (let reply = 1; reply <= maxTextOnlyRepliesInARow; reply++) {
-    const planned = plan([text('I think it is fine.')], 'end_turn', count);
-    assert.equal(planned.next, 'nudge', `reply ${reply}`);
-    count = planned.textOnlyRepliesInARow;
+    assert.deepEqual(decide(state, [text('I think it is fine.')]), { next: 'think' }, `reply ${reply}`);
+    assert.equal(state.textOnlyRepliesInARow, reply);
   }
-  const last = plan([text('Still fine.')], 'end_turn', count);
-  assert.equal(last.next, 'stop');
+  const last = decide(state, [text('Still fine.')]);
   assert.equal(last.next === 'stop' && last.stop.condition, 'no_tool_calls');
-  assert.equal(plan([call('a')], 'tool_use', count).textOnlyRepliesInARow, 0);
+  assert.equal(rejection(state.conversation), null);
+  const acting = run();
+  acting.textOnlyRepliesInARow = maxTextOnlyRepliesInARow;
+  assert.equal(decide(acting, [call('a')], 'tool_use').next, 'act');
+  assert.equal(acting.textOnlyRepliesInARow, 0);
 });
 
 test('max_tokens: the tool call being written is dropped, complete ones run, a shorter reply is asked for', () => {
-  const reply = plan([text('Reading and editing.'), call('a'), call('b', 'edit_file', { path: 'a.py' })], 'max_tokens');
-  assert.equal(reply.next, 'act');
-  assert.deepEqual(reply.next === 'act' && reply.calls.map((each) => each.id), ['a']);
-  assert.match(reply.next === 'act' ? reply.notes.join() : '', /cut off at the output token limit/);
-  const onlyCut = plan([text('\n'), call('b', 'edit_file', { path: 'a.py' })], 'max_tokens');
-  assert.equal(onlyCut.next, 'nudge');
-  assert.equal(onlyCut.assistant, null);
-  assert.match(onlyCut.next === 'nudge' ? onlyCut.notes.join() : '', /cut off/);
+  const step = decide(
+    run(),
+    [text('Reading and editing.'), call('a'), call('b', 'edit_file', { path: 'a.py' })],
+    'max_tokens',
+  );
+  assert.equal(step.next, 'act');
+  assert.deepEqual(step.next === 'act' && step.turn.calls.map((each) => each.id), ['a']);
+  assert.deepEqual(step.next === 'act' && step.turn.notes, [prompts.askForShorterReply]);
+  const onlyCut = run();
+  assert.deepEqual(decide(onlyCut, [text('\n'), call('b', 'edit_file', { path: 'a.py' })], 'max_tokens'), {
+    next: 'think',
+  });
+  assert.deepEqual(assistants(onlyCut), []);
+  assert.match(JSON.stringify(onlyCut.conversation.at(-1)), /cut off/);
 });
 
 test('refusal stops the run and the refused turn is not stored', () => {
-  const reply = plan([text('I cannot help with that.')], 'refusal');
-  assert.equal(reply.next, 'stop');
-  assert.equal(reply.assistant, null);
-  assert.equal(reply.next === 'stop' && reply.stop.condition, 'refusal');
-  assert.match(reply.next === 'stop' ? reply.stop.detail : '', /I cannot help with that/);
+  const state = run();
+  const step = decide(state, [text('I cannot help with that.')], 'refusal');
+  assert.equal(step.next === 'stop' && step.stop.condition, 'refusal');
+  assert.match(step.next === 'stop' ? step.stop.detail : '', /I cannot help with that/);
+  assert.deepEqual(assistants(state), []);
 });
 
 test('pause_turn keeps the paused turn to continue; the next reply completes it', () => {
-  const paused = plan([text('Thinking about the loop… ')], 'pause_turn');
-  assert.equal(paused.next, 'pause');
-  const completed = plan([call('a')], 'tool_use', 0, paused.assistant ?? undefined);
-  assert.deepEqual(
-    completed.assistant?.content.map((block) => block.type),
-    ['text', 'tool_use'],
-  );
-  assert.equal(plan([text('\n\n')], 'pause_turn').assistant, null, 'an empty paused turn is not stored');
-  assert.equal(plan([call('a')], 'pause_turn').next, 'act', 'a paused turn that asks for tools is acted on');
+  const state = run();
+  assert.deepEqual(decide(state, [text('Thinking about the loop…')], 'pause_turn'), { next: 'think' });
+  assert.equal(state.conversation.at(-1)?.role, 'assistant');
+  const completed = decide(state, [call('a')], 'tool_use');
+  assert.deepEqual(completed.next === 'act' && completed.turn.assistant.content.map((block) => block.type), [
+    'text',
+    'tool_use',
+  ]);
+  assert.deepEqual(assistants(state), [], 'the paused message was taken back into the turn');
+  const empty = run();
+  decide(empty, [text('\n\n')], 'pause_turn');
+  assert.deepEqual(assistants(empty), [], 'an empty paused turn is not stored');
+  assert.equal(decide(run(), [call('a')], 'pause_turn').next, 'act', 'a paused turn that asks for tools is acted on');
 });
 
 test('a very long thought is stored bounded, head and tail kept', () => {
   const long = `START ${'x'.repeat(200_000)} END`;
-  const [block] = sanitizeReply([text(long)]);
+  const [block] = cleanReply([text(long)]).content;
   assert.ok(block?.type === 'text' && block.text.length <= maxThoughtCharacters);
   assert.ok(block?.type === 'text' && block.text.startsWith('START') && block.text.endsWith('END'));
   assert.match(block?.type === 'text' ? block.text : '', /characters of this reply removed/);
-  assert.ok(plan([text(long), call('a')], 'tool_use').thought.length <= maxThoughtCharacters);
-  assert.deepEqual(sanitizeReply([block as AssistantBlock]), [block], 'shortening twice changes nothing');
+  const state = run();
+  decide(state, [text(long), call('a')], 'tool_use');
+  assert.ok(state.lastThought.length <= maxThoughtCharacters);
+  assert.deepEqual(cleanReply([block as AssistantBlock]).content, [block], 'shortening twice changes nothing');
+});
+
+test('a repeated tool_use id is dropped and an oversized input is emptied and named, once, by cleanReply', () => {
+  const huge = { path: 'a.py', content: 'x'.repeat(2_000_000) };
+  const cleaned = cleanReply([call('a'), call('a'), call('w', 'write_file', huge)]);
+  assert.deepEqual(
+    cleaned.content.map((block) => (block.type === 'tool_use' ? [block.id, block.input] : block.type)),
+    [
+      ['a', { path: 'a.py' }],
+      ['w', {}],
+    ],
+  );
+  assert.equal(cleaned.oversizedToolInputs.length, 1);
+  assert.equal(cleaned.oversizedToolInputs[0]?.id, 'w');
+  const step = decideReply(run(), { ...cleaned, stopReason: 'tool_use' }, { allowCommands: false });
+  assert.match(step.next === 'act' ? String(step.turn.results.get('w')?.content) : '', /over the limit/);
 });
 
 test('thinking blocks are kept unchanged; a reply of thinking alone is not stored', () => {
   const thinking: AssistantBlock = { type: 'thinking', thinking: 'hmm', signature: 'sig' };
-  assert.deepEqual(plan([thinking, call('a')], 'tool_use').assistant?.content, [thinking, call('a')]);
-  assert.equal(plan([thinking], 'end_turn').assistant, null);
+  const step = decide(run(), [thinking, call('a')], 'tool_use');
+  assert.deepEqual(step.next === 'act' && step.turn.assistant.content, [thinking, call('a')]);
+  const alone = run();
+  decide(alone, [thinking]);
+  assert.deepEqual(assistants(alone), []);
 });
+
+test('a reply is cleaned in one place: the API client; the loop and the activity take it as it comes', () => {
+  const sources = ['src', 'workflows', 'activities', 'bench'].flatMap((folder) =>
+    typeScriptFiles(join(projectRoot, folder)),
+  );
+  const cleaners = sources
+    .filter((file) => /\bcleanReply\(/.test(readFileSync(file, 'utf8')))
+    .map((file) => relative(projectRoot, file));
+  assert.deepEqual(cleaners.sort(), ['src/agent/reply.ts', 'src/model/anthropic.ts']);
+});
+
+function typeScriptFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? typeScriptFiles(join(folder, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(folder, entry.name)]
+        : [],
+  );
+}
 
 test('tool calls: unknown tools, bad inputs and extra finish calls are refused; the first finish is verified after the others', () => {
   const sorted = sortToolCalls(

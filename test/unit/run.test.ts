@@ -1,5 +1,6 @@
-// The run core (src/agent/run.ts): the state, what a reply means for the loop, tool outcomes,
-// the finish call, budgets, the report and the status view, without Temporal.
+// The run core (src/agent/run.ts, reply.ts, turn.ts, compaction.ts): the state, what a reply
+// means for the loop, tool outcomes, the finish call, budgets, the report and the status view,
+// without Temporal.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { emptyUsage } from '../../src/agent/budgets.js';
@@ -7,32 +8,34 @@ import type { AssistantBlock, Message, ToolCall } from '../../src/agent/conversa
 import { parseDebugInput } from '../../src/agent/input.js';
 import { maxToolCallRecords } from '../../src/agent/payloads.js';
 import * as prompts from '../../src/agent/prompts.js';
+import { compactIfContextIsFull } from '../../src/agent/compaction.js';
+import type { ModelReply } from '../../src/agent/modelReply.js';
+import { decideReply } from '../../src/agent/reply.js';
 import {
-  resumeEarlierState,
-  applyToolOutcome,
   beginIteration,
   buildReport,
-  compactIfContextIsFull,
-  completeTurn,
-  groupCalls,
-  judgeFix,
-  maxGuardrailRefusals,
   progressLine,
   raiseBudgets,
   recordModelCall,
   replyIterationsOf,
-  reviewVerdict,
+  resumeEarlierState,
   seedConversation,
   startRunState,
   statusView,
   stopBeforeNextCall,
   stopWhileWaiting,
-  takeReply,
   testsAfterRun,
-  type ModelCallFacts,
+} from '../../src/agent/run.js';
+import {
+  applyToolOutcome,
+  groupCalls,
+  judgeFix,
+  maxGuardrailRefusals,
+  observeTurn,
+  reviewVerdict,
   type RunnableCall,
   type Turn,
-} from '../../src/agent/run.js';
+} from '../../src/agent/turn.js';
 import type { RunState } from '../../src/agent/runState.js';
 import { iterationOfReply } from '../../src/cli/follow.js';
 import type { TestSummary } from '../../src/agent/testResults.js';
@@ -73,7 +76,7 @@ function begunRun(): RunState {
   return state;
 }
 
-function reply(content: AssistantBlock[], over: Partial<ModelCallFacts> = {}): ModelCallFacts {
+function reply(content: AssistantBlock[], over: Partial<ModelReply> = {}): ModelReply {
   return {
     content,
     stopReason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn',
@@ -83,6 +86,8 @@ function reply(content: AssistantBlock[], over: Partial<ModelCallFacts> = {}): M
     priceNote: null,
     model: 'claude-test',
     answeredBy: 'Claude (claude-test)',
+    requestId: null,
+    oversizedToolInputs: [],
     ...over,
   };
 }
@@ -96,9 +101,9 @@ const outcome = (content: string, over: object = {}) => ({
   ...over,
 });
 
-function act(state: RunState, content: AssistantBlock[], over: Partial<ModelCallFacts> = {}): Turn {
+function act(state: RunState, content: AssistantBlock[], over: Partial<ModelReply> = {}): Turn {
   beginIteration(state);
-  const step = takeReply(state, reply(content, over), input);
+  const step = decideReply(state, reply(content, over), input);
   assert.equal(step.next, 'act');
   return (step as { turn: Turn }).turn;
 }
@@ -205,7 +210,7 @@ test('tool outcomes grow the workspace log; all results are appended in the repl
   assert.equal(state.workspace?.mutations.length, 1);
   assert.equal(state.workspace?.digest, 'd2');
   const before = state.conversation.length;
-  const stop = completeTurn(state, turn, reviewVerdict(judgeFix(failing, passing)));
+  const stop = observeTurn(state, turn, reviewVerdict(judgeFix(failing, passing)));
   assert.deepEqual(stop, { condition: 'finish_verified', detail: 'finish was called and the fix was verified' });
   assert.equal(state.conversation.length, before + 2);
   const results = (state.conversation.at(-1) as Message).content;
@@ -234,7 +239,7 @@ test('a fix that is not verified goes back to the model as an error, and the run
   const turn = act(state, [use('f1', 'finish', { root_cause: 'x' })]);
   const verdict = judgeFix(failing, failing);
   assert.equal(verdict.fixed, false);
-  assert.equal(completeTurn(state, turn, reviewVerdict(verdict)), null);
+  assert.equal(observeTurn(state, turn, reviewVerdict(verdict)), null);
   const result = (state.conversation.at(-1) as Message).content[0];
   assert.equal(result?.type === 'tool_result' && result.is_error, true);
   assert.match(JSON.stringify(result), /Your fix was not verified/);
@@ -250,7 +255,7 @@ test(`the run ends after ${maxGuardrailRefusals} refused test-file edits`, () =>
       (turn.groups[0] as RunnableCall[])[0] as RunnableCall,
       outcome('refused', { isError: true, refusedBy: 'test-file-guardrail' }),
     );
-    const stop = completeTurn(state, turn, null);
+    const stop = observeTurn(state, turn, null);
     assert.equal(stop?.condition ?? null, refusal < maxGuardrailRefusals ? null : 'guardrail');
   }
 });
@@ -259,8 +264,8 @@ test('a paused turn is kept as the last message and merged with the reply that c
   const state = begunRun();
   beginIteration(state);
   assert.deepEqual(
-    takeReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input),
-    { next: 'again' },
+    decideReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input),
+    { next: 'think' },
   );
   assert.equal(state.conversation.at(-1)?.role, 'assistant');
   const turn = act(state, [use('r1', 'read_file', { path: 'a.py' })]);
@@ -291,18 +296,20 @@ test('text-only replies are nudged, then end the run; a refusal ends it; an over
   const state = begunRun();
   for (let reply_ = 1; reply_ <= 3; reply_++) {
     beginIteration(state);
-    assert.deepEqual(takeReply(state, reply([{ type: 'text', text: `thinking ${reply_}` }]), input), { next: 'again' });
+    assert.deepEqual(decideReply(state, reply([{ type: 'text', text: `thinking ${reply_}` }]), input), {
+      next: 'think',
+    });
   }
   beginIteration(state);
-  const fourth = takeReply(state, reply([{ type: 'text', text: 'still thinking' }]), input);
+  const fourth = decideReply(state, reply([{ type: 'text', text: 'still thinking' }]), input);
   assert.equal(fourth.next === 'stop' && fourth.stop.condition, 'no_tool_calls');
 
   const refused = begunRun();
-  const step = takeReply(refused, reply([], { stopReason: 'refusal' }), input);
+  const step = decideReply(refused, reply([], { stopReason: 'refusal' }), input);
   assert.equal(step.next === 'stop' && step.stop.condition, 'refusal');
 
   const tooLong = begunRun();
-  const overflow = takeReply(tooLong, reply([], { stopReason: 'model_context_window_exceeded' }), input);
+  const overflow = decideReply(tooLong, reply([], { stopReason: 'model_context_window_exceeded' }), input);
   assert.equal(
     overflow.next === 'stop' && overflow.stop.condition,
     'context_exhausted',
@@ -374,10 +381,10 @@ test('the end: the tests after the run are the last suite run on this workspace,
 test('each assistant message keeps the iteration it was written in: a paused turn spans two, a compaction retry spends one', () => {
   const state = begunRun();
   beginIteration(state);
-  takeReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input);
+  decideReply(state, reply([{ type: 'text', text: 'Let me think.' }], { stopReason: 'pause_turn' }), input);
   assert.deepEqual(replyIterationsOf(state), [1]);
   const turn = act(state, [use('r1', 'read_file', { path: 'a.py' })]);
-  completeTurn(state, turn, null);
+  observeTurn(state, turn, null);
   assert.deepEqual(
     replyIterationsOf(state),
     [2],
@@ -387,7 +394,7 @@ test('each assistant message keeps the iteration it was written in: a paused tur
   state.replyIterations = undefined;
   assert.equal(replyIterationsOf(state), null, 'a state from older code does not know them');
   state.replyIterations = [2];
-  takeReply(state, reply([{ type: 'text', text: 'Done reading.' }]), input);
+  decideReply(state, reply([{ type: 'text', text: 'Done reading.' }]), input);
   assert.deepEqual(replyIterationsOf(state), [2, 3]);
   // The follower shows these numbers, not a count of the replies.
   const messages = state.conversation;

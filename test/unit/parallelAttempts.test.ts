@@ -13,7 +13,7 @@ import {
   summaryFromReport,
   withApprovalAnswer,
   type EarlierAttempt,
-} from '../../src/agent/attempts.js';
+} from '../../src/agent/parallelAttempts.js';
 import { parseDebugInput } from '../../src/agent/input.js';
 import type { AttemptSummary, DebugReport } from '../../src/agent/report.js';
 
