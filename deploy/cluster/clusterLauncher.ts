@@ -151,7 +151,7 @@ export function stopPostgresql(paths: ClusterPaths = clusterPaths(), log: Log = 
   if (result.status !== 0) throw new ClusterSetupError(`PostgreSQL did not stop: ${result.output}`);
 }
 
-/** deploy/temporal/setup.sh, the setup steps docker-compose.yml runs too; its output goes to the setup log. */
+/** deploy/temporal/temporal-setup.sh, the setup steps docker-compose.yml runs too; its output goes to the setup log. */
 function temporalSetup(paths: ClusterPaths, args: string[], what: string): void {
   const logFile = openSync(paths.logs.setup, 'a');
   const result = spawnSync('sh', [join(projectRoot, clusterConfigFiles.setupScript), ...args], {
@@ -368,7 +368,7 @@ export function ensureNamespaceAndSearchAttributes(paths: ClusterPaths, log: Log
   temporalSetup(paths, ['namespace', ...searchAttributeArguments()], 'Registering the namespace and search attributes');
 }
 
-/** The search attributes as deploy/temporal/setup.sh takes them (Name=Type), from src/temporal/searchAttributes.ts. */
+/** The search attributes as deploy/temporal/temporal-setup.sh takes them (Name=Type), from src/temporal/searchAttributes.ts. */
 export function searchAttributeArguments(): string[] {
   return searchAttributeRegistrations.map(({ name, cliType }) => `${name}=${cliType}`);
 }

@@ -24,7 +24,7 @@ export const clusterConfigFiles = {
   dynamicConfig: 'deploy/temporal/dynamicconfig.yaml',
   uiServer: 'deploy/temporal/ui-server.yaml',
   /** Schemas, namespace and search attributes, as an operator would set them up. */
-  setupScript: 'deploy/temporal/setup.sh',
+  setupScript: 'deploy/temporal/temporal-setup.sh',
 } as const;
 
 /**

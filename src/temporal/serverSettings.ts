@@ -1,7 +1,7 @@
 // How the Temporal server runs: the embedded dev server passes these as flags, the test harness
 // and the bench start their servers with them, and the compose deployment loads the same dynamic
 // config from deploy/temporal/dynamicconfig.yaml (a test keeps the two in step).
-// Measured side by side by bench/serverVariants.ts (issue 14); README, "Latency", has the figures.
+// Measured side by side by bench/serverVariants.ts (issue 14); docs/performance.md, "Latency", has the figures.
 
 /** Dynamic config, setting name → value. */
 export const serverDynamicConfig: Record<string, number | boolean> = {

@@ -203,13 +203,13 @@ test('through `temporal workflow update execute`: reject with feedback, then app
     taskQueue: worker.taskQueue,
     workflowId: id,
   });
-  // The README's commands, as written, for this run's id.
-  const readme = await readFile(join(projectRoot, 'README.md'), 'utf8');
+  // The documented commands (docs/temporal-cli.md), as written, for this run's id.
+  const page = await readFile(join(projectRoot, 'docs', 'temporal-cli.md'), 'utf8');
   const documented = (name: string) => {
-    const line = readme
+    const line = page
       .split('\n')
       .find((each) => each.startsWith(`temporal workflow update execute --workflow-id fix-off-by-one --name ${name}`));
-    assert.ok(line, `the README documents the ${name} update`);
+    assert.ok(line, `docs/temporal-cli.md documents the ${name} update`);
     return line.replace('fix-off-by-one', id);
   };
   await awaitingApproval(handle, 1);

@@ -1,4 +1,4 @@
-// `durable-debugger worker --scripted` as the README has a person use it, offline: the worker
+// `durable-debugger worker --scripted` as docs/deployment.md has a person use it, offline: the worker
 // answers the model calls of a fixture run started by `run` without an API key (the default
 // endpoint) with the fixture's scripted responses. Then `watch` and `status` of the closed run:
 // while a worker serves the task queue its last status is answered by replay; once none does, by

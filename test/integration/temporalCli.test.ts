@@ -1,4 +1,4 @@
-// The README's Temporal CLI commands, run exactly as written against a dev server, so the
+// The documented Temporal CLI commands (docs/temporal-cli.md), run exactly as written against a dev server, so the
 // documentation cannot drift from what the product does. They run offline, as a newcomer
 // without an API key runs them: against `durable-debugger dev --scripted`.
 import assert from 'node:assert/strict';
@@ -59,9 +59,9 @@ test('`dev --scripted` says that its model is scripted', () => {
 });
 
 async function documentedCommands(): Promise<string[]> {
-  const readme = await readFile(join(projectRoot, 'README.md'), 'utf8');
+  const page = await readFile(join(projectRoot, 'docs', 'temporal-cli.md'), 'utf8');
   const block =
-    readme.split('<!-- temporal-cli-commands: begin -->')[1]?.split('<!-- temporal-cli-commands: end -->')[0] ?? '';
+    page.split('<!-- temporal-cli-commands: begin -->')[1]?.split('<!-- temporal-cli-commands: end -->')[0] ?? '';
   const body = block.replace(/^```sh\n/m, '').replace(/```\s*$/m, '');
   return body
     .replace(/\\\n\s*/g, '')
@@ -70,9 +70,9 @@ async function documentedCommands(): Promise<string[]> {
     .filter((line) => line && !line.startsWith('#'));
 }
 
-test('the README’s Temporal CLI commands do what the README says', async () => {
+test('the Temporal CLI commands of docs/temporal-cli.md do what the page says', async () => {
   const commands = await documentedCommands();
-  assert.ok(commands.length >= 8, 'the README documents the commands');
+  assert.ok(commands.length >= 8, 'docs/temporal-cli.md documents the commands');
   const cli = temporalCliPath(loadConfig());
   const outputs: Array<{ command: string; stdout: string }> = [];
   for (const command of commands) {

@@ -47,7 +47,7 @@ test('docker-compose.yml mounts our configuration files and setup script, and ea
 
 test('docker-compose.yml registers the search attributes of src/temporal/searchAttributes.ts', () => {
   const setupCall = /temporal-setup\.sh\s*\n\s*- namespace\s*\n((?:\s*- \S+=\S+\s*\n)+)/.exec(compose);
-  assert.ok(setupCall, 'the temporal-namespace service runs deploy/temporal/setup.sh namespace Name=Type …');
+  assert.ok(setupCall, 'the temporal-namespace service runs deploy/temporal/temporal-setup.sh namespace Name=Type …');
   const listed = [...(setupCall[1] as string).matchAll(/- (\S+=\S+)/g)].map((match) => match[1]);
   assert.deepEqual(listed, searchAttributeArguments());
 });

@@ -4,12 +4,12 @@
 # and docker-compose.yml (the temporal-schema and temporal-namespace services, on the
 # temporalio/admin-tools image).
 #
-#   setup.sh schema
+#   temporal-setup.sh schema
 #       Temporal's databases with Temporal's schema tool: create-database, setup-schema
 #       (version tables), update-schema to the latest versioned schema; and an empty database
 #       $APPLICATION_DATABASE for what workers share over the network.
 #       Needs SQL_PLUGIN, SQL_HOST, SQL_PORT, SQL_USER, SQL_PASSWORD (read by the schema tool).
-#   setup.sh namespace Name=Type ...
+#   temporal-setup.sh namespace Name=Type ...
 #       Once the server answers at $TEMPORAL_ADDRESS: the namespace $TEMPORAL_NAMESPACE and the
 #       search attributes given (src/temporal/searchAttributes.ts is the list; a test keeps the
 #       compose file's copy equal), with `temporal operator`.
@@ -63,7 +63,7 @@ namespace)
   say "namespace $namespace and $# search attributes registered"
   ;;
 *)
-  echo "usage: setup.sh schema | namespace Name=Type ..." >&2
+  echo "usage: temporal-setup.sh schema | namespace Name=Type ..." >&2
   exit 2
   ;;
 esac
