@@ -3,7 +3,7 @@
 // command started, on the real Docker engine.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 let sandbox: TestSandbox;
 

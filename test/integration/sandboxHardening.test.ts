@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SandboxNeedsPrepareError } from '../../src/sandbox/sandboxHost.js';
-import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 const memoryMb = 256;
 const pids = 96;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { PrepareSandboxRequest } from '../../src/agent/sandboxProtocol.js';
 import { snapshotLimits } from '../../src/sandbox/sandboxHost.js';
-import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 let sandbox: TestSandbox;
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { SandboxNeedsPrepareError } from '../../src/sandbox/sandboxHost.js';
-import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 const outsideFolder = join(tmpdir(), `durable-debugger-outside-${process.pid}`);
 const outsideFile = join(outsideFolder, 'secret.txt');

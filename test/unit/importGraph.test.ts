@@ -6,7 +6,12 @@
 // - the product (src/, workflows/, activities/) never imports the tooling around it (bench/,
 //   harness/, deploy/, scripts/): the installed package ships the product alone;
 // - nothing but test/ imports test/ (product and tooling stand without tests);
-// - src/agent/ imports only zod and its own modules (the pure core).
+// - src/agent/ imports only zod and its own modules (the pure core);
+// - activities/ import only src/agent, src/model, src/sandbox and src/temporal (the design card);
+// - in src/ only the worker imports activities/, and only src/cli imports src/cli (the top);
+// - no module imports itself through others (no cycles);
+// - every file of the product is reached from its entry points, the CLI and the workflow bundle
+//   (tooling does not live inside the product).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -66,6 +71,10 @@ function topFolder(path: string): string {
 }
 
 const product = ['src', 'workflows', 'activities'];
+/** Where the product starts: the command (bin/ runs it) and the workflow bundle (the worker hands it to the bundler). */
+const entryPoints = ['src/cli/main.ts', 'workflows/index.ts'];
+/** What activities may import besides their own folder (docs/architecture.md). */
+const activityImports = ['src/agent/', 'src/model/', 'src/sandbox/', 'src/temporal/'];
 const tooling = ['bench', 'harness', 'deploy', 'scripts'];
 /** What workflow code may import besides its own folder: the pure core and the shared definitions. */
 const workflowPackages = ['@temporalio/workflow', '@temporalio/common'];
@@ -105,12 +114,75 @@ function violations(edges: ImportEdge[]): string[] {
     ) {
       found.push(`${edge.from} imports ${edge.specifier}: src/agent is pure and imports only zod and its own modules`);
     }
+    if (source === 'activities' && target === 'src' && !activityImports.some((prefix) => edge.to!.startsWith(prefix))) {
+      found.push(
+        `${edge.from} imports ${edge.specifier}: activities import only ${activityImports.join(', ')} (and their own folder)`,
+      );
+    }
+    if (source === 'src' && target === 'activities' && edge.from !== 'src/worker.ts') {
+      found.push(`${edge.from} imports ${edge.specifier}: in src/ only the worker (src/worker.ts) imports activities`);
+    }
+    if (product.includes(source) && edge.to?.startsWith('src/cli/') && !edge.from.startsWith('src/cli/')) {
+      found.push(
+        `${edge.from} imports ${edge.specifier}: the CLI is the top; nothing in the product below it imports it`,
+      );
+    }
   }
   return found;
 }
 
+/** The module a relative import names: its .ts file (specifiers name the compiled .js). */
+function moduleOf(to: string): string {
+  return to.replace(/\.js$/, '.ts');
+}
+
+/** Each import cycle once, as the files around it. */
+function cycles(edges: ImportEdge[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const edge of edges) {
+    if (edge.to === null) continue;
+    const from = moduleOf(edge.from);
+    next.set(from, [...(next.get(from) ?? []), moduleOf(edge.to)]);
+  }
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    state.set(file, 'open');
+    for (const to of next.get(file) ?? []) {
+      if (state.get(to) === 'open') found.push([...path.slice(path.indexOf(to)), to].join(' → '));
+      else if (!state.has(to)) visit(to, [...path, to]);
+    }
+    state.set(file, 'done');
+  };
+  for (const file of [...next.keys()].sort()) if (!state.has(file)) visit(file, [file]);
+  return found;
+}
+
+/** Product files that no chain of imports from the entry points reaches. */
+function unreachedFromEntryPoints(files: string[], edges: ImportEdge[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const edge of edges) {
+    if (edge.to === null) continue;
+    const from = moduleOf(edge.from);
+    next.set(from, [...(next.get(from) ?? []), moduleOf(edge.to)]);
+  }
+  const reached = new Set<string>();
+  const pending = [...entryPoints];
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (reached.has(file)) continue;
+    reached.add(file);
+    pending.push(...(next.get(file) ?? []));
+  }
+  return files.filter((file) => product.includes(topFolder(file)) && !reached.has(file)).sort();
+}
+
 function projectImports(): ImportEdge[] {
   return typeScriptFiles(projectRoot).flatMap((file) => importsOf(file, readFileSync(file, 'utf8')));
+}
+
+function projectFiles(): string[] {
+  return typeScriptFiles(projectRoot).map((file) => toPosix(relative(projectRoot, file)));
 }
 
 test('the import graph keeps the arrows of the module map', () => {
@@ -121,6 +193,37 @@ test('the import graph keeps the arrows of the module map', () => {
   );
   assert.ok(edges.some((edge) => edge.from.startsWith('test/integration/') && edge.to === 'harness/devStack.js'));
   assert.deepEqual(violations(edges), []);
+});
+
+test('no module imports itself through others', () => {
+  assert.deepEqual(cycles(projectImports()), []);
+});
+
+test('every file of the product is reached from the CLI or the workflow bundle: no tooling lives inside it', () => {
+  const files = projectFiles();
+  assert.ok(files.includes('src/sandbox/store/openStore.ts') && files.includes('activities/model.ts'));
+  assert.deepEqual(unreachedFromEntryPoints(files, projectImports()), []);
+});
+
+test('a cycle and a product file that only tooling uses are found', () => {
+  const at = (path: string) => join(projectRoot, path);
+  const edges = [
+    // The store's interface file that also held its factory: the factory imports the backends, which import the interface.
+    ...importsOf(at('src/sandbox/store/contentStore.ts'), "import { FolderStore } from './folderStore.js';"),
+    ...importsOf(at('src/sandbox/store/folderStore.ts'), "import type { ContentStore } from './contentStore.js';"),
+    ...importsOf(at('src/cli/main.ts'), "import { run } from './commands/runCommand.js';"),
+    ...importsOf(at('bench/clusterThroughput.ts'), "import { startCluster } from '../src/cluster/clusterLauncher.js';"),
+  ];
+  assert.deepEqual(cycles(edges), [
+    'src/sandbox/store/contentStore.ts → src/sandbox/store/folderStore.ts → src/sandbox/store/contentStore.ts',
+  ]);
+  assert.deepEqual(
+    unreachedFromEntryPoints(
+      ['src/cli/main.ts', 'src/cli/commands/runCommand.ts', 'src/cluster/clusterLauncher.ts'],
+      edges,
+    ),
+    ['src/cluster/clusterLauncher.ts'],
+  );
 });
 
 test('the worker refers to the workflow code only as the bundle’s path', () => {
@@ -142,7 +245,7 @@ test('each kind of import that breaks a rule is found', () => {
     ...importsOf(at('src/cli/main.ts'), "export { something } from '../../workflows/index.js';"),
     ...importsOf(at('harness/devStack.ts'), "import '../workflows/index.js';"),
     // nothing but test/ imports test/
-    ...importsOf(at('bench/runBenchmarks.ts'), "const harness = await import('../test/support/sandbox.js');"),
+    ...importsOf(at('bench/runBenchmarks.ts'), "const harness = await import('../test/support/testSandbox.js');"),
     ...importsOf(at('scripts/reliability.ts'), "import '../test/unit/tools.test.js';"),
     ...importsOf(at('deploy/cluster/clusterLauncher.ts'), "import { x } from '../../test/support/postgres.js';"),
     // src/agent is pure
@@ -157,8 +260,17 @@ test('each kind of import that breaks a rule is found', () => {
     ...importsOf(at('workflows/modelCall.ts'), "import { createModelActivities } from '../activities/model.js';"),
     ...importsOf(at('workflows/sandboxSteps.ts'), "import { SandboxHost } from '../src/sandbox/sandboxHost.js';"),
     ...importsOf(at('workflows/progress.ts'), "import { readFile } from 'node:fs/promises';"),
+    // activities import only the core, the model client, the sandbox and the definitions
+    ...importsOf(at('activities/model.ts'), "import { startScriptedModel } from '../src/demo/scriptedModel.js';"),
+    // in src/ only the worker imports activities
+    ...importsOf(
+      at('src/sandbox/sandboxHost.ts'),
+      "import type { HostActivities } from '../../activities/sandbox.js';",
+    ),
+    // the CLI is the top
+    ...importsOf(at('src/worker.ts'), "import { follow } from './cli/follow.js';"),
   ]);
-  assert.equal(found.length, 13, found.join('\n'));
+  assert.equal(found.length, 16, found.join('\n'));
   // And what is allowed is not reported: the tests and the workflows import downwards.
   assert.deepEqual(
     violations([
@@ -170,6 +282,12 @@ test('each kind of import that breaks a rule is found', () => {
       ),
       ...importsOf(at('bench/runBenchmarks.ts'), "import { startTestServer } from '../harness/devStack.js';"),
       ...importsOf(at('deploy/cluster/clusterLauncher.ts'), "import { loadConfig } from '../../src/config.js';"),
+      ...importsOf(
+        at('activities/sandbox.ts'),
+        "import { SandboxHost } from '../src/sandbox/sandboxHost.js';\nimport { shared } from './attempts.js';",
+      ),
+      ...importsOf(at('src/worker.ts'), "import { createModelActivities } from '../activities/model.js';"),
+      ...importsOf(at('src/cli/main.ts'), "import { runCommand } from './commands/runCommand.js';"),
       ...importsOf(
         at('src/agent/tools.ts'),
         "import { z } from 'zod';\nimport type { Message } from './conversation.js';",
