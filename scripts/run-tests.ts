@@ -134,14 +134,42 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
   return failures.length === 0;
 }
 
+/** Process groups of the jobs under way: an interrupted `npm test` stops them with their servers. */
+const running = new Set<number>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid);
+    void Promise.all(engines.map((engine) => engine.stop().catch(() => undefined))).finally(() => process.exit(130));
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // gone already
+  }
+}
+
 function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean> {
   const output = createWriteStream(logFile);
   const env = { ...process.env, ...(engine.dockerHost ? { DOCKER_HOST: engine.dockerHost } : {}) };
-  const child = spawn(process.execPath, job.args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, so that the dev servers and workers it starts stop with it.
+  const child = spawn(process.execPath, job.args, {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  if (child.pid) running.add(child.pid);
   child.stdout.pipe(output, { end: false });
   child.stderr.pipe(output, { end: false });
   return new Promise((resolve) => {
     child.on('close', (code) => {
+      if (child.pid) {
+        running.delete(child.pid);
+        killGroup(child.pid); // what the file left running
+      }
       output.end();
       resolve(code === 0);
     });
