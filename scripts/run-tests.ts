@@ -1,18 +1,28 @@
-// `npm test` (after setup): the type check, the unit tests, the integration tests on the real
-// Temporal dev server and real Docker, and finally a check that no sandbox container leaked.
-// Pass folder names to run only some suites: `npm test -- unit`.
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+// `npm test` (after setup): the type check, lint and format, the unit tests, then the integration
+// tests on the real Temporal dev server and real Docker with the quick reliability scenarios, and
+// finally a check that no sandbox container leaked.
+//
+// Integration test files run in lanes side by side (DURABLE_DEBUGGER_TEST_LANES, default 3): each
+// lane has a Docker engine of its own (scripts/testEngines.ts), so no file sees another lane's
+// containers. Files are handed out longest first (durations of the last run, kept in
+// .durable-debugger/test-durations.json); each file's output goes to test-output/tests/.
+// Pass folder names to run only some suites: `npm test -- unit`, `npm test -- integration`.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { connectDocker, listProjectContainers } from '../src/sandbox/container.js';
+import Docker from 'dockerode';
+import { listProjectContainers } from '../src/sandbox/container.js';
+import { projectRoot } from '../src/config.js';
+import { startTestEngines, type TestEngine } from './testEngines.js';
 
-const suites: Array<{ name: string; concurrency: number }> = [
-  { name: 'unit', concurrency: 2 },
-  { name: 'integration', concurrency: 1 },
-];
 const wanted = process.argv.slice(2);
+const wants = (suite: string) => wanted.length === 0 || wanted.includes(suite);
+const dataFolder = join(projectRoot, '.durable-debugger');
+const durationsFile = join(dataFolder, 'test-durations.json');
+const outputFolder = join(projectRoot, 'test-output', 'tests');
 
-function run(label: string, command: string, args: string[]): void {
+function runInForeground(label: string, command: string, args: string[]): void {
   console.log(`\n── ${label} ──`);
   const result = spawnSync(command, args, { stdio: 'inherit' });
   if (result.status !== 0) {
@@ -21,36 +31,168 @@ function run(label: string, command: string, args: string[]): void {
   }
 }
 
-if (wanted.length === 0) {
-  run('type check', 'npx', ['tsc', '--noEmit']);
-  run('lint and format', 'npm', ['run', '--silent', 'lint']);
-}
-for (const suite of suites) {
-  if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
-  const folder = join('test', suite.name);
-  const files = readdirSync(folder)
+function testFiles(folder: string): string[] {
+  return readdirSync(join(projectRoot, 'test', folder))
     .filter((file) => file.endsWith('.test.ts'))
     .sort()
-    .map((file) => join(folder, file));
-  if (files.length === 0) continue;
-  run(`${suite.name} tests`, process.execPath, [
+    .map((file) => join('test', folder, file));
+}
+
+if (wanted.length === 0) {
+  runInForeground('type check', 'npx', ['tsc', '--noEmit']);
+  runInForeground('lint and format', 'npm', ['run', '--silent', 'lint']);
+}
+if (wants('unit')) {
+  runInForeground('unit tests', process.execPath, [
     '--import',
     'tsx',
     '--test',
-    `--test-concurrency=${suite.concurrency}`,
-    ...files,
+    '--test-concurrency=2',
+    ...testFiles('unit'),
   ]);
 }
 
-if (wanted.length === 0 || wanted.includes('reliability')) {
-  run('reliability (quick)', process.execPath, ['--import', 'tsx', 'scripts/reliability.ts', '--quick']);
+interface Job {
+  name: string;
+  args: string[];
 }
 
-const leaked = await listProjectContainers(connectDocker());
-if (leaked.length > 0) {
-  console.error(
-    `\n${leaked.length} sandbox container(s) leaked: ${leaked.map((container) => container.Names.join(',')).join(' ')}`,
-  );
-  process.exit(1);
+const jobs: Job[] = [];
+if (wants('integration')) {
+  for (const file of testFiles('integration')) {
+    jobs.push({ name: file, args: ['--import', 'tsx', '--test', '--test-reporter=spec', file] });
+  }
 }
+if (wants('reliability')) {
+  jobs.push({ name: 'reliability (quick)', args: ['--import', 'tsx', 'scripts/reliability.ts', '--quick'] });
+}
+
+const engines: TestEngine[] = [];
+let failed = false;
+if (jobs.length > 0) {
+  const lanes = Math.max(1, Number(process.env.DURABLE_DEBUGGER_TEST_LANES ?? Math.min(3, availableParallelism() + 1)));
+  console.log(`\n── integration tests and reliability (quick): ${jobs.length} jobs in ${lanes} lanes ──`);
+  engines.push(...(await startTestEngines(Math.min(lanes, jobs.length), join(dataFolder, 'test-engines'))));
+  try {
+    failed = !(await runJobs(jobs, engines));
+  } finally {
+    for (const engine of engines) await engine.stop().catch(() => undefined);
+  }
+}
+
+// Every lane's engine is checked, as each lane's tests left it (a stopped engine keeps its containers).
+if (wanted.length === 0 || wants('integration') || wants('reliability')) {
+  const leaked: string[] = [];
+  for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
+    const docker = engine.dockerHost ? new Docker(dockerOptions(engine.dockerHost)) : new Docker();
+    const containers = await listProjectContainers(docker).catch(() => []);
+    leaked.push(...containers.map((container) => container.Names.join(',')));
+  }
+  if (leaked.length > 0) {
+    console.error(`\n${leaked.length} sandbox container(s) leaked: ${leaked.join(' ')}`);
+    process.exit(1);
+  }
+}
+if (failed) process.exit(1);
 console.log('\nAll tests passed; no sandbox container was left behind.');
+
+function dockerOptions(dockerHost: string): Docker.DockerOptions {
+  return dockerHost.startsWith('unix://') ? { socketPath: dockerHost.slice('unix://'.length) } : {};
+}
+
+/** Runs the jobs longest first, one at a time per lane; true when every job passed. */
+async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
+  const durations = readDurations();
+  const queue = [...all].sort((a, b) => estimate(b, durations) - estimate(a, durations));
+  mkdirSync(outputFolder, { recursive: true });
+  const failures: Array<{ job: Job; log: string }> = [];
+  const started = Date.now();
+  let done = 0;
+  await Promise.all(
+    lanes.map(async (engine) => {
+      for (let job = queue.shift(); job; job = queue.shift()) {
+        const log = join(outputFolder, `${job.name.replace(/[^\w.-]+/g, '_')}.log`);
+        const jobStarted = Date.now();
+        const ok = await runJob(job, engine, log);
+        const seconds = (Date.now() - jobStarted) / 1000;
+        durations[job.name] = seconds;
+        done++;
+        const elapsed = ((Date.now() - started) / 60_000).toFixed(1);
+        console.log(
+          `${ok ? '✔' : '✖'} ${job.name} · ${seconds.toFixed(0)} s · lane ${engine.lane} · ${done}/${all.length} done, ${elapsed} min`,
+        );
+        if (!ok) failures.push({ job, log });
+      }
+    }),
+  );
+  writeDurations(durations);
+  for (const { job, log } of failures) {
+    console.error(`\n── ${job.name} failed; its output (${log}) ──\n${readFileSync(log, 'utf8')}`);
+  }
+  if (failures.length)
+    console.error(`\n${failures.length} of ${all.length} jobs failed: ${failures.map((f) => f.job.name).join(', ')}`);
+  return failures.length === 0;
+}
+
+/** Process groups of the jobs under way: an interrupted `npm test` stops them with their servers. */
+const running = new Set<number>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid);
+    void Promise.all(engines.map((engine) => engine.stop().catch(() => undefined))).finally(() => process.exit(130));
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // gone already
+  }
+}
+
+function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean> {
+  const output = createWriteStream(logFile);
+  const env = { ...process.env, ...(engine.dockerHost ? { DOCKER_HOST: engine.dockerHost } : {}) };
+  // Its own process group, so that the dev servers and workers it starts stop with it.
+  const child = spawn(process.execPath, job.args, {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  if (child.pid) running.add(child.pid);
+  child.stdout.pipe(output, { end: false });
+  child.stderr.pipe(output, { end: false });
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      if (child.pid) {
+        running.delete(child.pid);
+        killGroup(child.pid); // what the file left running
+      }
+      output.end();
+      resolve(code === 0);
+    });
+  });
+}
+
+function estimate(job: Job, durations: Record<string, number>): number {
+  // Without a recorded duration, the file's size stands in (bytes / 100 ≈ seconds, roughly).
+  const recorded = durations[job.name];
+  if (recorded !== undefined) return recorded;
+  const path = join(projectRoot, job.name);
+  return existsSync(path) ? statSync(path).size / 100 : 300;
+}
+
+function readDurations(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(durationsFile, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function writeDurations(durations: Record<string, number>): void {
+  mkdirSync(dataFolder, { recursive: true });
+  writeFileSync(durationsFile, `${JSON.stringify(durations, null, 2)}\n`);
+}

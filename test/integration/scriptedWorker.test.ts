@@ -88,18 +88,19 @@ test(
       assert.match(status.stdout, new RegExp(`iteration ${report.iterations}/`));
 
       // No worker at all: the queries cannot be answered, the report still can, at once (the server
-      // would hold a query of a run nobody replays for about 30 s).
+      // would hold a query of a run nobody replays for about 30 s). The bound leaves room for a CLI
+      // that starts slowly on a loaded machine and still tells such a hold apart.
       await stopWorker();
       const unserved = await timed(() => runCli(server, ['watch', id], offline));
       assert.equal(unserved.result.code, 0, unserved.result.output);
       assert.match(unserved.result.output, /Status: fixed/);
-      assert.ok(unserved.ms < 10_000, `watch took ${unserved.ms} ms`);
+      assert.ok(unserved.ms < 25_000, `watch took ${unserved.ms} ms`);
       const unservedStatus = await timed(() => runCli(server, ['status', id], offline));
       assert.equal(unservedStatus.result.code, 0, unservedStatus.result.output);
       assert.match(unservedStatus.result.stdout, new RegExp(`${id} · completed · status fixed`));
       assert.match(unservedStatus.result.stdout, new RegExp(`${report.iterations} iterations`));
       assert.match(unservedStatus.result.stdout, /live status needs a running worker .*durable-debugger worker/);
-      assert.ok(unservedStatus.ms < 10_000, `status took ${unservedStatus.ms} ms`);
+      assert.ok(unservedStatus.ms < 25_000, `status took ${unservedStatus.ms} ms`);
       const unservedJson = await timed(() => runCli(server, ['status', id, '--json'], offline));
       assert.equal(unservedJson.result.code, 0, unservedJson.result.output);
       const line = JSON.parse(unservedJson.result.stdout) as {
@@ -109,7 +110,7 @@ test(
       assert.equal(line.workflowStatus, 'COMPLETED');
       assert.equal(line.report.status, 'fixed');
       assert.equal(line.report.iterations, report.iterations);
-      assert.ok(unservedJson.ms < 10_000, `status --json took ${unservedJson.ms} ms`);
+      assert.ok(unservedJson.ms < 25_000, `status --json took ${unservedJson.ms} ms`);
     } finally {
       await stopWorker().catch(() => worker?.child.kill('SIGKILL'));
     }

@@ -1,0 +1,106 @@
+// Docker engines of their own for the integration tests' lanes: each lane's tests own their engine
+// (its containers, images, events and leak check), so lanes can run side by side without seeing
+// each other's sandboxes. Lane 1 uses the engine setup started; the others get a dockerd each, with
+// its own data root, exec root and socket, and the sandbox image copied in from the first engine.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+
+export interface TestEngine {
+  lane: number;
+  /** DOCKER_HOST for the lane's tests; undefined for the engine the environment already names. */
+  dockerHost: string | undefined;
+  stop(): Promise<void>;
+}
+
+const sandboxImage = process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debugger-sandbox:1';
+
+/** Engines for `lanes` lanes; extra engines need root (to start dockerd): without it, one lane. */
+export async function startTestEngines(lanes: number, root: string): Promise<TestEngine[]> {
+  const engines: TestEngine[] = [{ lane: 1, dockerHost: process.env.DOCKER_HOST, stop: async () => {} }];
+  if (lanes <= 1) return engines;
+  if (process.getuid?.() !== 0) {
+    console.log(
+      'Integration tests run in one lane: more lanes need Docker engines of their own, which only root starts.',
+    );
+    return engines;
+  }
+  for (let lane = 2; lane <= lanes; lane++) engines.push(await startEngine(lane, root));
+  return engines;
+}
+
+async function startEngine(lane: number, root: string): Promise<TestEngine> {
+  const folder = join(root, `lane-${lane}`);
+  const execRoot = `/run/durable-debugger-test-lane-${lane}`;
+  const socket = `${execRoot}.sock`;
+  mkdirSync(folder, { recursive: true });
+  const dockerHost = `unix://${socket}`;
+  const pidFile = `${execRoot}.pid`;
+  const alreadyRunning = await answers(socket);
+  if (!alreadyRunning) {
+    const log = openSync(join(folder, 'dockerd.log'), 'a');
+    const child = spawn(
+      'dockerd',
+      [
+        `--data-root=${join(folder, 'data')}`,
+        `--exec-root=${execRoot}`,
+        `--pidfile=${pidFile}`,
+        `--host=${dockerHost}`,
+        // As setup starts the first engine: sandboxes run with --network none, and no network changes are needed.
+        '--bridge=none',
+        '--iptables=false',
+        '--ip-masq=false',
+      ],
+      { detached: true, stdio: ['ignore', log, log] },
+    );
+    child.unref();
+    const deadline = Date.now() + 60_000;
+    while (!(await answers(socket))) {
+      if (Date.now() > deadline)
+        throw new Error(`The Docker engine of test lane ${lane} did not start; see ${folder}/dockerd.log`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  await copySandboxImage(dockerHost);
+  return {
+    lane,
+    dockerHost,
+    // An engine this run started is stopped again; its data root stays, so the next run reuses its images.
+    stop: async () => {
+      if (alreadyRunning || !existsSync(pidFile)) return;
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        return;
+      }
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && (await answers(socket))) await new Promise((resolve) => setTimeout(resolve, 500));
+    },
+  };
+}
+
+async function answers(socket: string): Promise<boolean> {
+  if (!existsSync(socket)) return false;
+  return new Docker({ socketPath: socket })
+    .ping()
+    .then(() => true)
+    .catch(() => false);
+}
+
+/** The sandbox image, copied from the first engine unless the lane's engine has the same one. */
+async function copySandboxImage(dockerHost: string): Promise<void> {
+  const id = (host: string | undefined) =>
+    spawnSync('docker', ['image', 'inspect', '--format', '{{.Id}}', sandboxImage], {
+      encoding: 'utf8',
+      env: host ? { ...process.env, DOCKER_HOST: host } : process.env,
+    }).stdout.trim();
+  const wanted = id(process.env.DOCKER_HOST);
+  if (!wanted) throw new Error(`The sandbox image ${sandboxImage} is missing: run npm run setup first`);
+  if (id(dockerHost) === wanted) return;
+  const copy = spawnSync('sh', ['-c', `docker save ${sandboxImage} | DOCKER_HOST=${dockerHost} docker load -q`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (copy.status !== 0) throw new Error(`Copying ${sandboxImage} into the engine at ${dockerHost} failed`);
+}
