@@ -5,16 +5,16 @@
 // heartbeats while it waits, and classifies failures for Temporal's retries.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../src/agent/conversation.js';
 import type { ConversationDelta } from '../src/agent/conversationDelta.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { sanitizeReply } from '../src/agent/reply.js';
 import { apiTools, dropOversizedInputs } from '../src/agent/tools.js';
-import { requestModelTurn } from '../src/model/anthropic.js';
+import { requestModelTurn, type ModelClient } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
+import type { PricingPlace } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
 
 export interface ModelCallRequest {
@@ -34,7 +34,9 @@ export interface ModelCallRequest {
 export interface ModelActivityOptions {
   temporal: Client;
   /** Registered only on the task queue of this client's model endpoint (see src/worker.ts). */
-  anthropic: Anthropic;
+  anthropic: ModelClient;
+  /** Which provider answers, and where: for each call's price. */
+  place?: PricingPlace;
   defaultModel: string;
   /** Who answers, in words: the Claude model id, or the scripted responses' source. */
   describeAnswerer?: (model: string) => string;
@@ -92,7 +94,7 @@ export function createModelActivities(options: ModelActivityOptions) {
             thinkingBudgetTokens: request.thinkingBudgetTokens,
             temperature: request.temperature,
           },
-          { signal: context.cancellationSignal },
+          { signal: context.cancellationSignal, place: options.place },
         );
         const requestMs = performance.now() - requestStarted;
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.

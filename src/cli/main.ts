@@ -53,6 +53,11 @@ const commands: CommandRegistration[] = [
   demoCommand,
 ];
 for (const register of commands) register(program);
+// `--provider` stands for DURABLE_DEBUGGER_PROVIDER, so that every part of the command reads one setting.
+program.hook('preAction', (_program, action) => {
+  const provider = (action.opts() as { provider?: string }).provider;
+  if (provider) process.env.DURABLE_DEBUGGER_PROVIDER = provider;
+});
 
 program.addOption(new Option('--no-color', 'no colours (also NO_COLOR=1)'));
 

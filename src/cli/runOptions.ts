@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import type { DebugInputJson } from '../agent/input.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
-import { positiveInteger, positiveNumber, UsageError } from './commandSupport.js';
+import { positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
 import { hasWorker, log, type Session } from './session.js';
 
 export interface RunOptions {
@@ -30,10 +30,13 @@ export interface RunOptions {
 }
 
 export function runOptions(command: Command): Command {
-  return command
+  return providerOption(command)
     .option('--goal <text>', 'what to achieve, in words (default: make the failing tests pass)')
     .option('--test-command <command>', 'the command that runs the tests (default: detected)')
-    .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
+    .option(
+      '--model <id>',
+      'Claude model id as the provider names it (default: ANTHROPIC_MODEL, else Sonnet 4.6: claude-sonnet-4-6, on Bedrock global.anthropic.claude-sonnet-4-6)',
+    )
     .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
     .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
     .option(
