@@ -7,6 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Message } from '../src/agent/conversation.js';
 import type { ConversationDelta } from '../src/agent/conversationDelta.js';
+import type { FallbackRequest } from '../src/agent/fallback.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { sanitizeReply } from '../src/agent/reply.js';
@@ -16,6 +17,7 @@ import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
 import type { PricingPlace } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
+import { modelCallRetry } from '../src/temporal/retryPolicies.js';
 
 export interface ModelCallRequest {
   iteration: number;
@@ -25,6 +27,8 @@ export interface ModelCallRequest {
   /** The messages changed since the run's previous model call; absent in calls scheduled by workflow code from before it (runs in flight across an upgrade). */
   conversation?: ConversationDelta;
   model?: string;
+  /** The run's fallback model, and how long `model` may fail with overload or rate limits before it answers. */
+  fallback?: FallbackRequest;
   maxOutputTokens: number;
   allowCommands: boolean;
   thinkingBudgetTokens?: number;
@@ -83,19 +87,25 @@ export function createModelActivities(options: ModelActivityOptions) {
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
       try {
         const requestStarted = performance.now();
-        const reply = await requestModelTurn(
-          anthropic,
-          {
-            model,
-            maxOutputTokens: request.maxOutputTokens,
-            system: systemPrompt,
-            tools: apiTools({ allowCommands: request.allowCommands }),
-            messages,
-            thinkingBudgetTokens: request.thinkingBudgetTokens,
-            temperature: request.temperature,
-          },
-          { signal: context.cancellationSignal, place: options.place },
-        );
+        const ask = (asked: string) =>
+          requestModelTurn(
+            anthropic,
+            {
+              model: asked,
+              maxOutputTokens: request.maxOutputTokens,
+              system: systemPrompt,
+              tools: apiTools({ allowCommands: request.allowCommands }),
+              messages,
+              thinkingBudgetTokens: request.thinkingBudgetTokens,
+              temperature: request.temperature,
+            },
+            { signal: context.cancellationSignal, place: options.place },
+          );
+        const reply = await ask(model).catch(async (error: unknown) => {
+          const reason = fallbackReason(error, request.fallback, context.info);
+          if (!reason || !request.fallback) throw error;
+          return { ...(await ask(request.fallback.model)), fallbackFrom: { from: model, reason } };
+        });
         const requestMs = performance.now() - requestStarted;
         // Blank text goes and a huge thought is shortened here already, so workflow history stays small too.
         const { blocks: content, oversized: oversizedToolInputs } = dropOversizedInputs(sanitizeReply(reply.content));
@@ -103,7 +113,7 @@ export function createModelActivities(options: ModelActivityOptions) {
         return {
           ...reply,
           content,
-          answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy,
+          answeredBy: options.describeAnswerer?.(reply.model) ?? reply.answeredBy,
           oversizedToolInputs,
         };
       } catch (error) {
@@ -121,6 +131,26 @@ export function createModelActivities(options: ModelActivityOptions) {
       }
     },
   };
+}
+
+/**
+ * Why the run's fallback model answers instead of the primary, or null when it does not: the
+ * primary answered overloaded (529) or rate limited (429), and has kept failing since the call
+ * was first scheduled for the run's set time (or this is the call's last attempt).
+ */
+function fallbackReason(
+  error: unknown,
+  fallback: FallbackRequest | undefined,
+  info: { scheduledTimestampMs: number; attempt: number },
+): string | null {
+  if (!fallback) return null;
+  const failure = classifyModelError(error);
+  if (failure?.type !== 'ModelOverloaded' && failure?.type !== 'ModelRateLimited') return null;
+  const failingMs = Math.max(0, Date.now() - info.scheduledTimestampMs);
+  const lastAttempt = info.attempt >= (modelCallRetry.maximumAttempts ?? Number.POSITIVE_INFINITY);
+  if (failingMs < fallback.afterMs && !lastAttempt) return null;
+  const how = failure.type === 'ModelOverloaded' ? 'overloaded (529)' : 'rate limited (429)';
+  return `the primary model was ${how} for ${Math.round(failingMs / 1000)} s`;
 }
 
 export type ModelActivities = ReturnType<typeof createModelActivities>;

@@ -37,6 +37,12 @@ export function positiveNumber(value: string): number {
   return number;
 }
 
+export function nonNegativeNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new InvalidArgumentError('expected a number, 0 or more');
+  return number;
+}
+
 export function positiveInteger(value: string): number {
   const number = positiveNumber(value);
   if (!Number.isInteger(number)) throw new InvalidArgumentError('expected a positive whole number');
