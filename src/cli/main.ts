@@ -10,6 +10,7 @@ import { devCommand } from './commands/devCommand.js';
 import { envCommand } from './commands/envCommand.js';
 import { hintCommand } from './commands/hintCommand.js';
 import { listCommand } from './commands/listCommand.js';
+import { mcpCommand } from './commands/mcpCommand.js';
 import { raiseBudgetCommand } from './commands/raiseBudgetCommand.js';
 import { reapCommand } from './commands/reapCommand.js';
 import { rejectCommand } from './commands/rejectCommand.js';
@@ -49,6 +50,7 @@ const commands: CommandRegistration[] = [
   reapCommand,
   envCommand,
   workerCommand,
+  mcpCommand,
   devCommand,
   demoCommand,
 ];

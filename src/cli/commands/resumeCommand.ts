@@ -16,7 +16,7 @@ import { exitCodeFor, follow, providerOption, UsageError, withSession } from '..
 import { endpointOfSession, log, workerForThisCommand, type Session } from '../session.js';
 
 /** Starts the run that resumes an ended single run, its spent budget raised; returns its id. */
-async function resumeSingleRun(
+export async function resumeSingleRun(
   session: Session,
   workflowId: string,
   description: WorkflowExecutionDescription,
@@ -57,7 +57,7 @@ async function resumeSingleRun(
  * Starts the parent that resumes an interrupted parent of parallel attempts (each attempt keeps
  * its own budget share: a raise is for one attempt, resumed on its own); returns its id.
  */
-async function resumeAttempts(
+export async function resumeAttempts(
   session: Session,
   workflowId: string,
   execution: string,
