@@ -60,6 +60,8 @@ export interface RecordedRequest {
   usage: Usage | null;
   error: string | null;
   requestId: string;
+  /** Whether the answer was streamed (SSE, or Bedrock's event stream). */
+  stream: boolean;
   /** The key the client sent (x-api-key; Bedrock's access key id, Vertex's token), to check where it goes and where it does not. */
   apiKey: string | null;
 }
@@ -136,6 +138,7 @@ export class FakeAnthropicApi {
       error: null,
       requestId,
       apiKey,
+      stream,
     };
     this.requests.push(record);
 

@@ -8,7 +8,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
 import type { DebugReport } from '../../src/agent/report.js';
+import { apiTools } from '../../src/agent/tools.js';
+import { requestModelTurn } from '../../src/model/anthropic.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import type { FakeBedrock, FakeVertex } from '../../src/demo/fakePlatforms.js';
 import { loadFixture, scriptsByName } from '../../src/demo/fixtures.js';
@@ -149,4 +152,48 @@ test('--provider vertex: a fixture runs to fixed through the Vertex SDK, with th
       tokens.cacheReadTokens * 0.3) /
     1e6;
   assert.ok(Math.abs((report.costUsd ?? 0) - globalPrice * 1.1) < 1e-9, `${report.costUsd} vs ${globalPrice * 1.1}`);
+});
+
+test('a large output budget streams from Bedrock: AWS event-stream framing, decoded by the SDK into the same reply', async () => {
+  const credentials = {
+    accessKeyId: 'AKIAFAKESTREAM000001',
+    secretAccessKey: 'stream-secret',
+    arn: 'arn:aws:iam::1:user/s',
+  };
+  const fake = await fakePlatform({ kind: 'bedrock', region: 'us-east-1', credentials });
+  const client = new AnthropicBedrock({
+    awsRegion: 'us-east-1',
+    baseURL: fake.url,
+    awsAccessKey: credentials.accessKeyId,
+    awsSecretKey: credentials.secretAccessKey,
+    apiKey: null,
+    maxRetries: 0,
+  });
+  const reply = await requestModelTurn(
+    client,
+    {
+      model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+      maxOutputTokens: 32_000,
+      system: 'You fix bugs.',
+      tools: apiTools({ allowCommands: false }),
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Repository: 01_off_by_one\nFix it.' }] }],
+    },
+    { place: { provider: 'bedrock', region: 'us-east-1' } },
+  );
+  const [request] = fake.requests;
+  assert.equal(request?.status, 200, request?.error ?? '');
+  assert.equal(request?.stream, true, 'the answer was streamed');
+  assert.equal(
+    request?.body.model,
+    'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    'the model id, with its colon, from the signed path',
+  );
+  assert.equal(reply.stopReason, 'tool_use');
+  assert.ok(reply.content.some((block) => block.type === 'tool_use'));
+  assert.equal(reply.usage.outputTokens, request?.usage?.output_tokens);
+  assert.match(reply.answeredBy, /on Amazon Bedrock/);
+  // A geographic profile is a regional endpoint: 10% above the global price.
+  const cost =
+    (reply.usage.inputTokens * 3 + reply.usage.outputTokens * 15 + reply.usage.cacheWriteTokens * 3.75) / 1e6;
+  assert.ok(Math.abs((reply.costUsd ?? 0) - cost * 1.1) < 1e-9);
 });
