@@ -15,6 +15,7 @@ import { approveUpdate, hintSignal, rejectUpdate, statusQuery, stopSignal } from
 import { answerApproval, UsageError } from './commandSupport.js';
 import { resumeAttempts, resumeSingleRun } from './commands/resumeCommand.js';
 import { formatReport, wholePatch } from './printReport.js';
+import { refuseWhenNobodyServesTheModel } from './runOptions.js';
 import { recentRuns } from './recentRuns.js';
 import { endpointOfSession, queryClosedRun, type Session } from './session.js';
 
@@ -93,6 +94,8 @@ export function createMcpServer(session: Session, version: string): McpServer {
         ...(args.approve ? { approve: true } : {}),
         ...(await endpointOfSession(session)),
       };
+      // Without a key, and nobody serving runs without one, say what to set instead of starting a run that waits.
+      await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
       const handle = await startDebugRun(client, {
         input,
         taskQueue: session.config.taskQueue,
