@@ -5,16 +5,18 @@
 // heartbeats while it waits, and classifies failures for Temporal's retries.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../src/agent/conversation.js';
 import type { ConversationDelta } from '../src/agent/conversationDelta.js';
+import type { FallbackRequest } from '../src/agent/fallback.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { apiTools } from '../src/agent/tools.js';
-import { requestModelTurn } from '../src/model/anthropic.js';
+import { requestModelTurn, type ModelClient } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
+import type { PricingPlace } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
+import { modelCallRetry } from '../src/temporal/retryPolicies.js';
 
 export interface ModelCallRequest {
   iteration: number;
@@ -24,6 +26,8 @@ export interface ModelCallRequest {
   /** The messages changed since the run's previous model call; absent in calls scheduled by workflow code from before it (runs in flight across an upgrade). */
   conversation?: ConversationDelta;
   model?: string;
+  /** The run's fallback model, and how long `model` may fail with overload or rate limits before it answers. */
+  fallback?: FallbackRequest;
   maxOutputTokens: number;
   allowCommands: boolean;
   thinkingBudgetTokens?: number;
@@ -33,7 +37,9 @@ export interface ModelCallRequest {
 export interface ModelActivityOptions {
   temporal: Client;
   /** Registered only on the task queue of this client's model endpoint (see src/worker.ts). */
-  anthropic: Anthropic;
+  anthropic: ModelClient;
+  /** Which provider answers, and where: for each call's price. */
+  place?: PricingPlace;
   defaultModel: string;
   /** Who answers, in words: the Claude model id, or the scripted responses' source. */
   describeAnswerer?: (model: string) => string;
@@ -80,23 +86,29 @@ export function createModelActivities(options: ModelActivityOptions) {
       const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
       try {
         const requestStarted = performance.now();
-        const reply = await requestModelTurn(
-          anthropic,
-          {
-            model,
-            maxOutputTokens: request.maxOutputTokens,
-            system: systemPrompt,
-            tools: apiTools({ allowCommands: request.allowCommands }),
-            messages,
-            thinkingBudgetTokens: request.thinkingBudgetTokens,
-            temperature: request.temperature,
-          },
-          { signal: context.cancellationSignal },
-        );
+        const ask = (asked: string) =>
+          requestModelTurn(
+            anthropic,
+            {
+              model: asked,
+              maxOutputTokens: request.maxOutputTokens,
+              system: systemPrompt,
+              tools: apiTools({ allowCommands: request.allowCommands }),
+              messages,
+              thinkingBudgetTokens: request.thinkingBudgetTokens,
+              temperature: request.temperature,
+            },
+            { signal: context.cancellationSignal, place: options.place },
+          );
+        const reply = await ask(model).catch(async (error: unknown) => {
+          const reason = fallbackReason(error, request.fallback, context.info);
+          if (!reason || !request.fallback) throw error;
+          return { ...(await ask(request.fallback.model)), fallbackFrom: { from: model, reason } };
+        });
         const requestMs = performance.now() - requestStarted;
         options.onModelCall?.({ ms: performance.now() - started, requestMs });
         // The reply comes clean from the API client (no blank text, a huge thought shortened), so history stays small too.
-        return { ...reply, answeredBy: options.describeAnswerer?.(model) ?? reply.answeredBy };
+        return { ...reply, answeredBy: options.describeAnswerer?.(reply.model) ?? reply.answeredBy };
       } catch (error) {
         const failure = classifyModelError(error);
         if (!failure) throw error;
@@ -112,6 +124,26 @@ export function createModelActivities(options: ModelActivityOptions) {
       }
     },
   };
+}
+
+/**
+ * Why the run's fallback model answers instead of the primary, or null when it does not: the
+ * primary answered overloaded (529) or rate limited (429), and has kept failing since the call
+ * was first scheduled for the run's set time (or this is the call's last attempt).
+ */
+function fallbackReason(
+  error: unknown,
+  fallback: FallbackRequest | undefined,
+  info: { scheduledTimestampMs: number; attempt: number },
+): string | null {
+  if (!fallback) return null;
+  const failure = classifyModelError(error);
+  if (failure?.type !== 'ModelOverloaded' && failure?.type !== 'ModelRateLimited') return null;
+  const failingMs = Math.max(0, Date.now() - info.scheduledTimestampMs);
+  const lastAttempt = info.attempt >= (modelCallRetry.maximumAttempts ?? Number.POSITIVE_INFINITY);
+  if (failingMs < fallback.afterMs && !lastAttempt) return null;
+  const how = failure.type === 'ModelOverloaded' ? 'overloaded (529)' : 'rate limited (429)';
+  return `the primary model was ${how} for ${Math.round(failingMs / 1000)} s`;
 }
 
 export type ModelActivities = ReturnType<typeof createModelActivities>;

@@ -35,6 +35,8 @@ const scenarios: Array<{
   approve?: boolean;
   /** Also record this child workflow's history (parallel attempts). */
   child?: string;
+  /** Models the fake API answers 529 (overloaded) for. */
+  overloadedModels?: string[];
 }> = [
   { name: 'fixed-off-by-one', responses: steps },
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
@@ -42,6 +44,12 @@ const scenarios: Array<{
   { name: 'budget-exhausted', responses: steps, input: { budgets: { maxIterations: 2 } } },
   { name: 'approved-patch-reused', responses: steps, input: { approve: true }, approve: true },
   { name: 'two-attempts', responses: steps, input: { attempts: 2 }, child: 'attempt-1' },
+  {
+    name: 'fallback-on-overload',
+    responses: steps,
+    input: { model: 'claude-opus-4-6', fallbackModel: 'claude-haiku-4-5', fallbackAfterSeconds: 0 },
+    overloadedModels: ['claude-opus-4-6'],
+  },
 ];
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name));
@@ -53,7 +61,11 @@ const server = await startTestServer();
 try {
   for (const scenario of scenarios.filter((each) => named.length === 0 || named.includes(each.name))) {
     const worker = await startTestWorker(server, {
-      fake: { scripts: { [fixture.name]: { responses: scenario.responses } }, latencyMs: scenario.hint ? 300 : 0 },
+      fake: {
+        scripts: { [fixture.name]: { responses: scenario.responses } },
+        latencyMs: scenario.hint ? 300 : 0,
+        overloadedModels: scenario.overloadedModels,
+      },
     });
     const handle = await startDebugRun(server.client, {
       input: fixtureInput(fixture, scenario.input),

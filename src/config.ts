@@ -4,6 +4,7 @@ import { homedir, hostname } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { defaultModels, modelProviders, type ModelSettings } from './model/providerSettings.js';
 import type { ContentStoreLocation } from './sandbox/store/openStore.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,8 +32,19 @@ const environmentSchema = z.object({
   DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
-  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  ANTHROPIC_MODEL: z.string().min(1).optional(),
   ANTHROPIC_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
+  // The model provider (src/model/providers.ts) and the settings Bedrock's and Vertex's own SDKs read.
+  DURABLE_DEBUGGER_PROVIDER: z.enum(modelProviders, { error: `use one of ${modelProviders.join(', ')}` }).optional(),
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_DEFAULT_REGION: z.string().min(1).optional(),
+  AWS_PROFILE: z.string().min(1).optional(),
+  AWS_BEARER_TOKEN_BEDROCK: z.string().min(1).optional(),
+  AWS_ENDPOINT_URL_STS: z.url().optional(),
+  ANTHROPIC_BEDROCK_BASE_URL: z.url().optional(),
+  CLOUD_ML_REGION: z.string().min(1).optional(),
+  ANTHROPIC_VERTEX_PROJECT_ID: z.string().min(1).optional(),
+  ANTHROPIC_VERTEX_BASE_URL: z.url().optional(),
 });
 
 export interface Config {
@@ -57,7 +69,8 @@ export interface Config {
   repoRoots: string[] | null;
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
-  anthropic: { apiKey: string | undefined; baseURL: string | undefined; model: string; timeoutMs: number };
+  /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
+  anthropic: ModelSettings;
 }
 
 export class ConfigError extends Error {}
@@ -96,11 +109,29 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
-    anthropic: {
-      apiKey: env.ANTHROPIC_API_KEY,
-      baseURL: env.ANTHROPIC_BASE_URL,
-      model: env.ANTHROPIC_MODEL,
-      timeoutMs: env.ANTHROPIC_TIMEOUT_MS,
+    anthropic: modelSettingsFrom(env),
+  };
+}
+
+function modelSettingsFrom(env: z.infer<typeof environmentSchema>): ModelSettings {
+  const provider = env.DURABLE_DEBUGGER_PROVIDER ?? 'anthropic';
+  return {
+    provider,
+    apiKey: env.ANTHROPIC_API_KEY,
+    baseURL: env.ANTHROPIC_BASE_URL,
+    model: env.ANTHROPIC_MODEL ?? defaultModels[provider],
+    timeoutMs: env.ANTHROPIC_TIMEOUT_MS,
+    bedrock: {
+      region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION,
+      profile: env.AWS_PROFILE,
+      bearerToken: env.AWS_BEARER_TOKEN_BEDROCK,
+      stsEndpoint: env.AWS_ENDPOINT_URL_STS,
+      baseURL: env.ANTHROPIC_BEDROCK_BASE_URL,
+    },
+    vertex: {
+      region: env.CLOUD_ML_REGION,
+      projectId: env.ANTHROPIC_VERTEX_PROJECT_ID,
+      baseURL: env.ANTHROPIC_VERTEX_BASE_URL,
     },
   };
 }

@@ -5,7 +5,6 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type Anthropic from '@anthropic-ai/sdk';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import {
@@ -21,8 +20,9 @@ import { createModelActivities, type ModelActivityOptions } from '../activities/
 import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
 import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from './agent/modelEndpoint.js';
 import { projectRoot, type Config } from './config.js';
-import { createModelClient } from './model/anthropic.js';
-import { modelEndpointId } from './model/endpoint.js';
+import type { ModelClient } from './model/anthropic.js';
+import type { PricingPlace } from './model/pricing.js';
+import { connectModelProvider } from './model/providers.js';
 import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
@@ -74,7 +74,9 @@ export interface WorkerOptions {
   config: Config;
   address: string;
   /** Overrides the model client (the demo and tests point it at the fake API); needs `modelEndpoint`. */
-  anthropic?: Anthropic;
+  anthropic?: ModelClient;
+  /** Where the overriding client's calls are answered, for their price (default: the Anthropic API). */
+  pricingPlace?: PricingPlace;
   /** The endpoint the overriding client serves (default: derived from the config's base URL and key). */
   modelEndpoint?: string;
   /**
@@ -139,16 +141,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const connection = await NativeConnection.connect({ address: options.address });
   if (options.anthropic && !options.modelEndpoint)
     throw new Error('startWorker: a model client override needs its modelEndpoint');
-  const modelEndpoint = options.anthropic ? (options.modelEndpoint as string) : modelEndpointId(config.anthropic);
-  const anthropic =
-    options.anthropic ??
-    (config.anthropic.apiKey
-      ? createModelClient({
-          apiKey: config.anthropic.apiKey,
-          baseURL: config.anthropic.baseURL,
-          timeoutMs: config.anthropic.timeoutMs,
-        })
-      : null);
+  // The configured provider (none for the Anthropic API without a key), unless the caller brings a client.
+  const provider = options.anthropic ? null : await connectModelProvider(config.anthropic);
+  const modelEndpoint = options.anthropic ? (options.modelEndpoint as string) : (provider?.endpointId ?? null);
+  const anthropic = options.anthropic ?? provider?.client ?? null;
+  const pricingPlace = options.pricingPlace ?? provider?.place;
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
   const sharedWorker = await Worker.create({
@@ -181,7 +178,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
     }
     log(
-      `Model calls: ${describeModelEndpoint(modelEndpoint)}${servesDefaultEndpoint ? ' and the default endpoint' : ''}.`,
+      `Model calls: ${describeModelEndpoint(modelEndpoint)}${servesDefaultEndpoint ? ' and the default endpoint' : ''}` +
+        `${provider ? ` (${provider.description})` : ''}.`,
     );
   } else {
     log(
@@ -199,7 +197,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
         activities: createModelActivities({
           temporal: client,
-          anthropic: anthropic as Anthropic,
+          anthropic: anthropic as ModelClient,
+          place: pricingPlace,
           defaultModel: config.anthropic.model,
           describeAnswerer: options.describeAnswerer,
           onTranscript: options.onTranscript,

@@ -9,6 +9,7 @@ import { modelCallRetry } from '../src/temporal/retryPolicies.js';
 import { totalTokens } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, sentCharacters, type SentConversation } from '../src/agent/conversationDelta.js';
+import { fallbackNote, nextModel, noteModelOfCall, onFallback } from '../src/agent/fallback.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
 import { decideReply, type Step } from '../src/agent/reply.js';
@@ -52,13 +53,13 @@ export class ModelStep {
     // Only what changed since this run's previous model call goes into the activity's input.
     const { delta, sent } = conversationDelta(this.sent, state.conversation);
     this.sent = sent;
-    const summary = `iteration ${state.iteration} · model`;
+    const summary = `iteration ${state.iteration} · model${this.fallbackSummary()}`;
     const request = {
       iteration: state.iteration,
       conversationLength: state.conversation.length,
       conversationVersion: state.conversationVersion,
       conversation: delta,
-      model: input.model,
+      ...nextModel(state, input, Date.now()),
       maxOutputTokens: input.maxOutputTokens,
       allowCommands: input.allowCommands,
       thinkingBudgetTokens: input.thinkingBudgetTokens,
@@ -89,11 +90,18 @@ export class ModelStep {
       }
     }
     recordModelCall(state, reply, sentCharacters(sent));
+    noteModelOfCall(state, input, reply, Date.now());
     this.progress.publish();
     const calls = toolCallsOf(reply.content).length;
     setCurrentDetails(
-      `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens`,
+      `iteration ${state.iteration} · model asked for ${calls} tool call${calls === 1 ? '' : 's'} · ${totalTokens(state.tokens)} tokens${fallbackNote(reply)}`,
     );
     return decideReply(state, reply, input);
+  }
+
+  /** The Web UI names the calls that go straight to the fallback model (runs without one: nothing). */
+  private fallbackSummary(): string {
+    const { fallbackModel } = this.input;
+    return fallbackModel && onFallback(this.state, Date.now()) ? ` (fallback ${fallbackModel})` : '';
   }
 }

@@ -127,3 +127,14 @@ export function addCallCost(
   }
   return { costUsd: null, costNote: run.costNote };
 }
+
+/** One model's share of a run: its calls (as ranges of iterations), tokens and cost; with a fallback model, which calls it made. */
+export interface ModelUsage {
+  model: string;
+  fallback: boolean;
+  calls: number;
+  iterations: Array<[number, number]>;
+  tokens: TokenUsage;
+  /** null when the model has no listed price. */
+  costUsd: number | null;
+}

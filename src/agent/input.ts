@@ -36,6 +36,10 @@ export const debugInputSchema = z.strictObject({
     })
     .optional(),
   model: z.string().min(1).optional(),
+  /** A model to call when `model` keeps answering overloaded (529) or rate limited (429): see fallback.ts. */
+  fallbackModel: z.string().min(1).optional(),
+  /** How long (seconds) `model` may keep failing so before calls go to the fallback (default 60). */
+  fallbackAfterSeconds: z.number().min(0).max(3_600).optional(),
   /** Which workers may answer the model calls (set by our CLI from the starter's settings; see modelEndpoint.ts). */
   modelEndpoint: z
     .string()
@@ -116,6 +120,8 @@ export function parseDebugInput(raw: unknown): DebugInput {
 /** Fields that are each valid but do not go together. */
 function conflictingFields(input: DebugInput): string | null {
   if (input.approvalTimeoutMinutes !== undefined && !input.approve) return 'approvalTimeoutMinutes: needs approve true';
+  if (input.fallbackAfterSeconds !== undefined && !input.fallbackModel)
+    return 'fallbackAfterSeconds: needs fallbackModel';
   if (input.attempts === 1) {
     if (input.firstWins) return 'firstWins: needs attempts above 1';
     return null;

@@ -1,6 +1,7 @@
 // Model endpoints: runs are routed to workers by their model settings. Each worker serves the
 // endpoint of its own settings (a name made of the base URL's host and a fingerprint of base URL
-// plus key, never the key), on a task queue of its own, so a run is answered only by workers
+// plus key, never the key; for Bedrock and Vertex, of provider, region, project and whose
+// credentials: src/model/endpoint.ts), on a task queue of its own, so a run is answered only by workers
 // with the settings it was started with. Pure: used by the workflow, the worker and the CLI.
 
 /** Runs that name no endpoint (started with the Temporal CLI, or without a key): the deployment's workers. */
@@ -29,6 +30,10 @@ export function waitingForModelWorker(endpoint: string | undefined, taskQueue: s
       ? '`durable-debugger worker` with ANTHROPIC_API_KEY set, or `durable-debugger dev --scripted` for the fixtures'
       : endpoint === scriptedModelEndpoint
         ? '`durable-debugger dev --scripted`'
-        : '`durable-debugger worker` with the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY this run was started with';
+        : endpoint.startsWith('bedrock.')
+          ? '`durable-debugger worker --provider bedrock` with the AWS credentials and region this run was started with'
+          : endpoint.startsWith('vertex.')
+            ? '`durable-debugger worker --provider vertex` with the Google credentials, project and region this run was started with'
+            : '`durable-debugger worker` with the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY this run was started with';
   return `waiting for a worker serving ${describeModelEndpoint(endpoint)} (task queue ${queue}): start ${remedy}`;
 }

@@ -2,6 +2,7 @@
 // the callModel activity to the workflow and the plain loop of the bench.
 import type { TokenUsage } from './budgets.js';
 import type { AssistantBlock, StopReason } from './conversation.js';
+import type { FallbackUse } from './fallback.js';
 
 export interface ModelReply {
   content: AssistantBlock[];
@@ -12,8 +13,10 @@ export interface ModelReply {
   /** What a cost budget counts: the listed price, else a stated conservative one (priceNote). */
   budgetCostUsd: number;
   priceNote: string | null;
-  /** The model the run asked for (the API may answer with a dated version of it: see answeredBy). */
+  /** The model the run asked for (the API may answer with a dated version of it: see answeredBy); the fallback's when it answered. */
   model: string;
+  /** Set when the run's fallback model answered because its own kept failing (src/agent/fallback.ts). */
+  fallbackFrom?: FallbackUse;
   /** Who answered, in words: "Claude (<the model id the API reported>)", or the scripted responses' source. */
   answeredBy: string;
   requestId: string | null;

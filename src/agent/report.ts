@@ -1,6 +1,7 @@
 // The run's result: what a person reads at the end, and what `result --json` prints.
 import type { StopCondition, TokenUsage } from './budgets.js';
 import type { PreparedEnvironment } from './environment.js';
+import type { ModelUsage } from './budgets.js';
 import type { TestSummary } from './testResults.js';
 
 // Status, one vocabulary from workflow to CLI: a run's RunStatus is how it ended (the report's
@@ -42,6 +43,8 @@ export interface DebugReport {
   /** The model id requested, and a plain statement of who answered (Claude or scripted responses). */
   model: string | null;
   answeredBy: string | null;
+  /** Each model's calls (by iteration), tokens and cost: with a fallback model, which calls it made. */
+  modelUsage?: ModelUsage[];
   rootCause: string | null;
   fixSummary: string | null;
   /**

@@ -3,6 +3,7 @@
 import type { TokenUsage } from './budgets.js';
 import type { Message } from './conversation.js';
 import type { PreparedEnvironment } from './environment.js';
+import type { ModelUsage } from './budgets.js';
 import type { Budgets } from './input.js';
 import type { ToolCallRecord } from './report.js';
 import type { RepositorySnapshot } from './sandboxProtocol.js';
@@ -62,6 +63,10 @@ export interface RunState {
   lastRequestCharacters: number;
   model: string | null;
   answeredBy: string | null;
+  /** Each model's calls and cost (absent in states written before fallback models). */
+  modelUsage?: ModelUsage[];
+  /** When the fallback model last answered for a failing primary: calls stay with it for a while. */
+  fallbackSince?: number | null;
   lastThought: string;
   toolCalls: ToolCallRecord[];
   /** How many of the oldest tool-call records were dropped to keep the state under the payload limit. */

@@ -1,11 +1,12 @@
 // What the commands share: argument parsers, the session around a command, following a run to
 // its report, the exit code, and the answers and fix branch several commands give.
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import type { DebugReport } from '../agent/report.js';
 import { webUiLink } from '../client.js';
 import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
+import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { followRun } from './follow.js';
 import { printFinalReport } from './printReport.js';
@@ -17,9 +18,28 @@ export class UsageError extends Error {}
 /** A command's registration on the program. */
 export type CommandRegistration = (program: Command) => void;
 
+/**
+ * `--provider`: who answers the model calls of this command's worker and runs; it stands for
+ * DURABLE_DEBUGGER_PROVIDER (set from it before the command runs: see main.ts).
+ */
+export function providerOption(command: Command): Command {
+  return command.addOption(
+    new Option(
+      '--provider <name>',
+      'the model provider: anthropic (or a gateway through ANTHROPIC_BASE_URL), bedrock, vertex (default: DURABLE_DEBUGGER_PROVIDER or anthropic)',
+    ).choices(modelProviders),
+  );
+}
+
 export function positiveNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number');
+  return number;
+}
+
+export function nonNegativeNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new InvalidArgumentError('expected a number, 0 or more');
   return number;
 }
 

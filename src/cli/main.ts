@@ -10,6 +10,7 @@ import { devCommand } from './commands/devCommand.js';
 import { envCommand } from './commands/envCommand.js';
 import { hintCommand } from './commands/hintCommand.js';
 import { listCommand } from './commands/listCommand.js';
+import { mcpCommand } from './commands/mcpCommand.js';
 import { raiseBudgetCommand } from './commands/raiseBudgetCommand.js';
 import { reapCommand } from './commands/reapCommand.js';
 import { rejectCommand } from './commands/rejectCommand.js';
@@ -49,10 +50,16 @@ const commands: CommandRegistration[] = [
   reapCommand,
   envCommand,
   workerCommand,
+  mcpCommand,
   devCommand,
   demoCommand,
 ];
 for (const register of commands) register(program);
+// `--provider` stands for DURABLE_DEBUGGER_PROVIDER, so that every part of the command reads one setting.
+program.hook('preAction', (_program, action) => {
+  const provider = (action.opts() as { provider?: string }).provider;
+  if (provider) process.env.DURABLE_DEBUGGER_PROVIDER = provider;
+});
 
 program.addOption(new Option('--no-color', 'no colours (also NO_COLOR=1)'));
 

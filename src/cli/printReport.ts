@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pc from 'picocolors';
 import { describeEnvironment } from '../agent/environment.js';
+import { describeIterations } from '../agent/fallback.js';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
@@ -39,6 +40,15 @@ export function formatReport(
     lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
   if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
+  // With a fallback model (or a resume on another one), each model's share, the fallback's calls named.
+  if ((report.modelUsage?.length ?? 0) > 1 || report.modelUsage?.some((usage) => usage.fallback)) {
+    for (const usage of report.modelUsage ?? []) {
+      const cost = usage.costUsd === null ? 'cost unknown' : `$${usage.costUsd.toFixed(4)}`;
+      lines.push(
+        `  ${usage.model}${usage.fallback ? pc.yellow(' (fallback)') : ''}: ${usage.calls} call${usage.calls === 1 ? '' : 's'}, ${describeIterations(usage.iterations)} · ${cost}`,
+      );
+    }
+  }
   if (report.attempts) {
     lines.push(
       pc.bold(`Attempts:`) +

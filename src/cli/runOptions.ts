@@ -4,13 +4,15 @@ import { existsSync } from 'node:fs';
 import type { DebugInputJson } from '../agent/input.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
-import { positiveInteger, positiveNumber, UsageError } from './commandSupport.js';
+import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
 import { hasWorker, log, type Session } from './session.js';
 
 export interface RunOptions {
   goal?: string;
   testCommand?: string;
   model?: string;
+  fallbackModel?: string;
+  fallbackAfter?: number;
   maxIterations?: number;
   maxTokens?: number;
   maxCost?: number;
@@ -30,10 +32,22 @@ export interface RunOptions {
 }
 
 export function runOptions(command: Command): Command {
-  return command
+  return providerOption(command)
     .option('--goal <text>', 'what to achieve, in words (default: make the failing tests pass)')
     .option('--test-command <command>', 'the command that runs the tests (default: detected)')
-    .option('--model <id>', 'Claude model id (default: ANTHROPIC_MODEL or claude-sonnet-4-6)')
+    .option(
+      '--model <id>',
+      'Claude model id as the provider names it (default: ANTHROPIC_MODEL, else Sonnet 4.6: claude-sonnet-4-6, on Bedrock global.anthropic.claude-sonnet-4-6)',
+    )
+    .option(
+      '--fallback-model <id>',
+      'a model to call when --model keeps answering overloaded (529) or rate limited (429); the report says which calls it made',
+    )
+    .option(
+      '--fallback-after <seconds>',
+      'with --fallback-model: how long the model may keep failing so before calls go to the fallback (default 60)',
+      nonNegativeNumber,
+    )
     .option('--max-iterations <n>', 'iteration budget (default 30)', positiveInteger)
     .option('--max-tokens <n>', 'token budget, input plus output', positiveInteger)
     .option(
@@ -72,6 +86,10 @@ export function runOptions(command: Command): Command {
 
 export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
   if (!existsSync(repo)) throw new UsageError(`The repository "${repo}" does not exist.`);
+  if (options.fallbackAfter !== undefined && !options.fallbackModel)
+    throw new UsageError(
+      '--fallback-after needs --fallback-model: the model to call when the first one keeps failing.',
+    );
   const budgets = {
     ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
     ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
@@ -83,6 +101,8 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.goal ? { goal: options.goal } : {}),
     ...(options.testCommand ? { testCommand: options.testCommand } : {}),
     ...(options.model ? { model: options.model } : {}),
+    ...(options.fallbackModel ? { fallbackModel: options.fallbackModel } : {}),
+    ...(options.fallbackAfter !== undefined ? { fallbackAfterSeconds: options.fallbackAfter } : {}),
     ...(Object.keys(budgets).length ? { budgets } : {}),
     ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
     ...(options.allowTestEdits ? { allowTestEdits: true } : {}),

@@ -6,7 +6,7 @@ import proto from '@temporalio/proto';
 import pc from 'picocolors';
 import { connectClient } from '../client.js';
 import { loadConfig, type Config } from '../config.js';
-import { modelEndpointId } from '../model/endpoint.js';
+import { connectModelProvider } from '../model/providers.js';
 import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
 import { startWorker, type RunningWorker } from '../worker.js';
 
@@ -59,10 +59,13 @@ export async function queryClosedRun<T>(
   return session.client.withDeadline(Date.now() + closedRunQueryMs, query).catch(() => null);
 }
 
-/** The model endpoint of this command's settings, for the runs it starts (none without a key: the default endpoint). */
-export function endpointOfSession(session: Session): { modelEndpoint?: string } {
-  const endpoint = modelEndpointId(session.config.anthropic);
-  return endpoint ? { modelEndpoint: endpoint } : {};
+/**
+ * The model endpoint of this command's settings, for the runs it starts (none for the Anthropic
+ * API without a key: the default endpoint). Bedrock and Vertex learn here whose credentials these are.
+ */
+export async function endpointOfSession(session: Session): Promise<{ modelEndpoint?: string }> {
+  const provider = await connectModelProvider(session.config.anthropic);
+  return provider ? { modelEndpoint: provider.endpointId } : {};
 }
 
 /**

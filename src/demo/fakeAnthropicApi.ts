@@ -7,6 +7,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicModelId } from '../model/pricing.js';
+import {
+  platformCall,
+  platformError,
+  sendBedrockEvents,
+  type FakePlatform,
+  type PlatformAnswer,
+} from './fakePlatforms.js';
 import { chooseScriptedResponse, type Script, type ScriptedResponse } from './script.js';
 
 export type FaultKind =
@@ -34,6 +42,10 @@ export interface FakeApiOptions {
   slowMs?: number;
   /** Delay before every answer, to imitate a model that thinks. */
   latencyMs?: number;
+  /** Models that answer 529 (overloaded) to every request, for the fallback model. */
+  overloadedModels?: string[];
+  /** Speak as Amazon Bedrock or Google Vertex AI (paths, body, credentials) instead of the Anthropic API. */
+  platform?: FakePlatform;
 }
 
 export interface RecordedRequest {
@@ -48,7 +60,9 @@ export interface RecordedRequest {
   usage: Usage | null;
   error: string | null;
   requestId: string;
-  /** The key the client sent (x-api-key), to check where it goes and where it does not. */
+  /** Whether the answer was streamed (SSE, or Bedrock's event stream). */
+  stream: boolean;
+  /** The key the client sent (x-api-key; Bedrock's access key id, Vertex's token), to check where it goes and where it does not. */
   apiKey: string | null;
 }
 
@@ -106,30 +120,13 @@ export class FakeAnthropicApi {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = newRequestId();
     const raw = await readBody(request);
-    const url = request.url ?? '';
-    if (request.method !== 'POST' || !url.startsWith('/v1/messages')) {
-      return sendError(response, 404, 'not_found_error', `Not found: ${request.method} ${url}`, requestId);
-    }
-    if (!request.headers['x-api-key'] && !request.headers.authorization) {
-      return sendError(response, 401, 'authentication_error', 'x-api-key header is required', requestId);
-    }
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } catch {
-      return sendError(response, 400, 'invalid_request_error', 'The request body is not valid JSON.', requestId);
-    }
-    if (url.startsWith('/v1/messages/count_tokens')) {
-      const problem = validateRequest(body, { countTokens: true });
-      if (problem) return sendError(response, 400, 'invalid_request_error', problem, requestId);
-      return sendJson(response, 200, { input_tokens: tokensOf(JSON.stringify(body)) }, requestId);
-    }
+    const received = this.options.platform
+      ? this.platformRequest(raw, request, response, requestId)
+      : this.apiRequest(raw, request, response, requestId);
+    if (!received) return;
+    const { body, stream, apiKey } = received;
 
     const number = this.requests.length + 1;
-    const apiKey =
-      (request.headers['x-api-key'] as string | undefined) ??
-      request.headers.authorization?.replace(/^Bearer /, '') ??
-      null;
     const record: RecordedRequest = {
       number,
       receivedAt: Date.now(),
@@ -141,10 +138,14 @@ export class FakeAnthropicApi {
       error: null,
       requestId,
       apiKey,
+      stream,
     };
     this.requests.push(record);
 
-    const fault = this.options.faultPlan?.(number) ?? this.randomFault();
+    const fault =
+      (this.options.overloadedModels?.includes(String(body.model)) ? 'overloaded' : null) ??
+      this.options.faultPlan?.(number) ??
+      this.randomFault();
     if (fault) {
       record.fault = fault;
       return this.injectFault(fault, record, request, response);
@@ -153,7 +154,7 @@ export class FakeAnthropicApi {
     if (problem) {
       record.status = 400;
       record.error = problem;
-      return sendError(response, 400, 'invalid_request_error', problem, requestId);
+      return this.sendError(response, 400, 'invalid_request_error', problem, requestId);
     }
     const messages = body.messages as ApiMessage[];
     const script = this.scriptFor(messages);
@@ -162,7 +163,7 @@ export class FakeAnthropicApi {
       record.error = 'no script for this repository';
       const message =
         'The scripted model has no scripted responses for this repository: it answers runs of the fixtures under fixtures/ only. Set ANTHROPIC_API_KEY to use Claude.';
-      return sendError(response, 400, 'invalid_request_error', message, requestId);
+      return this.sendError(response, 400, 'invalid_request_error', message, requestId);
     }
     const scripted = chooseScriptedResponse(script, messages);
     if ((body.thinking as { type?: string } | undefined)?.type === 'enabled')
@@ -185,14 +186,74 @@ export class FakeAnthropicApi {
       id: `msg_${randomBytes(12).toString('hex')}`,
       type: 'message',
       role: 'assistant',
-      model: body.model,
+      model: this.options.platform ? anthropicModelId(String(body.model)) : body.model,
       content: scripted.content,
       stop_reason: scripted.stopReason,
       stop_sequence: null,
       usage,
     };
-    if (body.stream === true) return sendStream(response, message, requestId);
+    if (stream && this.options.platform?.kind === 'bedrock')
+      return sendBedrockEvents(response, streamEvents(message), requestId);
+    if (stream) return sendStream(response, message, requestId);
     return sendJson(response, 200, message, requestId);
+  }
+
+  /** The Anthropic API's own checks of a request: its path, its key, its JSON; count_tokens is answered here. */
+  private apiRequest(
+    raw: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+  ): { body: Record<string, unknown>; stream: boolean; apiKey: string | null } | null {
+    const url = request.url ?? '';
+    if (request.method !== 'POST' || !url.startsWith('/v1/messages')) {
+      sendError(response, 404, 'not_found_error', `Not found: ${request.method} ${url}`, requestId);
+      return null;
+    }
+    if (!request.headers['x-api-key'] && !request.headers.authorization) {
+      sendError(response, 401, 'authentication_error', 'x-api-key header is required', requestId);
+      return null;
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      sendError(response, 400, 'invalid_request_error', 'The request body is not valid JSON.', requestId);
+      return null;
+    }
+    if (url.startsWith('/v1/messages/count_tokens')) {
+      const problem = validateRequest(body, { countTokens: true });
+      if (problem) sendError(response, 400, 'invalid_request_error', problem, requestId);
+      else sendJson(response, 200, { input_tokens: tokensOf(JSON.stringify(body)) }, requestId);
+      return null;
+    }
+    const apiKey =
+      (request.headers['x-api-key'] as string | undefined) ??
+      request.headers.authorization?.replace(/^Bearer /, '') ??
+      null;
+    return { body, stream: body.stream === true, apiKey };
+  }
+
+  /** Bedrock's or Vertex's checks (fakePlatforms.ts); what they serve themselves (STS, metadata, errors) is answered here. */
+  private platformRequest(
+    raw: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+  ): { body: Record<string, unknown>; stream: boolean; apiKey: string | null } | null {
+    const result = platformCall(this.options.platform as FakePlatform, request, raw);
+    if ('answer' in result) {
+      sendAnswer(response, result.answer, requestId);
+      return null;
+    }
+    return { body: result.call.body, stream: result.call.stream, apiKey: result.call.credential };
+  }
+
+  /** An error as the API (or the platform it plays) words it. */
+  private sendError(response: ServerResponse, status: number, type: string, message: string, requestId: string): void {
+    const platform = this.options.platform;
+    if (platform) sendAnswer(response, platformError(platform, status, type, message), requestId);
+    else sendError(response, status, type, message, requestId);
   }
 
   private randomFault(): FaultKind | null {
@@ -218,7 +279,7 @@ export class FakeAnthropicApi {
     const [status, type, message] = httpFaults[fault];
     record.status = status;
     if (fault === 'rate_limit') response.setHeader('retry-after', String(this.options.retryAfterSeconds ?? 1));
-    sendError(response, status, type, message, record.requestId);
+    this.sendError(response, status, type, message, record.requestId);
   }
 
   private scriptFor(messages: ApiMessage[]): Script | null {
@@ -615,69 +676,56 @@ function sendError(response: ServerResponse, status: number, type: string, messa
   sendJson(response, status, { type: 'error', error: { type, message }, request_id: requestId }, requestId);
 }
 
+type StreamedMessage = Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage };
+
 /** Server-sent events in the order the real API sends them. */
-function sendStream(
-  response: ServerResponse,
-  message: Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage },
-  requestId: string,
-): void {
+function sendStream(response: ServerResponse, message: StreamedMessage, requestId: string): void {
   response.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     'request-id': requestId,
   });
-  const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  for (const event of streamEvents(message)) response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  response.end();
+}
+
+/** The streaming events of a message, in the order the real API sends them. */
+function streamEvents(message: StreamedMessage): Array<{ type: string } & Record<string, unknown>> {
+  const events: Array<{ type: string } & Record<string, unknown>> = [];
+  const send = (type: string, data: Record<string, unknown>) => events.push({ type, ...data });
   send('message_start', {
-    type: 'message_start',
     message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
   });
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'text_delta', text: block.text },
-      });
+      send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      send('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
     } else if (block.type === 'tool_use') {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } });
+      send('content_block_start', { index, content_block: { ...block, input: {} } });
       send('content_block_delta', {
-        type: 'content_block_delta',
         index,
         delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
       });
     } else if (block.type === 'thinking') {
-      send('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'thinking', thinking: '', signature: '' },
-      });
-      send('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'thinking_delta', thinking: block.thinking },
-      });
-      send('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'signature_delta', signature: block.signature },
-      });
+      send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: block.thinking } });
+      send('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
     } else if (block.type === 'redacted_thinking') {
-      send('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'redacted_thinking', data: block.data },
-      });
+      send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: block.data } });
     }
-    send('content_block_stop', { type: 'content_block_stop', index });
+    send('content_block_stop', { index });
   });
   send('message_delta', {
-    type: 'message_delta',
     delta: { stop_reason: message.stop_reason, stop_sequence: null },
     usage: { output_tokens: message.usage.output_tokens },
   });
-  send('message_stop', { type: 'message_stop' });
-  response.end();
+  send('message_stop', {});
+  return events;
+}
+
+function sendAnswer(response: ServerResponse, answer: PlatformAnswer, requestId: string): void {
+  response.writeHead(answer.status, { ...answer.headers, 'x-amzn-requestid': requestId });
+  response.end(answer.body);
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

@@ -7,12 +7,18 @@ import { repairConversation, type AssistantBlock, type Message, type StopReason 
 import type { ApiTool } from '../agent/tools.js';
 import type { ModelReply } from '../agent/modelReply.js';
 import { cleanReply } from '../agent/reply.js';
-import { costOfCall } from './pricing.js';
+import { costOfCall, type PricingPlace } from './pricing.js';
+import { providerNames } from './providerSettings.js';
 
 export interface ModelClientSettings {
   apiKey?: string;
   baseURL?: string;
   timeoutMs: number;
+}
+
+/** What the model call needs of a client: the Messages API (each provider's SDK client has it). */
+export interface ModelClient {
+  messages: Pick<Anthropic['messages'], 'create' | 'stream'>;
 }
 
 export function createModelClient(settings: ModelClientSettings): Anthropic {
@@ -79,9 +85,10 @@ function withRollingCacheBreakpoints(messages: Message[]): Anthropic.MessagePara
 }
 
 export async function requestModelTurn(
-  client: Anthropic,
+  client: ModelClient,
   request: ModelRequest,
-  options: { signal?: AbortSignal } = {},
+  /** `place`: which provider answers, and where (for the price). */
+  options: { signal?: AbortSignal; place?: PricingPlace } = {},
 ): Promise<ModelReply> {
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
@@ -108,9 +115,12 @@ export async function requestModelTurn(
     content,
     stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
     usage,
-    ...costOfCall(request.model, message.model, usage),
+    ...costOfCall(request.model, message.model, usage, options.place),
     model: request.model,
-    answeredBy: `Claude (${message.model})`,
+    answeredBy:
+      options.place && options.place.provider !== 'anthropic'
+        ? `Claude (${message.model ?? request.model}) on ${providerNames[options.place.provider]}`
+        : `Claude (${message.model})`,
     requestId,
     oversizedToolInputs,
   };

@@ -69,10 +69,13 @@ export function classifyModelError(error: unknown): ModelFailure | null {
       'ModelAuthentication',
       'ANTHROPIC_API_KEY rejected (401): check the key, or unset it to use scripted responses',
     ],
-    403: ['ModelPermission', 'The API key may not use this model or feature (403)'],
+    403: [
+      'ModelPermission',
+      'The credentials may not use this model or feature (403): on Bedrock, request access to the model in the Bedrock console; on Vertex, enable it in the Model Garden',
+    ],
     404: [
       'ModelNotFound',
-      'The model or endpoint was not found (404): check --model / ANTHROPIC_MODEL and ANTHROPIC_BASE_URL',
+      'The model or endpoint was not found (404): check --model / ANTHROPIC_MODEL (as the provider names it: global.anthropic.claude-sonnet-4-6 on Bedrock) and the base URL',
     ],
     413: ['ModelRequestTooLarge', 'The request was too large for the API (413)'],
   };

@@ -1,5 +1,8 @@
 // Estimated cost of model calls, from Anthropic's published prices (USD per million tokens,
-// 5-minute cache writes). A model that is not listed has an unknown cost, never zero.
+// 5-minute cache writes). A model that is not listed has an unknown cost, never zero. Bedrock
+// and Vertex name the same models their own way (`global.anthropic.claude-sonnet-4-6`,
+// `claude-sonnet-4-5@20250929`) and charge the same, except on regional endpoints (see
+// regionalPremium).
 
 import type { TokenUsage } from '../agent/budgets.js';
 
@@ -36,10 +39,43 @@ const prices: Record<string, Price> = {
   'claude-haiku-4-5-20251001': { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 },
 };
 
+/** Where a call was answered, for its price: the provider, and for Vertex its region. */
+export interface PricingPlace {
+  provider: 'anthropic' | 'bedrock' | 'vertex';
+  region?: string;
+}
+
+/**
+ * Bedrock's regional and geographic endpoints (a model id without the `global.` prefix) and
+ * Vertex's regions (any but `global`) cost 10% more than the global endpoints for the models
+ * from Claude Sonnet 4.5 on, which are all the models listed here.
+ */
+const regionalPremium = 1.1;
+
+/** Anthropic's id of a model named the provider's way: prefixes, version suffixes and `@date` go. */
+export function anthropicModelId(model: string): string {
+  return model
+    .replace(/^(global|us|us-gov|eu|apac|jp|au|ca)\./, '')
+    .replace(/^anthropic\./, '')
+    .replace(/-v\d+(:\d+)?$/, '')
+    .replace(/@(\d{8})$/, '-$1')
+    .replace(/@latest$/, '');
+}
+
+function isRegional(model: string, place: PricingPlace | undefined): boolean {
+  if (place?.provider === 'bedrock') return !model.startsWith('global.');
+  if (place?.provider === 'vertex') return place.region !== 'global';
+  return false;
+}
+
 /** Cost in USD, or null when the model's price is not known. */
-export function estimateCostUsd(model: string, usage: TokenUsage): number | null {
-  const price = prices[model];
-  return price ? costAt(price, usage) : null;
+export function estimateCostUsd(model: string, usage: TokenUsage, place?: PricingPlace): number | null {
+  return listedCost(model, usage, isRegional(model, place));
+}
+
+function listedCost(model: string, usage: TokenUsage, regional: boolean): number | null {
+  const price = prices[anthropicModelId(model)];
+  return price ? costAt(price, usage) * (regional ? regionalPremium : 1) : null;
 }
 
 function costAt(price: Price, usage: TokenUsage): number {
@@ -52,7 +88,7 @@ function costAt(price: Price, usage: TokenUsage): number {
 }
 
 export function hasListedPrice(model: string): boolean {
-  return model in prices;
+  return anthropicModelId(model) in prices;
 }
 
 /** The highest listed price of each kind of token: what a cost budget counts an unlisted model at. */
@@ -85,9 +121,17 @@ export interface CallCost {
  * alias), then the requested one; with neither listed, the cost is unknown, but a cost budget
  * still counts the call, at the conservative price, and says so.
  */
-export function costOfCall(requestedModel: string, answeringModel: string | undefined, usage: TokenUsage): CallCost {
+export function costOfCall(
+  requestedModel: string,
+  answeringModel: string | undefined,
+  usage: TokenUsage,
+  place?: PricingPlace,
+): CallCost {
+  // The requested id says which endpoint answered (Bedrock's `global.` prefix); the answer's may not.
+  const regional = isRegional(requestedModel, place);
   const listed =
-    (answeringModel ? estimateCostUsd(answeringModel, usage) : null) ?? estimateCostUsd(requestedModel, usage);
+    (answeringModel ? listedCost(answeringModel, usage, regional) : null) ??
+    listedCost(requestedModel, usage, regional);
   if (listed !== null) return { costUsd: listed, budgetCostUsd: listed, priceNote: null };
   return {
     costUsd: null,

@@ -40,3 +40,23 @@ test("DURABLE_DEBUGGER_STORE: a folder (default: the data home's store) or a pos
       error instanceof ConfigError && /must be a folder or a postgres:\/\/ URL \(got a s3: URL\)/.test(error.message),
   );
 });
+
+test('the model provider: anthropic by default; bedrock and vertex with their own default model ids and settings', () => {
+  const anthropic = loadConfig({}).anthropic;
+  assert.equal(anthropic.provider, 'anthropic');
+  assert.equal(anthropic.model, 'claude-sonnet-4-6');
+  const bedrock = loadConfig({ DURABLE_DEBUGGER_PROVIDER: 'bedrock', AWS_DEFAULT_REGION: 'eu-west-1' }).anthropic;
+  assert.equal(bedrock.model, 'global.anthropic.claude-sonnet-4-6');
+  assert.equal(bedrock.bedrock.region, 'eu-west-1');
+  const vertex = loadConfig({
+    DURABLE_DEBUGGER_PROVIDER: 'vertex',
+    CLOUD_ML_REGION: 'global',
+    ANTHROPIC_MODEL: 'claude-opus-4-6',
+  });
+  assert.equal(vertex.anthropic.model, 'claude-opus-4-6');
+  assert.equal(vertex.anthropic.vertex.region, 'global');
+  assert.throws(
+    () => loadConfig({ DURABLE_DEBUGGER_PROVIDER: 'azure' }),
+    /DURABLE_DEBUGGER_PROVIDER: use one of anthropic, bedrock, vertex/,
+  );
+});

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addCallCost } from '../../src/agent/budgets.js';
-import { conservativePrice, costOfCall } from '../../src/model/pricing.js';
+import { anthropicModelId, conservativePrice, costOfCall, hasListedPrice } from '../../src/model/pricing.js';
 
 const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
@@ -43,4 +43,23 @@ test('a run with a cost budget counts unpriced calls at the conservative price; 
     costUsd: null,
     costNote: null,
   });
+});
+
+test('Bedrock’s and Vertex’s names of a model have its price; their regional endpoints cost 10% more than the global ones', () => {
+  const sonnet = 3 + 1.5;
+  const bedrock = { provider: 'bedrock' as const, region: 'eu-west-3' };
+  assert.equal(costOfCall('global.anthropic.claude-sonnet-4-6', undefined, usage, bedrock).costUsd, sonnet);
+  assert.equal(
+    costOfCall('eu.anthropic.claude-sonnet-4-5-20250929-v1:0', 'claude-sonnet-4-5-20250929', usage, bedrock).costUsd,
+    sonnet * 1.1,
+  );
+  assert.equal(costOfCall('anthropic.claude-opus-4-6-v1', undefined, usage, bedrock).costUsd, (5 + 2.5) * 1.1);
+  const vertexGlobal = { provider: 'vertex' as const, region: 'global' };
+  const vertexRegional = { provider: 'vertex' as const, region: 'us-east5' };
+  assert.equal(costOfCall('claude-sonnet-4-5@20250929', undefined, usage, vertexGlobal).costUsd, sonnet);
+  assert.equal(costOfCall('claude-sonnet-4-5@20250929', undefined, usage, vertexRegional).costUsd, sonnet * 1.1);
+  // The Anthropic API itself (or a gateway) has one price.
+  assert.equal(costOfCall('claude-sonnet-4-6', undefined, usage, { provider: 'anthropic' }).costUsd, sonnet);
+  assert.equal(hasListedPrice('us.anthropic.claude-haiku-4-5-20251001-v1:0'), true);
+  assert.equal(anthropicModelId('claude-opus-4-5@20251101'), 'claude-opus-4-5-20251101');
 });

@@ -7,7 +7,7 @@ import {
   modelTaskQueueFor,
   waitingForModelWorker,
 } from '../../src/agent/modelEndpoint.js';
-import { modelEndpointId } from '../../src/model/endpoint.js';
+import { modelEndpointId, platformEndpointId, secretIdentity } from '../../src/model/endpoint.js';
 
 test('a model endpoint is named by base URL host and a fingerprint of base URL and key, never the key', () => {
   const key = 'sk-ant-api03-secret';
@@ -25,6 +25,41 @@ test('a model endpoint is named by base URL host and a fingerprint of base URL a
   );
   // No key, no endpoint: such a worker answers no model calls.
   assert.equal(modelEndpointId({ apiKey: undefined, baseURL: 'http://127.0.0.1:4010' }), null);
+});
+
+test('a Bedrock or Vertex endpoint is named by provider and region, with a fingerprint of region, project, base URL and whose credentials', () => {
+  const alice = {
+    provider: 'bedrock' as const,
+    region: 'us-east-1',
+    baseURL: 'https://bedrock-runtime.us-east-1.amazonaws.com',
+    identity: 'arn:aws:iam::111111111111:role/alice',
+  };
+  const id = platformEndpointId(alice);
+  assert.match(id, /^bedrock\.us-east-1-[0-9a-f]{16}$/);
+  assert.match(id, modelEndpointPattern);
+  assert.ok(!id.includes('111111111111'), 'not even the account is shown');
+  assert.equal(platformEndpointId({ ...alice, baseURL: `${alice.baseURL}/` }), id);
+  assert.notEqual(platformEndpointId({ ...alice, identity: 'arn:aws:iam::222222222222:role/bob' }), id);
+  assert.notEqual(platformEndpointId({ ...alice, region: 'eu-west-1' }), id);
+  const vertex = {
+    ...alice,
+    provider: 'vertex' as const,
+    region: 'global',
+    identity: 'google:a@b.iam.gserviceaccount.com',
+  };
+  assert.notEqual(platformEndpointId({ ...vertex, project: 'one' }), platformEndpointId({ ...vertex, project: 'two' }));
+  // A key used as an identity is hashed before it gets near an endpoint's name.
+  const hashed = secretIdentity('bedrock-api-key', 'ABSKsecret-bedrock-key');
+  assert.ok(!hashed.includes('secret-bedrock-key'));
+  assert.notEqual(hashed, secretIdentity('bedrock-api-key', 'ABSKother-key'));
+});
+
+test('a run waiting for a Bedrock or Vertex worker is told to start one with that provider', () => {
+  assert.match(
+    waitingForModelWorker('bedrock.us-east-1-0123456789abcdef', 'q'),
+    /durable-debugger worker --provider bedrock` with the AWS credentials and region/,
+  );
+  assert.match(waitingForModelWorker('vertex.global-0123456789abcdef', 'q'), /--provider vertex/);
 });
 
 test('runs that name no endpoint go to the default endpoint’s queue, and the wait says what to start', () => {

@@ -2,12 +2,11 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { startScriptedModel } from '../../demo/scriptedModel.js';
-import { positiveInteger } from '../commandSupport.js';
+import { positiveInteger, providerOption } from '../commandSupport.js';
 import { runWorkerInForeground, scriptedNotice, scriptedWorkerModel } from '../foregroundWorker.js';
 
 export function devCommand(program: Command): void {
-  program
-    .command('dev')
+  providerOption(program.command('dev'))
     .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
     .option(
       '--scripted',

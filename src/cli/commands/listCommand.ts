@@ -1,7 +1,7 @@
 // `list`: recent runs with their status, iterations and cost (from search attributes).
 import type { Command } from 'commander';
-import { searchAttributes, workflowType } from '../../temporal/definitions.js';
 import { positiveInteger, withSession } from '../commandSupport.js';
+import { recentRuns } from '../recentRuns.js';
 
 export function listCommand(program: Command): void {
   program
@@ -11,20 +11,8 @@ export function listCommand(program: Command): void {
     .option('--json', 'print JSON lines')
     .action(async (options: { limit: number; json?: boolean }) =>
       withSession(async (session) => {
-        let count = 0;
-        for await (const run of session.client.workflow.list({ query: `WorkflowType = "${workflowType}"` })) {
-          if (count++ >= options.limit) break;
-          const attributes = run.searchAttributes as Record<string, unknown[] | undefined>;
-          const first = (key: { name: string }) => attributes[key.name]?.[0];
-          const costUsd = first(searchAttributes.costUsd);
-          const row = {
-            workflowId: run.workflowId,
-            status: String(first(searchAttributes.status) ?? run.status.name.toLowerCase()),
-            execution: run.status.name.toLowerCase(),
-            iterations: Number(first(searchAttributes.iterations) ?? 0),
-            costUsd: costUsd === undefined ? null : Number(costUsd),
-            started: run.startTime.toISOString(),
-          };
+        const rows = await recentRuns(session, options.limit);
+        for (const row of rows) {
           if (options.json) console.log(JSON.stringify(row));
           else {
             const cost = row.costUsd === null ? '-' : `$${row.costUsd.toFixed(4)}`;
@@ -33,7 +21,8 @@ export function listCommand(program: Command): void {
             );
           }
         }
-        if (count === 0 && !options.json) console.log('No runs yet. Start one with `durable-debugger run <repo>`.');
+        if (rows.length === 0 && !options.json)
+          console.log('No runs yet. Start one with `durable-debugger run <repo>`.');
       }),
     );
 }

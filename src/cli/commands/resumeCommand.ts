@@ -12,11 +12,11 @@ import type { AttemptProgress } from '../../agent/runState.js';
 import { startResumedRun } from '../../client.js';
 import { savedStateQuery, statusQuery } from '../../temporal/definitions.js';
 import { budgetOptions, noteUnsetBudgets, raiseAsked, type BudgetOptions } from '../budgetOptions.js';
-import { exitCodeFor, follow, UsageError, withSession } from '../commandSupport.js';
+import { exitCodeFor, follow, providerOption, UsageError, withSession } from '../commandSupport.js';
 import { endpointOfSession, log, workerForThisCommand, type Session } from '../session.js';
 
 /** Starts the run that resumes an ended single run, its spent budget raised; returns its id. */
-async function resumeSingleRun(
+export async function resumeSingleRun(
   session: Session,
   workflowId: string,
   description: WorkflowExecutionDescription,
@@ -42,7 +42,7 @@ async function resumeSingleRun(
       continueAsNewEvery: original.continueAsNewEvery,
       budgets,
       // The new run is answered with the settings of whoever resumes it.
-      modelEndpoint: endpointOfSession(session).modelEndpoint,
+      modelEndpoint: (await endpointOfSession(session)).modelEndpoint,
     },
     taskQueue: session.config.taskQueue,
     resumeFrom: workflowId,
@@ -57,7 +57,7 @@ async function resumeSingleRun(
  * Starts the parent that resumes an interrupted parent of parallel attempts (each attempt keeps
  * its own budget share: a raise is for one attempt, resumed on its own); returns its id.
  */
-async function resumeAttempts(
+export async function resumeAttempts(
   session: Session,
   workflowId: string,
   execution: string,
@@ -78,7 +78,7 @@ async function resumeAttempts(
   }
   const { input: original } = await session.client.workflow.getHandle(workflowId).query(savedStateQuery);
   const next = await startResumedRun(session.client, {
-    input: { ...original, resumeFrom: workflowId, modelEndpoint: endpointOfSession(session).modelEndpoint },
+    input: { ...original, resumeFrom: workflowId, modelEndpoint: (await endpointOfSession(session)).modelEndpoint },
     taskQueue: session.config.taskQueue,
     resumeFrom: workflowId,
     firstNumber: 2,
@@ -109,8 +109,7 @@ async function noteParentStillRunning(session: Session, description: WorkflowExe
 
 export function resumeCommand(program: Command): void {
   budgetOptions(
-    program
-      .command('resume')
+    providerOption(program.command('resume'))
       .description(
         'go on from where a run was interrupted or ended. An ended run (out of budget, stopped, failed, terminated, timed out) ' +
           'goes on in a new, linked run (<id>-resumed-N) from its saved state: its conversation, workspace and usage. ' +

@@ -2,13 +2,12 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { startScriptedModel } from '../../demo/scriptedModel.js';
-import { positiveInteger } from '../commandSupport.js';
+import { positiveInteger, providerOption } from '../commandSupport.js';
 import { runWorkerInForeground, scriptedNotice, scriptedWorkerModel } from '../foregroundWorker.js';
 import { log } from '../session.js';
 
 export function workerCommand(program: Command): void {
-  program
-    .command('worker')
+  providerOption(program.command('worker'))
     .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
     .option(
       '--scripted',
