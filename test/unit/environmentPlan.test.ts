@@ -153,6 +153,38 @@ test('manifest candidates and the environment line', () => {
     'environment: built in 41 s (python, 23 packages)',
   );
   assert.equal(describeEnvironment({ ...base, reused: true, buildMs: 0 }), 'environment: reused (python, 23 packages)');
+  // The toolchain's choices, and each install script that failed or was skipped, with the line that says why.
+  const node = {
+    ...base,
+    kind: 'node' as const,
+    reused: true,
+    buildMs: 0,
+    toolchain: ['node 20.20.2 (from .nvmrc)', 'npm 10.9.9'],
+    installScripts: [
+      {
+        package: 'puppeteer@24.43.1',
+        outcome: 'opted out' as const,
+        detail: 'ran with PUPPETEER_SKIP_DOWNLOAD=true',
+        lastLines: [],
+      },
+      {
+        package: 'sharp@0.32.6',
+        outcome: 'failed' as const,
+        detail: 'exit 1',
+        lastLines: ['sharp: Installation error: getaddrinfo ENOTFOUND github.com', 'sharp: Please see the docs'],
+      },
+    ],
+  };
+  assert.equal(
+    describeEnvironment(node),
+    'environment: reused (node, 23 packages) · node 20.20.2 (from .nvmrc), npm 10.9.9\n' +
+      '  install script of puppeteer@24.43.1 opted out (ran with PUPPETEER_SKIP_DOWNLOAD=true)\n' +
+      '  install script of sharp@0.32.6 failed (exit 1); the environment goes on without it: sharp: Installation error: getaddrinfo ENOTFOUND github.com',
+  );
+  assert.match(
+    describeEnvironment(node, { lastLines: 8 }),
+    /ENOTFOUND github\.com\n    │ sharp: Installation error: getaddrinfo ENOTFOUND github\.com\n    │ sharp: Please see the docs$/,
+  );
 });
 
 test('a failed install says whether the registries were unreachable', () => {

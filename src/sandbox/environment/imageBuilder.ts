@@ -473,7 +473,7 @@ export function packedFileName(spec: string): string {
  * The hash package.json packageManager pins (corepack: `yarn@4.4.1+sha512.<hex>`): corepack hashes what it
  * downloads, the package's tarball, or for yarn 2+ its single yarn.js (packed here as bin/yarn.js).
  */
-async function verifyPackedHash(path: string, tool: PackedTool, spec: string): Promise<void> {
+export async function verifyPackedHash(path: string, tool: PackedTool, spec: string): Promise<void> {
   const { algorithm, hex } = tool.hash as NonNullable<PackedTool['hash']>;
   const digest = (data: Buffer) => createHash(algorithm).update(data).digest('hex');
   if (digest(await readFile(path)) === hex) return;

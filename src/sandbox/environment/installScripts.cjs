@@ -26,6 +26,9 @@ const optOuts = {
 /** Set for every script: the opt-outs above, and no donation banners. */
 const quiet = ['DISABLE_OPENCOLLECTIVE=1', 'ADBLOCK=1'];
 const keptLines = 15;
+/** npm's own lines around a failed script (its exit code, the command again, where its log is): no news. */
+const npmBoilerplate =
+  /^npm (error|ERR!) (code|path|errno|command|A complete log|Failed at|This is probably|Exit status)|^npm (error|ERR!)\s*$/;
 const timeoutMs = Number(process.env.DURABLE_DEBUGGER_SCRIPT_TIMEOUT_MS) || 600000;
 
 function readdir(dir) {
@@ -129,6 +132,7 @@ function runOne(manager, each, env) {
       parts.forEach((line) => {
         if (!line.trim()) return;
         process.stdout.write('  │ ' + line + '\n');
+        if (npmBoilerplate.test(line)) return;
         lines.push(line);
         if (lines.length > keptLines) lines.shift();
       });
@@ -167,8 +171,6 @@ async function main() {
       const at = assignment.indexOf('=');
       env[assignment.slice(0, at)] = assignment.slice(at + 1);
     });
-  // Native builds find the headers that came with node instead of downloading them.
-  if (fs.existsSync('/usr/local/include/node/node.h')) env.npm_config_nodedir = '/usr/local';
 
   const ordered = inDependencyOrder(installedPackages(process.cwd()));
   const problems = [];

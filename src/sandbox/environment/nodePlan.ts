@@ -170,12 +170,9 @@ function entryPoints(manifest: Record<string, unknown>): string[] {
     .filter((path) => path && !path.startsWith('../') && !path.startsWith('/'));
 }
 
-/** Copies node (with its headers, for native builds) and npm, packed from the registry on the host, into /usr/local. */
+/** Copies node (only its binary: the package is mostly headers) and npm, packed from the registry on the host, into /usr/local. */
 const installNodeToolchain = [
-  `tar xzf ${packedToolsFolder}/node.tgz -C /tmp`,
-  'cp /tmp/package/bin/node /usr/local/bin/node',
-  'if [ -d /tmp/package/include/node ]; then mkdir -p /usr/local/include && cp -r /tmp/package/include/node /usr/local/include/; fi',
-  'rm -rf /tmp/package',
+  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node`,
   'mkdir -p /usr/local/lib/node_modules/npm',
   `tar xzf ${packedToolsFolder}/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm`,
   'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
