@@ -11,7 +11,7 @@ import {
 } from '../../src/sandbox/environment/plan.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 import { packedFileName } from '../../src/sandbox/environment/imageBuilder.js';
-import { nodePackageManager } from '../../src/sandbox/environment/nodePlan.js';
+import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
 import {
   pythonLock,
   pyprojectRequirements,

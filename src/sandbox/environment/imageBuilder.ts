@@ -145,7 +145,7 @@ export class EnvironmentBuilder {
         ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts])),
       };
     }
-    hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
+    if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
     const started = Date.now();
     const built = await this.build(plan, baseImage, image, toolchain, request, hooks);
     return {

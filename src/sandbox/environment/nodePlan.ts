@@ -90,8 +90,6 @@ export function planNode(
   };
 }
 
-export { nodePackageManager };
-
 /** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */
 function runnerManager(manager: NodePackageManager): string {
   if (manager.name === 'yarn') return manager.berry ? 'yarn-berry' : 'npm';
