@@ -445,23 +445,41 @@ async function nodeRepository(name: string, extra: { files?: Record<string, stri
 }
 
 test(
-  'the Node a .node-version names is the one the tests run on, whatever the host runs; the report says which and why',
-  { timeout: 600_000 },
+  'the Node a .node-version names is the one the tests run on, whatever the host runs; another version builds another image; the report says which and why',
+  { timeout: 900_000 },
   async () => {
-    // The host here runs Node 20: 22 can only come from the file.
+    // The host here runs Node 20: 22 can only come from the file. The test checks the Node it runs on against the file.
     const repo = await nodeRepository('node_version_file', {
       files: {
         '.node-version': '22\n',
-        'test/node.test.js':
-          "const assert = require('node:assert');\nrequire('node:test')('runs on the Node the repository names', () => assert.equal(process.versions.node.split('.')[0], '22'));\n",
+        'test/node.test.js': [
+          "const assert = require('node:assert');",
+          "const { readFileSync } = require('node:fs');",
+          "require('node:test')('runs on the Node the repository names', () =>",
+          "  assert.equal(process.versions.node.split('.')[0], readFileSync('.node-version', 'utf8').trim()));",
+          '',
+        ].join('\n'),
       },
     });
     const requestsBefore = worker.fake.requests.length;
-    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-${process.pid}`);
-    if (report.environment) imagesToRemove.add(report.environment.image);
-    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
-    assert.equal(report.testsBefore?.passed, 1);
-    assert.match(report.environment?.toolchain?.[0] ?? '', /^node 22\.\d+\.\d+ \(from \.node-version\)$/);
+    const first = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-${process.pid}`);
+    if (first.report.environment) imagesToRemove.add(first.report.environment.image);
+    assert.equal(first.report.status, 'no_failing_tests', `${first.report.stopCondition}: ${first.report.stopDetail}`);
+    assert.equal(first.report.testsBefore?.passed, 1);
+    assert.match(first.report.environment?.toolchain?.[0] ?? '', /^node 22\.\d+\.\d+ \(from \.node-version\)$/);
+
+    // Only the version file changes: the image key holds the Node version, so this is a new image.
+    await writeFile(join(repo, '.node-version'), '20\n');
+    const second = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-20-${process.pid}`);
+    if (second.report.environment) imagesToRemove.add(second.report.environment.image);
+    assert.equal(
+      second.report.status,
+      'no_failing_tests',
+      `${second.report.stopCondition}: ${second.report.stopDetail}`,
+    );
+    assert.match(second.report.environment?.toolchain?.[0] ?? '', /^node 20\.\d+\.\d+ \(from \.node-version\)$/);
+    assert.equal(second.report.environment?.reused, false);
+    assert.notEqual(second.report.environment?.image, first.report.environment?.image);
     assert.equal(worker.fake.requests.length, requestsBefore);
   },
 );
