@@ -26,6 +26,7 @@ export function summarizeTestOutput(rawOutput: string, exitCode: number | null, 
     parseJest(output) ??
     parseMocha(output) ??
     parseGo(output) ??
+    parseUvu(output) ??
     parsePlainCounts(output);
   const missing = missingModuleIn(output);
   const extra = missing ? { missingModule: missing } : {};
@@ -191,6 +192,23 @@ function parseCargo(output: string): Counts | null {
   const sum = (index: number) => results.reduce((total, match) => total + Number(match[index]), 0);
   const failing = [...output.matchAll(/^test (\S+) \.\.\. FAILED$/gm)].map((match) => match[1] as string);
   return { passed: sum(1), failed: sum(2), skipped: sum(3), failing: unique(failing) };
+}
+
+function parseUvu(output: string): Counts | null {
+  // "  Total:     7", "  Passed:    5", "  Skipped:   0"; each failure "   FAIL  suite  \"test name\"" (no suite: the default).
+  const total = output.match(/^\s*Total:\s+(\d+)\s*$/m);
+  const passed = output.match(/^\s*Passed:\s+(\d+)\s*$/m);
+  if (!total || !passed) return null;
+  const skipped = count(output, /^\s*Skipped:\s+(\d+)\s*$/m);
+  const failing = [...output.matchAll(/^\s*FAIL\s+(?:(.+?)\s+)?"(.+)"\s*$/gm)].map((match) =>
+    match[1] ? `${match[1]} > ${match[2]}` : (match[2] as string),
+  );
+  return {
+    passed: Number(passed[1]),
+    failed: Math.max(0, Number(total[1]) - Number(passed[1]) - skipped),
+    skipped,
+    failing: unique(failing),
+  };
 }
 
 function parsePlainCounts(output: string): Counts | null {

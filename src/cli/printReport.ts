@@ -37,7 +37,9 @@ export function formatReport(
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
   if (report.environment !== undefined)
-    lines.push(`${pc.bold('Environment:')} ${describeEnvironment(report.environment).replace(/^environment: /, '')}`);
+    lines.push(
+      `${pc.bold('Environment:')} ${describeEnvironment(report.environment, { lastLines: 8 }).replace(/^environment: /, '')}`,
+    );
   if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
   // With a fallback model (or a resume on another one), each model's share, the fallback's calls named.

@@ -19,6 +19,8 @@ export interface FixtureMeta {
   toolErrors?: string[];
   /** The environment the run must build or reuse for the repository's dependencies (none when absent). */
   environment?: 'python' | 'node';
+  /** Regular expressions the run's environment line (toolchain, install scripts) must each match. */
+  environmentMatches?: string[];
   /** Texts that must each appear in some tool result sent back to the model. */
   observations?: string[];
 }

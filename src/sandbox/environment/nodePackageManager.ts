@@ -1,0 +1,206 @@
+// The package manager that installs a Node repository, in the version that wrote its lockfile:
+// the repository's own release (.yarnrc.yml `yarnPath`, .yarnrc `yarn-path`), else package.json
+// `packageManager` (corepack's rules: name@version, optionally +algorithm.hash) or
+// `devEngines.packageManager`, else the lockfile's kind and format. Pure.
+import semver from 'semver';
+import { EnvironmentConfigError, type PackedTool } from './planTypes.js';
+
+export type ManagerName = 'npm' | 'pnpm' | 'yarn';
+
+export interface NodePackageManager {
+  name: ManagerName;
+  /** Yarn 2 and later (berry): another command line and lockfile than yarn 1. */
+  berry: boolean;
+  lockfile?: string;
+  /** Packed from the registry and unpacked into /usr/local (npm itself: only when the repository names a version). */
+  tool?: PackedTool & { command: string; bin: string };
+  /** The repository's own release of the manager (yarnPath), run by node. */
+  release?: string;
+  /** The install command, as its users type it. */
+  install: string;
+  /** What turns dependencies' install scripts off for the install (they run afterwards, one by one). */
+  scriptsOff: string;
+  env: string[];
+  /** Repository files the manager reads besides package.json and the lockfile (settings, its release, patches). */
+  files: string[];
+  /** For people: "yarn 4.4.1 (.yarnrc.yml yarnPath .yarn/releases/yarn-4.4.1.cjs)"; absent when nothing was chosen. */
+  note?: string;
+}
+
+const lockfiles: Record<ManagerName, string[]> = {
+  npm: ['package-lock.json', 'npm-shrinkwrap.json'],
+  pnpm: ['pnpm-lock.yaml'],
+  yarn: ['yarn.lock'],
+};
+
+/** The manager's settings and files a repository may have besides its manifests. */
+export function isPackageManagerFile(path: string): boolean {
+  return ['.npmrc', '.yarnrc', '.yarnrc.yml'].includes(path) || /^\.yarn\/(releases|plugins|patches)\/./.test(path);
+}
+
+interface Requested {
+  name: ManagerName;
+  /** An exact version (packageManager) or a range (devEngines). */
+  version: string;
+  hash?: { algorithm: string; hex: string };
+  where: string;
+}
+
+/** package.json `packageManager` as corepack reads it, or `devEngines.packageManager`; null when neither names one. */
+export function requestedPackageManager(manifest: Record<string, unknown>): Requested | null {
+  const field = manifest.packageManager;
+  if (typeof field === 'string' && field.trim()) {
+    const match = field.trim().match(/^(@?[^@\s]+)@([^+\s]+)(?:\+(sha1|sha224|sha256|sha512)\.([0-9a-f]+))?$/);
+    if (!match)
+      throw new EnvironmentConfigError(
+        `package.json packageManager "${field}" is not name@version (optionally +sha512.<hash>), as corepack reads it`,
+      );
+    const [, name, version, algorithm, hex] = match as [string, string, string, string?, string?];
+    if (!['npm', 'pnpm', 'yarn'].includes(name)) return null; // bun, deno...: installed as npm would
+    if (!semver.valid(version))
+      throw new EnvironmentConfigError(
+        `package.json packageManager "${field}" must name an exact version (corepack accepts no range or URL here)`,
+      );
+    return {
+      name: name as ManagerName,
+      version,
+      ...(algorithm && hex ? { hash: { algorithm, hex } } : {}),
+      where: 'packageManager',
+    };
+  }
+  const devEngines = manifest.devEngines as Record<string, unknown> | undefined;
+  const entries = devEngines?.packageManager;
+  const entry = (Array.isArray(entries) ? entries : [entries]).find(
+    (each): each is { name: string; version?: unknown } =>
+      !!each && typeof each === 'object' && ['npm', 'pnpm', 'yarn'].includes((each as { name?: string }).name ?? ''),
+  );
+  if (!entry) return null;
+  const version = typeof entry.version === 'string' && semver.validRange(entry.version) ? entry.version : '*';
+  return { name: entry.name as ManagerName, version, where: 'devEngines.packageManager' };
+}
+
+/** The yarn release the repository commits and points its settings at, if any. */
+function yarnRelease(manifests: Record<string, string>): { path: string; where: string; berry: boolean } | null {
+  const berrySetting = manifests['.yarnrc.yml']?.match(/^yarnPath:\s*["']?([^"'#\r\n]+?)["']?\s*(#.*)?$/m)?.[1];
+  const classicSetting = manifests['.yarnrc']?.match(/^yarn-path\s+["']?([^"'#\r\n]+?)["']?\s*$/m)?.[1];
+  const setting = berrySetting ?? classicSetting;
+  if (!setting) return null;
+  const where = berrySetting ? '.yarnrc.yml yarnPath' : '.yarnrc yarn-path';
+  const path = setting.trim().replace(/^\.\//, '');
+  if (path.startsWith('/') || path.split('/').includes('..') || !/^[\w@.+/-]+$/.test(path))
+    throw new EnvironmentConfigError(
+      `${where} "${setting}" must be a plain relative path inside the repository (letters, digits, . _ - + @ /)`,
+    );
+  if (manifests[path] === undefined)
+    throw new EnvironmentConfigError(
+      `${where} names ${path}, which the repository does not have: commit the release or remove the setting`,
+    );
+  // Only yarn 2 and later read .yarnrc.yml; yarn 1 reads .yarnrc.
+  return { path, where, berry: berrySetting !== undefined };
+}
+
+/** The yarn 2+ major whose releases write this lockfile format (__metadata.version), as a range of @yarnpkg/cli-dist. */
+function berryForLockfile(lockfile: string): string {
+  const version = Number(lockfile.match(/^__metadata:\s*\n\s+version:\s*(\d+)/m)?.[1] ?? 0);
+  // Measured: 4 is written by yarn 2, 6 by yarn 3, 8 by yarn 4.0 to 4.13, 9 by 4.14, 10 by 4.15 and later.
+  if (version <= 4) return '2';
+  if (version <= 6) return '3';
+  if (version <= 8) return '>=4.0.0 <4.14.0';
+  if (version === 9) return '4.14';
+  return '4';
+}
+
+const berryEnv = ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'];
+
+export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
+  let manifest: Record<string, unknown> = {};
+  try {
+    manifest = JSON.parse(manifests['package.json'] ?? '{}') as Record<string, unknown>;
+  } catch {
+    // planNode reads package.json first; a bad one never gets here.
+  }
+  const requested = requestedPackageManager(manifest);
+  const release = yarnRelease(manifests);
+  const byLockfile = (['npm', 'pnpm', 'yarn'] as const).find((name) =>
+    lockfiles[name].some((file) => manifests[file] !== undefined),
+  );
+  const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? 'npm');
+  const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined);
+  const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml'].filter((file) => manifests[file] !== undefined);
+  const reason = requested ? `from ${requested.where}` : undefined;
+  const versionOf = (fallback: string) => (requested?.name === name ? requested.version : fallback);
+  const tool = (spec: string, command: string, bin: string) => ({
+    spec,
+    as: `${command}.tgz`,
+    label: command,
+    ...(requested?.name === name ? { reason } : {}),
+    ...(requested?.name === name && requested.hash ? { hash: requested.hash } : {}),
+    command,
+    bin,
+  });
+
+  if (name === 'npm') {
+    return {
+      name,
+      berry: false,
+      lockfile,
+      ...(requested?.name === 'npm' ? { tool: tool(`npm@${requested.version}`, 'npm', 'bin/npm-cli.js') } : {}),
+      install: lockfile ? 'npm ci' : 'npm install',
+      scriptsOff: '--ignore-scripts --no-audit --no-fund',
+      env: [],
+      files: settings.filter((file) => file === '.npmrc'),
+    };
+  }
+  if (name === 'pnpm') {
+    const lockVersion = Number(manifests['pnpm-lock.yaml']?.match(/^lockfileVersion:\s*'?(\d+)/m)?.[1] ?? 9);
+    const major = lockVersion >= 9 ? '9' : lockVersion >= 6 ? '8' : '7';
+    return {
+      name,
+      berry: false,
+      lockfile,
+      tool: tool(`pnpm@${versionOf(major)}`, 'pnpm', 'bin/pnpm.cjs'),
+      install: lockfile ? 'pnpm install --frozen-lockfile' : 'pnpm install',
+      scriptsOff: '--ignore-scripts',
+      env: ['npm_config_update_notifier=false'],
+      files: settings.filter((file) => file === '.npmrc'),
+    };
+  }
+
+  const lockText = lockfile ? (manifests[lockfile] as string) : '';
+  const berry = release
+    ? release.berry
+    : requested?.name === 'yarn'
+      ? semver.major(semver.minVersion(requested.version) ?? '1.0.0') >= 2
+      : /^__metadata:/m.test(lockText);
+  const yarnFiles = [
+    ...settings.filter((file) => file !== '.npmrc' || !berry),
+    ...Object.keys(manifests).filter((path) => /^\.yarn\/(plugins|patches)\//.test(path)),
+    ...(release ? [release.path] : []),
+  ];
+  const common = {
+    name,
+    berry,
+    lockfile,
+    install: berry
+      ? `yarn install${lockfile ? ' --immutable' : ''}`
+      : `yarn install${lockfile ? ' --frozen-lockfile' : ''} --non-interactive`,
+    // Yarn 2+ resolves and links without building; `yarn rebuild` builds afterwards.
+    scriptsOff: berry ? '--mode=skip-build' : '--ignore-scripts',
+    env: berry ? berryEnv : [],
+    files: yarnFiles,
+  };
+  if (release) {
+    const version = release.path.match(/yarn-(\d+\.\d+\.\d+[^/]*?)\.c?js$/)?.[1];
+    return {
+      ...common,
+      release: release.path,
+      note: `yarn${version ? ` ${version}` : ''} (the repository's own release, ${release.where} ${release.path})`,
+    };
+  }
+  return {
+    ...common,
+    tool: berry
+      ? tool(`@yarnpkg/cli-dist@${versionOf(berryForLockfile(lockText))}`, 'yarn', 'bin/yarn.js')
+      : tool(`yarn@${versionOf('1')}`, 'yarn', 'bin/yarn.js'),
+  };
+}

