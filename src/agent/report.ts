@@ -51,6 +51,11 @@ export interface DebugReport {
    */
   patch: string;
   fullPatch: StoredPatch | null;
+  /**
+   * Paths the run changed that the patch leaves out: files no file tool edited that only test
+   * runs changed, or that a command left as binary files (input patchAllChanges keeps them).
+   */
+  leftOutOfPatch?: string[];
   testsBefore: TestSummary | null;
   testsAfter: TestSummary | null;
   testCommand: string | null;
@@ -102,12 +107,16 @@ export interface StoredPatch {
   bytes: number;
   /** Where that blob is: its file in a folder store, or the database that holds it (never its password). */
   file: string;
+  /** Lines added plus lines removed by the whole patch (the report's preview has only some of them). */
+  changedLines?: number;
 }
 
 /** The computePatch activity's answer: the patch, or its preview and where the whole patch is kept. */
 export interface PatchForReport {
   patch: string;
   fullPatch: StoredPatch | null;
+  /** Changed paths the patch leaves out (see DebugReport.leftOutOfPatch); absent when none. */
+  leftOut?: string[];
 }
 
 export function statusFor(condition: StopCondition): RunStatus {

@@ -6,6 +6,7 @@ import type { SandboxSettings, ToolOutcome } from '../agent/sandboxProtocol.js';
 import { truncateObservation } from '../agent/observations.js';
 import { formatTestSummary, summarizeTestOutput } from '../agent/testResults.js';
 import { isSandboxTool, type SandboxToolName, type ToolInput } from '../agent/tools.js';
+import type { Mutation } from '../agent/workspace.js';
 import type { ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
@@ -100,7 +101,7 @@ async function changeFile(path: string, context: ToolContext, change: () => Prom
   const message = await change();
   await folder.giveToSandboxUser(relative);
   const { tree, mutations } = await folder.capture(context.before, context.callId);
-  return { content: message, isError: false, mutations, digest: tree.digest };
+  return { content: message, isError: false, mutations: madeBy('file_tool', mutations), digest: tree.digest };
 }
 
 /** run_tests and run_command: the command's changes are kept, except to test files when those are protected. */
@@ -124,10 +125,15 @@ async function runInSandbox(command: string, context: ToolContext, options: { te
   return {
     content: truncateObservation(content, settings.observation) + note,
     isError: false,
-    mutations,
+    mutations: madeBy(options.tests ? 'test_run' : 'command', mutations),
     digest: tree.digest,
     testSummary,
   };
+}
+
+/** Marks what made the changes: the patch leaves out what only test runs and commands left behind. */
+function madeBy(maker: NonNullable<Mutation['madeBy']>, mutations: Mutation[]): Mutation[] {
+  return mutations.map((mutation) => ({ ...mutation, madeBy: maker }));
 }
 
 /** grep in the sandbox (a hostile pattern cannot stall the worker); see searchResults.ts for what is shown. */
