@@ -10,6 +10,7 @@ import type { Mutation } from '../agent/workspace.js';
 import type { ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
+import { encodedFilesMarker, filesBeyondAsciiCommand, searchEncodedFiles } from './encodedSearch.js';
 import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import { testCommandFor } from './testCommand.js';
 import { ignoredFolders, type Tree } from './tree.js';
@@ -143,14 +144,25 @@ async function searchCode(input: ToolInput<'search_code'>, context: ToolContext)
   const target = (await resolveInsideWorkspace(context.folder.path, input.path ?? '')).relative || '.';
   const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  // -Z ends each file name with a NUL, so names with colons are read back exactly.
-  const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
+  // -Z ends each file name with a NUL, so names with colons are read back exactly. Then the files
+  // grep skips as binary that may be text in another encoding (see encodedSearch.ts).
+  const command =
+    `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}; ` +
+    `printf '${encodedFilesMarker.replace(/\0/g, '\\000').replace(/\n/g, '\\n')}'; ${filesBeyondAsciiCommand(excluded, quote(target))}`;
   const result = await context.exec(command, {
     ...settings,
     limits: { ...settings.limits, commandTimeoutSeconds: searchTimeoutSeconds },
   });
   if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-  return formatSearchResults(result.output, context.before, target, input.pattern);
+  const [matches = '', listing = ''] = result.output.split(encodedFilesMarker);
+  const decoded = await searchEncodedFiles(
+    context.folder.path,
+    context.before,
+    listing,
+    input.pattern,
+    maxSearchLinesRead,
+  );
+  return formatSearchResults([matches, ...decoded].join('\n'), context.before, target, input.pattern);
 }
 
 export function isTestFile(relative: string, settings: SandboxSettings): boolean {
