@@ -239,3 +239,34 @@ test('apply of a patch over 256 KB commits all of it, and refuses, changing noth
     writeFileSync(stored, whole);
   }
 });
+
+test('run --apply when the tests leave a SQLite file behind: the branch holds the fix alone; --patch-all-changes keeps the database too', async () => {
+  const leftBehind = '23_sqlite_left_by_tests';
+  const copy = (label: string) => {
+    const repo = join(scratch, label, leftBehind);
+    cpSync(join(projectRoot, 'fixtures', leftBehind), repo, { recursive: true });
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-m', 'initial');
+    return repo;
+  };
+  const repo = copy('left-behind');
+  const run = await cli(['run', repo, '--id', 'apply-left-behind', '--apply']);
+  assert.equal(run.code, 0, run.output);
+  assert.match(run.output, /Left out of the patch: test_inventory\.sqlite3 \(files the agent never edited/);
+  assert.deepEqual(git(repo, 'diff', '--name-only', 'main', 'durable-debugger/apply-left-behind').trim().split('\n'), [
+    'inventory.py',
+  ]);
+
+  const all = copy('all-changes');
+  const kept = await cli(['run', all, '--id', 'apply-all-changes', '--apply', '--patch-all-changes']);
+  assert.equal(kept.code, 0, kept.output);
+  assert.doesNotMatch(kept.output, /Left out of the patch/);
+  const branch = 'durable-debugger/apply-all-changes';
+  assert.deepEqual(git(all, 'diff', '--name-only', 'main', branch).trim().split('\n'), [
+    'inventory.py',
+    'test_inventory.sqlite3',
+  ]);
+  const database = spawnSync('git', ['show', `${branch}:test_inventory.sqlite3`], { cwd: all });
+  assert.equal(database.stdout.subarray(0, 16).toString('latin1'), 'SQLite format 3\0', 'the database, whole');
+});
