@@ -45,7 +45,8 @@ export interface DebugReport {
   rootCause: string | null;
   fixSummary: string | null;
   /**
-   * A unified diff of the workspace against the original repository; `git apply` accepts it.
+   * A git patch of the workspace against the original repository (unified diffs for UTF-8
+   * text, git binary patches for other files; see docs/runs.md); `git apply` accepts it.
    * When the patch is too large for the report, this is its beginning, and `fullPatch` says
    * where the whole patch is (`durable-debugger result <id> --patch` prints it).
    */

@@ -63,11 +63,6 @@ export function decodeText(content: Buffer): DecodedText | null {
   return null;
 }
 
-/** Whether `content` is binary: not text in any encoding decodeText can keep. */
-export function isBinary(content: Buffer): boolean {
-  return decodeText(content) === null;
-}
-
 export function isPlainUtf8(encoding: TextEncoding): boolean {
   return encoding.name === 'utf-8' && encoding.bom.length === 0;
 }
@@ -121,8 +116,8 @@ function decodedAs(content: Buffer, encoding: TextEncoding): DecodedText | null 
   return { text, encoding };
 }
 
-// Python (PEP 263), Emacs and Vim put the coding line in the first two lines; XML in its declaration.
-const codingLine = /coding[:=][ \t]*([-\w.]+)/;
+// Python (PEP 263), Emacs and Vim put the coding line, a comment, in the first two lines; XML in its declaration.
+const codingLine = /^[ \t\f]*(?:#|\/\/|\/\*|--|;|%|\*).*?coding[:=][ \t]*([-\w.]+)/;
 const xmlDeclaration = /^<\?xml[^>]*\sencoding=["']([-\w.]+)["']/;
 
 function declaredEncoding(content: Buffer): string | null {

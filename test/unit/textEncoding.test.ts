@@ -190,3 +190,13 @@ test('a binary file is still refused by read_file and edit_file, in words', asyn
     /"data\.db" is a binary file/,
   );
 });
+
+test('decodeText: only a comment declares an encoding; code that mentions one does not', () => {
+  const code = Buffer.from('const options = {encoding:latin1};\nconsole.log("naïve");\n');
+  assert.equal(decodeText(code)?.encoding.name, 'utf-8');
+  const ruby = iconv.encode('# encoding: iso-8859-15\nPRIX = "10 €"\n', 'iso-8859-15');
+  assert.deepEqual(
+    [decodeText(ruby)?.encoding.name, decodeText(ruby)?.text],
+    ['iso-8859-15', '# encoding: iso-8859-15\nPRIX = "10 €"\n'],
+  );
+});
