@@ -143,9 +143,13 @@ function likelyEncodings(content: Buffer, sample: Buffer): string[] {
     .filter((match) => match.confidence >= minimumConfidence && !/^UTF-/i.test(match.name))
     .map((match) => match.name);
   // Bytes 0x80–0x9f are control characters in ISO-8859-1 but letters and quotes in windows-1252
-  // (as browsers read such files too): a file that has them is read as windows-1252 first.
+  // (as browsers read such files too): a file that has them is read as windows-1252 first. The
+  // detector has nothing to go on in a few bytes: the two are the last resort (text must still look like text).
   const hasC1 = sample.some((byte) => byte >= 0x80 && byte <= 0x9f);
-  return guesses.flatMap((name) => (hasC1 && name === 'ISO-8859-1' ? ['windows-1252', name] : [name]));
+  const westernEuropean = hasC1 ? ['windows-1252', 'ISO-8859-1'] : ['ISO-8859-1'];
+  return [
+    ...new Set([...guesses.flatMap((name) => (name === 'ISO-8859-1' ? westernEuropean : [name])), ...westernEuropean]),
+  ];
 }
 
 /** UTF-16 text without a byte-order mark: mostly ASCII, so one byte of nearly every pair is zero. */

@@ -103,6 +103,12 @@ test('decodeText: binary files are binary, also without a NUL byte or with a cod
   for (const bytes of [png, sqlite, noNul, declaredButBinary]) assert.equal(decodeText(bytes), null);
 });
 
+test('decodeText: a few bytes the detector cannot place are Latin-1 when they look like text', () => {
+  assert.deepEqual(decodeText(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0xff, 0xfe]))?.text, 'café\nÿþ');
+  assert.equal(decodeText(Buffer.from([0x63, 0x61, 0x66, 0x93, 0x0a]))?.encoding.name, 'windows-1252');
+  assert.equal(decodeText(Buffer.from([0x63, 0x01, 0x02, 0xe9, 0x0a])), null, 'control characters: binary');
+});
+
 test('decodeText: UTF-8 stays UTF-8, and a file that is valid UTF-8 only in its first 8 KB is not', () => {
   assert.equal(decodeText(Buffer.from('plain ascii\n'))?.encoding.name, 'utf-8');
   assert.equal(decodeText(Buffer.from('naïve café\n'))?.encoding.foundBy, 'utf-8');
