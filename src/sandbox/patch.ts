@@ -12,7 +12,7 @@ import type { PatchForReport } from '../agent/report.js';
 import type { Mutation, PathState } from '../agent/workspace.js';
 import type { ContentStore } from './store/contentStore.js';
 import { gitBinaryPatch, gitBlobId, noBlob } from './gitBinaryPatch.js';
-import { decodeText, describeEncoding, isPlainUtf8, utf8, type DecodedText } from './textEncoding.js';
+import { decodeText, describeEncoding, isPlainUtf8, utf8TextOf, type DecodedText } from './textEncoding.js';
 import { sha256 } from './tree.js';
 
 export interface PatchOptions {
@@ -163,20 +163,18 @@ function fileDiff(path: string, before: Side, after: Side): string {
   else if (before.state && after.state && modeOf(before.state) !== modeOf(after.state))
     header.push(`old mode ${modeOf(before.state)}`, `new mode ${modeOf(after.state)}`);
 
-  const oldText = textOf(before);
-  const newText = textOf(after);
-  if (oldText === undefined || newText === undefined || !isUtf8Text(oldText) || !isUtf8Text(newText)) {
+  const oldString = utf8Of(before);
+  const newString = utf8Of(after);
+  if (oldString === undefined || newString === undefined) {
     // git apply checks a binary patch against the file's blob id: the index line is required.
     const ids = `index ${before.content ? gitBlobId(before.content) : noBlob}..${after.content ? gitBlobId(after.content) : noBlob}`;
     const sameMode = before.state && after.state && modeOf(before.state) === modeOf(after.state);
     return (
-      readableView(path, oldText, newText) +
+      readableView(path, decodedOf(before), decodedOf(after)) +
       `${[...header, sameMode ? `${ids} ${modeOf(after.state as Exclude<PathState, null>)}` : ids].join('\n')}\n` +
       gitBinaryPatch(before.content, after.content)
     );
   }
-  const oldString = oldText?.text ?? '';
-  const newString = newText?.text ?? '';
   if (oldString === newString) return `${header.join('\n')}\n`;
   const lines = [
     ...header,
@@ -187,17 +185,21 @@ function fileDiff(path: string, before: Side, after: Side): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A side's text; null when there is no file, undefined when it is binary. */
-function textOf(side: Side): DecodedText | null | undefined {
-  if (!side.content) return null;
+/**
+ * A side's bytes as the text of a unified diff: '' when there is no file; undefined unless its
+ * bytes are UTF-8 (whatever the file declares: an ASCII file in Latin-1 is diffed as text), which
+ * then go into the patch as they are, a byte-order mark included.
+ */
+function utf8Of(side: Side): string | undefined {
+  if (!side.content) return '';
   // A symlink's target is its content: shown as text, whatever its bytes.
-  if (side.state?.kind === 'symlink') return { text: side.content.toString('utf8'), encoding: utf8 };
-  return decodeText(side.content) ?? undefined;
+  if (side.state?.kind === 'symlink') return side.content.toString('utf8');
+  return utf8TextOf(side.content) ?? undefined;
 }
 
-/** UTF-8 text goes into the patch as it is (a byte-order mark included); null (no file) fits any. */
-function isUtf8Text(text: DecodedText | null): boolean {
-  return text === null || text.encoding.name === 'utf-8';
+/** A side's text in its own encoding; null when there is no file, undefined when it is binary. */
+function decodedOf(side: Side): DecodedText | null | undefined {
+  return side.content ? (decodeText(side.content) ?? undefined) : null;
 }
 
 function hunks(oldText: string, newText: string): string[] {

@@ -93,6 +93,11 @@ export function describeEncoding(encoding: TextEncoding): string {
   return `${encoding.name === 'utf-8' ? 'UTF-8' : encoding.name}${how}`;
 }
 
+/** The bytes as text when they are UTF-8 without a NUL (a byte-order mark kept): text as git diffs it. */
+export function utf8TextOf(content: Buffer): string | null {
+  return content.includes(0) ? null : strictUtf8(content);
+}
+
 function strictUtf8(content: Buffer): string | null {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(content);
@@ -102,7 +107,10 @@ function strictUtf8(content: Buffer): string | null {
 }
 
 /** The text, when `encoding` decodes the file to text that encodes back to exactly its bytes. */
-function decodedAs(content: Buffer, encoding: TextEncoding): DecodedText | null {
+function decodedAs(content: Buffer, given: TextEncoding): DecodedText | null {
+  // `utf8`, `UTF-8` and `utf_8` are all UTF-8.
+  const isUtf8 = given.name.toLowerCase().replace(/[^a-z0-9]/g, '') === 'utf8';
+  const encoding = isUtf8 ? { ...given, name: 'utf-8' } : given;
   const body = content.subarray(encoding.bom.length);
   let text: string | null;
   if (encoding.name === 'utf-8') text = strictUtf8(body);

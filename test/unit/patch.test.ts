@@ -214,3 +214,21 @@ test('a patch kept in the content store counts the changed lines of all of it, n
   assert.equal(report.fullPatch.changedLines, 40 * 4000);
   assert.ok(diffLines(report.patch) < 40 * 4000, 'the preview holds fewer');
 });
+
+test('UTF-8 with a byte-order mark, a file declared utf8, and ASCII in a Latin-1 file are diffed as text and apply', async () => {
+  const { patch, original, changed } = await patchOf(
+    {
+      'bom.py': '\ufeffimport os\nVALUE = 1\n',
+      'declared.py': '# -*- coding: utf8 -*-\nNAME = "café"\n',
+      'ascii.py': '# -*- coding: latin-1 -*-\nRATE = 1\n',
+    },
+    {
+      'bom.py': { content: '\ufeffimport sys\nVALUE = 1\n' },
+      'declared.py': { content: '# -*- coding: utf8 -*-\nNAME = "crème"\n' },
+      'ascii.py': { content: '# -*- coding: latin-1 -*-\nRATE = 2\n' },
+    },
+  );
+  assert.doesNotMatch(patch, /GIT binary patch/);
+  assert.match(patch, /^-\ufeffimport os\n\+\ufeffimport sys$/m);
+  await sameBytes(await applied(original, patch), changed, ['bom.py', 'declared.py', 'ascii.py']);
+});

@@ -206,3 +206,8 @@ test('decodeText: only a comment declares an encoding; code that mentions one do
     ['iso-8859-15', '# encoding: iso-8859-15\nPRIX = "10 €"\n'],
   );
 });
+
+test('decodeText: a coding line naming UTF-8 in any spelling is UTF-8', () => {
+  for (const name of ['utf8', 'UTF-8', 'utf_8'])
+    assert.equal(decodeText(Buffer.from(`# -*- coding: ${name} -*-\nx = "é"\n`))?.encoding.name, 'utf-8', name);
+});
