@@ -6,7 +6,7 @@
 // What test runs and commands left behind in files the agent never edited is left out.
 import { readFile } from 'node:fs/promises';
 import { structuredPatch } from 'diff';
-import { diffLines } from '../agent/attempts.js';
+import { diffLines } from '../agent/parallelAttempts.js';
 import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../agent/payloads.js';
 import type { PatchForReport } from '../agent/report.js';
 import type { Mutation, PathState } from '../agent/workspace.js';

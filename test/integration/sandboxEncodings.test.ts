@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import iconv from 'iconv-lite';
 import { computePatch } from '../../src/sandbox/patch.js';
-import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 const sandboxes: TestSandbox[] = [];
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import iconv from 'iconv-lite';
-import { diffLines } from '../../src/agent/attempts.js';
+import { diffLines } from '../../src/agent/parallelAttempts.js';
 import type { Mutation } from '../../src/agent/workspace.js';
 import { computePatch, patchForReport, type PatchOptions } from '../../src/sandbox/patch.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
