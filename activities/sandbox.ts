@@ -19,7 +19,7 @@ import { sandboxNeedsPrepare } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
 import type { Mutation } from '../src/agent/workspace.js';
 import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
-import { patchFor, patchForReport } from '../src/sandbox/patch.js';
+import { computePatch, patchForReport } from '../src/sandbox/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
 import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environment/imageBuilder.js';
 import { EnvironmentConfigError } from '../src/sandbox/environment/planTypes.js';
@@ -156,11 +156,15 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
       return { taskQueue: hostTaskQueue, host: host.options.hostId };
     },
     /** The run's patch; one too large for the report is kept in the content store (see patchForReport). */
-    async computePatch(request: { snapshotId: string; mutations: Mutation[] }): Promise<PatchForReport> {
-      return patchForReport(
-        host.options.store,
-        await patchFor(host.options.store, request.snapshotId, request.mutations),
-      );
+    async computePatch(request: {
+      snapshotId: string;
+      mutations: Mutation[];
+      /** Keep the changes of files the agent never edited too (see computePatch). */
+      allChanges?: boolean;
+    }): Promise<PatchForReport> {
+      const { store } = host.options;
+      const options = { allChanges: request.allChanges ?? false };
+      return patchForReport(store, await computePatch(store, request.snapshotId, request.mutations, options));
     },
     /** Removes a sandbox's container from any worker, when its own worker cannot be reached. */
     async removeSandboxContainer(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {

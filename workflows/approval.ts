@@ -24,6 +24,8 @@ const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minut
 export interface ApprovalOptions {
   enabled: boolean;
   timeoutMinutes?: number;
+  /** The run's patchAllChanges: the patch shown is the report's. */
+  allChanges?: boolean;
   stopRequested: () => string | null;
   setPhase: (phase: Phase) => void;
 }
@@ -67,7 +69,11 @@ export class ApprovalGate {
     let patch = '';
     if (workspace?.mutations.length) {
       const computed = await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
-        { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
+        {
+          snapshotId: workspace.snapshotId,
+          mutations: workspace.mutations,
+          ...(this.options.allChanges ? { allChanges: true } : {}),
+        },
       ]);
       this.computed = { patch: computed, workspace: workspaceMark(workspace) };
       patch = computed.patch; // a large patch is shown by its beginning

@@ -74,6 +74,7 @@ class DebugRun {
     this.approval = new ApprovalGate({
       enabled: input.approve,
       timeoutMinutes: input.approvalTimeoutMinutes,
+      allChanges: input.patchAllChanges,
       stopRequested: () => this.state.stopRequested,
       setPhase: (phase) => this.progress.setPhase(phase),
     });

@@ -47,7 +47,11 @@ export async function endRun(
   } else if (workspace && workspace.mutations.length > 0) {
     patch = await shared.computePatch
       .executeWithOptions({ summary: 'compute the patch' }, [
-        { snapshotId: workspace.snapshotId, mutations: workspace.mutations },
+        {
+          snapshotId: workspace.snapshotId,
+          mutations: workspace.mutations,
+          ...(run.input.patchAllChanges ? { allChanges: true } : {}),
+        },
       ])
       .catch((error: unknown) => {
         problems.push(`the patch could not be computed: ${failureMessage(error)}`);

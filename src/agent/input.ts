@@ -88,6 +88,11 @@ export const debugInputSchema = z.strictObject({
   attempt: z
     .strictObject({ number: z.number().int().min(1), of: z.number().int().min(2), instruction: z.string().min(1) })
     .optional(),
+  /**
+   * Put every change into the patch, also in files the agent never edited: what test runs left
+   * behind (a .coverage, a SQLite database) and binary files its commands wrote.
+   */
+  patchAllChanges: z.boolean().optional(),
   /** After a verified fix, wait for a person to approve it (approve/reject updates). */
   approve: z.boolean().default(false),
   /** How long to wait for that answer before ending as not_approved (default: no limit). */

@@ -129,14 +129,24 @@ export function resumePlan(earlier: EarlierAttempt[], firstWins: boolean): Attem
   });
 }
 
-/** Lines added plus lines removed by a unified diff (file headers not counted). */
+/**
+ * Lines added plus lines removed by a unified diff (file headers not counted); text in another
+ * encoding counts by its decoded view ("# @@" comment lines), any other binary change as one line.
+ */
 export function diffLines(patch: string): number {
   let inHunk = false;
+  let decodedView = false;
   let count = 0;
-  for (const line of patch.split('\n')) {
+  for (const rawLine of patch.split('\n')) {
+    const line = rawLine.startsWith('# ') ? rawLine.slice(2) : rawLine;
     if (line.startsWith('diff --git ')) inHunk = false;
-    else if (line.startsWith('@@')) inHunk = true;
-    else if (inHunk && (line.startsWith('+') || line.startsWith('-'))) count += 1;
+    else if (line.startsWith('@@')) {
+      inHunk = true;
+      if (rawLine !== line) decodedView = true;
+    } else if (line === 'GIT binary patch') {
+      if (!decodedView) count += 1;
+      decodedView = false;
+    } else if (inHunk && (line.startsWith('+') || line.startsWith('-'))) count += 1;
   }
   return count;
 }
@@ -166,7 +176,8 @@ export function summaryFromReport(attempt: number, report: DebugReport): Attempt
     status: report.status,
     detail: report.stopDetail,
     rootCause: report.rootCause,
-    diffLines: diffLines(report.patch),
+    // A large patch's report holds only its beginning: its whole patch was counted when it was stored.
+    diffLines: report.fullPatch?.changedLines ?? diffLines(report.patch),
     iterations: report.iterations,
     tokens: report.tokens,
     costUsd: report.costUsd,
@@ -238,6 +249,7 @@ export function attemptsReport(options: {
     fixSummary: kept?.fixSummary ?? null,
     patch: kept?.patch ?? '',
     fullPatch: kept?.fullPatch ?? null,
+    ...(kept?.leftOutOfPatch?.length ? { leftOutOfPatch: kept.leftOutOfPatch } : {}),
     testsBefore: any?.testsBefore ?? null,
     testsAfter: kept?.testsAfter ?? null,
     testCommand: any?.testCommand ?? null,

@@ -48,12 +48,18 @@ export interface DebugReport {
   rootCause: string | null;
   fixSummary: string | null;
   /**
-   * A unified diff of the workspace against the original repository; `git apply` accepts it.
+   * A git patch of the workspace against the original repository (unified diffs for UTF-8
+   * text, git binary patches for other files; see docs/runs.md); `git apply` accepts it.
    * When the patch is too large for the report, this is its beginning, and `fullPatch` says
    * where the whole patch is (`durable-debugger result <id> --patch` prints it).
    */
   patch: string;
   fullPatch: StoredPatch | null;
+  /**
+   * Paths the run changed that the patch leaves out: files no file tool edited that only test
+   * runs changed, or that a command left as binary files (input patchAllChanges keeps them).
+   */
+  leftOutOfPatch?: string[];
   testsBefore: TestSummary | null;
   testsAfter: TestSummary | null;
   testCommand: string | null;
@@ -105,12 +111,16 @@ export interface StoredPatch {
   bytes: number;
   /** Where that blob is: its file in a folder store, or the database that holds it (never its password). */
   file: string;
+  /** Lines added plus lines removed by the whole patch (the report's preview has only some of them). */
+  changedLines?: number;
 }
 
 /** The computePatch activity's answer: the patch, or its preview and where the whole patch is kept. */
 export interface PatchForReport {
   patch: string;
   fullPatch: StoredPatch | null;
+  /** Changed paths the patch leaves out (see DebugReport.leftOutOfPatch); absent when none. */
+  leftOut?: string[];
 }
 
 export function statusFor(condition: StopCondition): RunStatus {

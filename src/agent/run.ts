@@ -254,6 +254,7 @@ export function buildReport(state: RunState, input: DebugInput, end: RunEnd): De
     fixSummary: state.fixSummary,
     patch: end.patch.patch,
     fullPatch: end.patch.fullPatch,
+    ...(end.patch.leftOut?.length ? { leftOutOfPatch: end.patch.leftOut } : {}),
     testsBefore: state.baseline ?? null,
     testsAfter: end.testsAfter,
     testCommand: state.snapshot?.testCommand ?? null,

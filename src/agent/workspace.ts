@@ -11,6 +11,12 @@ export interface Mutation {
   after: PathState;
   /** The tool call that caused it. */
   toolUseId: string;
+  /**
+   * What kind of call made it: a file tool (edit_file, write_file), a command (run_command) or a
+   * test run (run_tests). The patch leaves out what only commands and test runs left behind;
+   * absent in logs recorded before this was kept, and then counted as a file tool's.
+   */
+  madeBy?: 'file_tool' | 'command' | 'test_run';
 }
 
 export interface WorkspaceLog {

@@ -9,7 +9,8 @@ import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
 import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { followRun } from './follow.js';
-import { printFinalReport } from './printReport.js';
+import { PatchUnavailableError } from '../sandbox/patch.js';
+import { printFinalReport, wholePatch } from './printReport.js';
 import { log, openSession, queryClosedRun, type Session } from './session.js';
 
 /** A mistake of the user's: printed as one line, exit code 2. */
@@ -49,17 +50,23 @@ export function positiveInteger(value: string): number {
   return number;
 }
 
-/** Puts a fixed run's patch on the branch durable-debugger/<id> of its git repository. */
-export function applyFix(report: DebugReport, repo: string, json: boolean): void {
+/**
+ * Puts a fixed run's whole patch on the branch durable-debugger/<id> of its git repository: a
+ * patch too large for the report is read back from the content store (and its digest checked).
+ */
+export async function applyFix(session: Session, report: DebugReport, repo: string, json: boolean): Promise<void> {
   try {
-    const created = createFixBranch(repo, report);
+    // A run that is not fixed is refused for that, whether or not its patch can be read.
+    const patch = report.status === 'fixed' ? await wholePatch(session.config, report) : '';
+    const created = createFixBranch(repo, report, patch);
     if (json) console.log(JSON.stringify({ applied: created }));
     else
       log(
         `Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`,
       );
   } catch (error) {
-    if (error instanceof FixBranchRefused) throw new UsageError(`Not applied, nothing changed. ${error.message}`);
+    if (error instanceof FixBranchRefused || error instanceof PatchUnavailableError)
+      throw new UsageError(`Not applied, nothing changed. ${error.message}`);
     throw error;
   }
 }

@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parsePatch } from 'diff';
 import type { DebugReport } from '../agent/report.js';
 import { formatTestSummary, type TestSummary } from '../agent/testResults.js';
 
@@ -21,14 +20,18 @@ export function fixBranchName(workflowId: string): string {
   return `durable-debugger/${workflowId}`;
 }
 
-/** Creates `durable-debugger/<id>` in `repo` with the report's patch, or refuses with nothing changed. */
-export function createFixBranch(repo: string, report: DebugReport): FixBranch {
+/**
+ * Creates `durable-debugger/<id>` in `repo` with the run's whole patch (`patch`: the report's,
+ * or, when the report holds only its beginning, the one read back from the content store), or
+ * refuses with nothing changed.
+ */
+export function createFixBranch(repo: string, report: DebugReport, patch: string): FixBranch {
   if (report.status !== 'fixed') {
     throw new FixBranchRefused(
       `Run ${report.workflowId} ended ${report.status}, not fixed: there is no verified patch to apply.`,
     );
   }
-  if (!report.patch.trim()) throw new FixBranchRefused(`Run ${report.workflowId} has an empty patch.`);
+  if (!patch.trim()) throw new FixBranchRefused(`Run ${report.workflowId} has an empty patch.`);
   const git = gitIn(repo);
   const prefix = git(['rev-parse', '--show-prefix'], {
     refusal: `${repo} is not a git repository: apply the patch by hand with \`durable-debugger result ${report.workflowId} --patch | git apply\`.`,
@@ -43,7 +46,22 @@ export function createFixBranch(repo: string, report: DebugReport): FixBranch {
     throw new FixBranchRefused(`The branch ${branch} already exists in ${repo}; delete it first to create it again.`);
   }
 
-  const files = touchedFiles(report.patch);
+  const scratch = mkdtempSync(join(tmpdir(), 'durable-debugger-apply-'));
+  try {
+    const patchFile = join(scratch, 'fix.patch');
+    writeFileSync(patchFile, patch);
+    return commitOnBranch(git, { repo, report, branch, prefix, patchFile, index: join(scratch, 'index') });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function commitOnBranch(
+  git: Git,
+  options: { repo: string; report: DebugReport; branch: string; prefix: string; patchFile: string; index: string },
+): FixBranch {
+  const { repo, report, branch, prefix, patchFile } = options;
+  const files = touchedFiles(git, patchFile, report.workflowId);
   const dirty = git(['status', '--porcelain', '--untracked-files=all', '--', ...files]).trim();
   if (dirty) {
     throw new FixBranchRefused(
@@ -51,31 +69,24 @@ export function createFixBranch(repo: string, report: DebugReport): FixBranch {
     );
   }
 
-  const scratch = mkdtempSync(join(tmpdir(), 'durable-debugger-apply-'));
-  try {
-    const patchFile = join(scratch, 'fix.patch');
-    writeFileSync(patchFile, report.patch);
-    const index = { GIT_INDEX_FILE: join(scratch, 'index') };
-    git(['read-tree', 'HEAD'], { env: index });
-    git(['apply', '--cached', ...(prefix ? [`--directory=${prefix}`] : []), patchFile], {
-      env: index,
-      refusal: `The patch of ${report.workflowId} no longer applies to ${repo} at HEAD (the files changed since the run):`,
-      withOutput: true,
-    });
-    const tree = git(['write-tree'], { env: index }).trim();
-    const commit = git(['commit-tree', tree, '-p', 'HEAD', '-F', '-'], {
-      env: identityFallback(repo),
-      input: commitMessage(report),
-    }).trim();
-    // The empty old value makes this a create: a branch made meanwhile is never overwritten.
-    git(['update-ref', `refs/heads/${branch}`, commit, ''], {
-      refusal: `The branch ${branch} could not be created:`,
-      withOutput: true,
-    });
-    return { branch, commit, files };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const index = { GIT_INDEX_FILE: options.index };
+  git(['read-tree', 'HEAD'], { env: index });
+  git(['apply', '--cached', ...(prefix ? [`--directory=${prefix}`] : []), patchFile], {
+    env: index,
+    refusal: `The patch of ${report.workflowId} no longer applies to ${repo} at HEAD (the files changed since the run):`,
+    withOutput: true,
+  });
+  const tree = git(['write-tree'], { env: index }).trim();
+  const commit = git(['commit-tree', tree, '-p', 'HEAD', '-F', '-'], {
+    env: identityFallback(repo),
+    input: commitMessage(report),
+  }).trim();
+  // The empty old value makes this a create: a branch made meanwhile is never overwritten.
+  git(['update-ref', `refs/heads/${branch}`, commit, ''], {
+    refusal: `The branch ${branch} could not be created:`,
+    withOutput: true,
+  });
+  return { branch, commit, files };
 }
 
 export function commitMessage(report: DebugReport): string {
@@ -89,14 +100,17 @@ export function commitMessage(report: DebugReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-function touchedFiles(patch: string): string[] {
-  const files = new Set<string>();
-  for (const file of parsePatch(patch)) {
-    for (const name of [file.oldFileName, file.newFileName]) {
-      if (name && name !== '/dev/null') files.add(name.replace(/^[ab]\//, ''));
-    }
-  }
-  return [...files];
+/** The files the patch touches, as git reads it (quoted names, binary patches). */
+function touchedFiles(git: Git, patchFile: string, workflowId: string): string[] {
+  const listed = git(['apply', '--numstat', '-z', patchFile], {
+    refusal: `The patch of ${workflowId} is not one git can read:`,
+    withOutput: true,
+  });
+  // Each entry: added, deleted (or "-" for a binary file), then the path, ended by NUL.
+  return listed
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => entry.split('\t').slice(2).join('\t'));
 }
 
 function firstLine(text: string): string {
@@ -130,6 +144,8 @@ interface GitOptions {
   refusal?: string;
   withOutput?: boolean;
 }
+
+type Git = ReturnType<typeof gitIn>;
 
 function gitIn(repo: string) {
   return (args: string[], options: GitOptions = {}): string => {

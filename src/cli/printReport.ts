@@ -78,6 +78,16 @@ export function formatReport(
   } else {
     lines.push(`${pc.bold('Patch:')} (no changes)`);
   }
+  const leftOut = report.leftOutOfPatch ?? [];
+  if (leftOut.length > 0) {
+    const shown = leftOut.slice(0, 10).join(', ') + (leftOut.length > 10 ? ` and ${leftOut.length - 10} more` : '');
+    lines.push(
+      `${pc.bold('Left out of the patch:')} ${shown} ` +
+        pc.dim(
+          '(files the agent never edited: test outputs, binary files commands wrote; run with --patch-all-changes to keep them)',
+        ),
+    );
+  }
   for (const problem of report.problems ?? []) lines.push(`${pc.bold(pc.red('Problem:'))} ${problem}`);
   if (extras.webUi) lines.push(`${pc.bold('Web UI:')} ${extras.webUi}`);
   return lines.join('\n');

@@ -29,6 +29,7 @@ export interface RunOptions {
   firstWins?: boolean;
   approve?: boolean;
   approvalTimeout?: number;
+  patchAllChanges?: boolean;
 }
 
 export function runOptions(command: Command): Command {
@@ -71,6 +72,10 @@ export function runOptions(command: Command): Command {
       'with --approve: end as not_approved after this long without an answer',
       positiveNumber,
     )
+    .option(
+      '--patch-all-changes',
+      'put every change into the patch, also files the agent never edited (test outputs, binary files commands wrote)',
+    )
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
     .option(
       '--env-image <image>',
@@ -111,6 +116,7 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.firstWins ? { firstWins: true } : {}),
     ...(options.approve ? { approve: true } : {}),
     ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
+    ...(options.patchAllChanges ? { patchAllChanges: true } : {}),
     ...(options.envImage || options.setup?.length
       ? {
           environment: {

@@ -23,6 +23,13 @@ export interface FixtureMeta {
   environmentMatches?: string[];
   /** Texts that must each appear in some tool result sent back to the model. */
   observations?: string[];
+  /**
+   * The fix, byte for byte: the files the patch changes, each with the text replaced and the
+   * file's encoding (an iconv-lite name); the patched copy must hold exactly these bytes.
+   */
+  expectedChanges?: Array<{ path: string; encoding: string; before: string; after: string }>;
+  /** Files the run changes that its patch must leave out (what its test runs leave behind); none when absent. */
+  leftOutOfPatch?: string[];
 }
 
 export interface Fixture {

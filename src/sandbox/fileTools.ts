@@ -5,6 +5,15 @@ import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';
 import { dominantLineEnding, findIgnoringLineEndings, hasCrlf, linesOf, withLineEndingsOf } from './lineEndings.js';
 import { PathRefusedError, resolveInsideWorkspace } from './paths.js';
+import {
+  decodeText,
+  describeEncoding,
+  encodeText,
+  isPlainUtf8,
+  UnencodableTextError,
+  utf8,
+  type TextEncoding,
+} from './textEncoding.js';
 
 export class ToolInputError extends Error {}
 
@@ -69,24 +78,16 @@ function formatSize(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-export function isBinary(content: Buffer): boolean {
-  const sample = content.subarray(0, 8192);
-  if (sample.includes(0)) return true;
-  // Invalid UTF-8 in the sample means it is not text the model can read or edit safely.
-  return !isValidUtf8(sample);
+interface TextFile {
+  relative: string;
+  absolute: string;
+  /** The file's bytes, and their text in the file's own encoding. */
+  content: Buffer;
+  text: string;
+  encoding: TextEncoding;
 }
 
-function isValidUtf8(buffer: Buffer): boolean {
-  const decoded = new TextDecoder('utf-8', { fatal: false }).decode(buffer);
-  const replacements = decoded.split('\uFFFD').length - 1;
-  // A multi-byte character cut at the sample's end decodes to one replacement character.
-  return replacements === 0 || (replacements === 1 && decoded.endsWith('\uFFFD') && buffer.length === 8192);
-}
-
-async function readTextFile(
-  workspace: string,
-  path: string,
-): Promise<{ relative: string; absolute: string; text: string }> {
+async function readTextFile(workspace: string, path: string): Promise<TextFile> {
   const { relative, absolute } = await resolveInsideWorkspace(workspace, path);
   // stat follows a symlink, which resolveInsideWorkspace has checked stays inside.
   const stats = await stat(absolute).catch(() => null);
@@ -99,16 +100,19 @@ async function readTextFile(
     );
   }
   const content = await readFile(absolute);
-  if (isBinary(content))
-    throw new ToolInputError(`"${relative}" is a binary file (or not UTF-8 text), so it cannot be read as text.`);
-  return { relative, absolute, text: content.toString('utf8') };
+  const decoded = decodeText(content);
+  if (!decoded)
+    throw new ToolInputError(
+      `"${relative}" is a binary file (not text in any encoding), so it cannot be read or edited as text.`,
+    );
+  return { relative, absolute, content, ...decoded };
 }
 
 export async function readTextForTool(
   workspace: string,
   input: { path: string; start_line?: number; end_line?: number },
 ): Promise<string> {
-  const { relative, text } = await readTextFile(workspace, input.path);
+  const { relative, text, encoding } = await readTextFile(workspace, input.path);
   // Shown without `\r`, so that what the model copies into an edit matches (see lineEndings.ts).
   const lines = linesOf(text);
   const start = input.start_line ?? 1;
@@ -123,7 +127,8 @@ export async function readTextForTool(
     .slice(start - 1, end)
     .map((line, index) => `${String(start + index).padStart(width)}\t${line}`);
   const endings = hasCrlf(text) ? '; Windows line endings, kept by edits' : '';
-  const header = `${relative} (lines ${start}-${end} of ${lines.length}${endings})`;
+  const encodingNote = isPlainUtf8(encoding) ? '' : `; ${describeEncoding(encoding)} text, kept by edits`;
+  const header = `${relative} (lines ${start}-${end} of ${lines.length}${endings}${encodingNote})`;
   const more =
     end < requestedEnd ? `\n[stopped after ${maxReadLines} lines; read from line ${end + 1} to see more]` : '';
   return `${header}\n${numbered.join('\n')}${more}`;
@@ -133,7 +138,8 @@ export async function editFileForTool(
   workspace: string,
   input: { path: string; old_string: string; new_string: string },
 ): Promise<string> {
-  const { relative, absolute, text } = await readTextFile(workspace, input.path);
+  const file = await readTextFile(workspace, input.path);
+  const { relative, absolute, text } = file;
   // The model writes `\n` where a Windows file has `\r\n`: in such a file, either matches (and
   // a text that occurs once as-is but also elsewhere with other endings is ambiguous).
   const occurrences = hasCrlf(text)
@@ -155,8 +161,7 @@ export async function editFileForTool(
   const replacement = hasCrlf(text)
     ? withLineEndingsOf(input.new_string, text.slice(start, end), text)
     : input.new_string;
-  const updated = text.slice(0, start) + replacement + text.slice(end);
-  await writeFile(absolute, updated);
+  await writeFile(absolute, splice(file, start, end, replacement));
   const line = text.slice(0, start).split('\n').length;
   const removed = input.old_string.split('\n').length;
   const added = input.new_string.split('\n').length;
@@ -171,18 +176,50 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   if (stats?.isSymbolicLink())
     throw new ToolInputError(`"${relative}" is a symlink; write to the file it points to instead.`);
   if (stats && !stats.isFile()) throw notRegularFile(relative);
+  const existing = stats && stats.size <= maxReadBytes ? decodeText(await readFile(absolute)) : null;
+  const encoding = existing?.encoding ?? utf8;
+  const bytes = encoded(relative, withExistingLineEndings(existing?.text ?? null, input.content), encoding);
   await mkdir(posix.dirname(absolute), { recursive: true });
-  await writeFile(absolute, await withExistingLineEndings(absolute, stats?.size ?? null, input.content));
+  await writeFile(absolute, bytes);
   const lines = input.content.split('\n').length;
-  return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines).`;
+  const kept = isPlainUtf8(encoding) ? '' : `, kept in ${describeEncoding(encoding)}`;
+  return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines${kept}).`;
 }
 
-/** New content for a file that uses Windows line endings throughout gets them too (unless it has some itself). */
-async function withExistingLineEndings(absolute: string, size: number | null, content: string): Promise<string> {
-  if (size === null || size > maxReadBytes || hasCrlf(content) || !content.includes('\n')) return content;
-  const existing = await readFile(absolute);
-  if (isBinary(existing) || dominantLineEnding(existing.toString('utf8')) !== '\r\n') return content;
-  return content.replace(/\n/g, '\r\n');
+/** New content for a text file that uses Windows line endings throughout gets them too (unless it has some itself). */
+function withExistingLineEndings(existing: string | null, content: string): string {
+  if (existing === null || hasCrlf(content) || !content.includes('\n')) return content;
+  return dominantLineEnding(existing) === '\r\n' ? content.replace(/\n/g, '\r\n') : content;
+}
+
+/**
+ * The file's bytes with text[start, end) replaced: every byte before and after the edit is the
+ * file's own (the encodings decodeText accepts encode piece by piece, which this checks).
+ */
+function splice(file: TextFile, start: number, end: number, replacement: string): Buffer {
+  const { content, text, encoding, relative } = file;
+  const before = encodeText(text.slice(0, start), encoding);
+  const after = encodeText(text.slice(end), { ...encoding, bom: Buffer.alloc(0) });
+  const middle = encoded(relative, replacement, { ...encoding, bom: Buffer.alloc(0) });
+  const afterStart = content.length - after.length;
+  if (!content.subarray(0, before.length).equals(before) || !content.subarray(afterStart).equals(after)) {
+    throw new ToolInputError(
+      `"${relative}" (${describeEncoding(encoding)}) cannot be edited without changing bytes outside the edit; use write_file to replace it whole.`,
+    );
+  }
+  return Buffer.concat([content.subarray(0, before.length), middle, content.subarray(afterStart)]);
+}
+
+function encoded(relative: string, text: string, encoding: TextEncoding): Buffer {
+  try {
+    return encodeText(text, encoding);
+  } catch (error) {
+    if (error instanceof UnencodableTextError)
+      throw new ToolInputError(
+        `"${relative}" is ${describeEncoding(encoding)} text: ${error.message}. Write those characters another way (an escape sequence, for example).`,
+      );
+    throw error;
+  }
 }
 
 /** A FIFO, socket or device would block or misbehave on the worker: never open one. */

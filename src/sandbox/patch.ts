@@ -1,16 +1,37 @@
 // The run's patch: the difference between the original snapshot and the snapshot plus the
-// mutation log, as a git-style unified diff that `git apply` accepts. It is computed from the
-// content store alone, so any worker can produce it, even after the sandbox is gone.
+// mutation log, as a git patch that `git apply` accepts. It is computed from the content store
+// alone, so any worker can produce it, even after the sandbox is gone. UTF-8 text is diffed as
+// text; any other content (a binary file, text in Latin-1 or UTF-16) is a git binary patch, which
+// gives back its exact bytes, after the decoded text's diff in comment lines for people to read.
+// What test runs and commands left behind in files the agent never edited is left out.
 import { readFile } from 'node:fs/promises';
 import { structuredPatch } from 'diff';
+import { diffLines } from '../agent/parallelAttempts.js';
 import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../agent/payloads.js';
 import type { PatchForReport } from '../agent/report.js';
 import type { Mutation, PathState } from '../agent/workspace.js';
 import type { ContentStore } from './store/contentStore.js';
-import { isBinary } from './fileTools.js';
+import { gitBinaryPatch, gitBlobId, noBlob } from './gitBinaryPatch.js';
+import { decodeText, describeEncoding, isPlainUtf8, utf8TextOf, type DecodedText } from './textEncoding.js';
 import { sha256 } from './tree.js';
 
-export async function patchFor(store: ContentStore, snapshotId: string, mutations: Mutation[]): Promise<string> {
+export interface PatchOptions {
+  /** Keep every change, also in files the agent never edited (test outputs, binary files a command wrote). */
+  allChanges?: boolean;
+}
+
+export interface ComputedPatch {
+  patch: string;
+  /** Paths the workspace changed that the patch leaves out (see isByProduct). */
+  leftOut: string[];
+}
+
+export async function computePatch(
+  store: ContentStore,
+  snapshotId: string,
+  mutations: Mutation[],
+  options: PatchOptions = {},
+): Promise<ComputedPatch> {
   const snapshot = await store.getTree(snapshotId);
   const original = new Map<string, PathState>(
     snapshot.entries.map((entry) => [
@@ -21,28 +42,63 @@ export async function patchFor(store: ContentStore, snapshotId: string, mutation
     ]),
   );
   const final = new Map(original);
+  const madeBy = new Map<string, Set<Maker>>();
   for (const mutation of mutations) {
     if (mutation.after === null) final.delete(mutation.path);
     else final.set(mutation.path, mutation.after);
+    const makers = madeBy.get(mutation.path) ?? new Set<Maker>();
+    makers.add(mutation.madeBy ?? 'file_tool');
+    madeBy.set(mutation.path, makers);
   }
   const paths = [...new Set([...original.keys(), ...final.keys()])].sort();
   const parts: string[] = [];
+  const leftOut: string[] = [];
   for (const path of paths) {
     const before = original.get(path) ?? null;
     const after = final.get(path) ?? null;
     if (JSON.stringify(before) === JSON.stringify(after)) continue;
-    parts.push(await fileDiff(store, path, before, after));
+    const oldContent = await contentOf(store, before);
+    const newContent = await contentOf(store, after);
+    if (!options.allChanges && isByProduct(madeBy.get(path), after, newContent)) {
+      leftOut.push(path);
+      continue;
+    }
+    parts.push(fileDiff(path, { state: before, content: oldContent }, { state: after, content: newContent }));
   }
-  return parts.join('');
+  return { patch: parts.join(''), leftOut };
+}
+
+/** The patch alone (see computePatch). */
+export async function patchFor(
+  store: ContentStore,
+  snapshotId: string,
+  mutations: Mutation[],
+  options: PatchOptions = {},
+): Promise<string> {
+  return (await computePatch(store, snapshotId, mutations, options)).patch;
+}
+
+type Maker = NonNullable<Mutation['madeBy']>;
+
+/**
+ * A change the agent never made itself: a path no file tool touched that only test runs changed
+ * (a .coverage, a SQLite database, a junit.xml), or that a command left as a binary file.
+ */
+function isByProduct(makers: Set<Maker> | undefined, after: PathState, content: Buffer | null): boolean {
+  if (!makers || makers.has('file_tool')) return false;
+  if (!makers.has('command')) return true;
+  return after?.kind === 'file' && content !== null && decodeText(content) === null;
 }
 
 /**
  * The patch as the report carries it: whole when it is small enough; otherwise stored in the
  * content store (any worker and the CLI on this machine can read it back) and shown in part.
  */
-export async function patchForReport(store: ContentStore, patch: string): Promise<PatchForReport> {
+export async function patchForReport(store: ContentStore, computed: ComputedPatch | string): Promise<PatchForReport> {
+  const { patch, leftOut } = typeof computed === 'string' ? { patch: computed, leftOut: [] } : computed;
+  const left = leftOut.length > 0 ? { leftOut } : {};
   const content = Buffer.from(patch, 'utf8');
-  if (content.length <= reportPatchBytes) return { patch, fullPatch: null };
+  if (content.length <= reportPatchBytes) return { patch, fullPatch: null, ...left };
   const blob = sha256(content);
   await store.putBlob(blob, content);
   const file = store.whereIs(blob);
@@ -52,21 +108,33 @@ export async function patchForReport(store: ContentStore, patch: string): Promis
       patchPreviewBytes,
       `\`durable-debugger result <workflow id> --patch\` prints all of it (content-store blob ${blob}, ${file})`,
     ),
-    fullPatch: { blob, bytes: content.length, file },
+    fullPatch: { blob, bytes: content.length, file, changedLines: diffLines(patch) },
+    ...left,
   };
 }
 
-/** The whole patch of a report: read back from the content store when the report holds only its beginning. */
+/** The whole patch could not be read back (its content store is elsewhere, or its blob is damaged). */
+export class PatchUnavailableError extends Error {}
+
+/** The whole patch of a report, read back from the content store (and checked) when the report holds only its beginning. */
 export async function fullPatchOf(store: ContentStore, report: PatchForReport): Promise<string> {
   const stored = report.fullPatch;
   if (!stored) return report.patch;
   // This store first; then the file the report names (a folder store this process is not configured with).
   const reads = [() => store.getBlob(stored.blob), () => readFile(stored.file)];
+  let damaged = false;
   for (const read of reads) {
     const content = await read().catch(() => null);
     if (content && sha256(content) === stored.blob) return content.toString('utf8');
+    if (content) damaged = true;
   }
-  throw new Error(
+  if (damaged) {
+    throw new PatchUnavailableError(
+      `The whole patch (${stored.bytes} bytes, content-store blob ${stored.blob}) is damaged: its content no longer has the SHA-256 it is stored under. ` +
+        'Run the repository again to get a new patch.',
+    );
+  }
+  throw new PatchUnavailableError(
     `The whole patch (${stored.bytes} bytes) is kept in the content store of the worker that ran this run (${stored.file}), which cannot be read here. ` +
       'Run this command on that machine, or point DURABLE_DEBUGGER_STORE (a folder or a postgres:// URL, or DURABLE_DEBUGGER_HOME) at that content store.',
   );
@@ -83,27 +151,98 @@ function modeOf(state: Exclude<PathState, null>): string {
   return state.executable ? '100755' : '100644';
 }
 
-async function fileDiff(store: ContentStore, path: string, before: PathState, after: PathState): Promise<string> {
-  const header = [`diff --git a/${path} b/${path}`];
-  if (before === null && after !== null) header.push(`new file mode ${modeOf(after)}`);
-  else if (after === null && before !== null) header.push(`deleted file mode ${modeOf(before)}`);
-  else if (before && after && modeOf(before) !== modeOf(after))
-    header.push(`old mode ${modeOf(before)}`, `new mode ${modeOf(after)}`);
+interface Side {
+  state: PathState;
+  content: Buffer | null;
+}
 
-  const oldContent = await contentOf(store, before);
-  const newContent = await contentOf(store, after);
-  if ((oldContent && isBinary(oldContent)) || (newContent && isBinary(newContent))) {
-    return `${header.join('\n')}\nBinary files ${before ? `a/${path}` : '/dev/null'} and ${after ? `b/${path}` : '/dev/null'} differ\n`;
+function fileDiff(path: string, before: Side, after: Side): string {
+  const header = [`diff --git ${quotedPath('a/', path)} ${quotedPath('b/', path)}`];
+  if (!before.state && after.state) header.push(`new file mode ${modeOf(after.state)}`);
+  else if (!after.state && before.state) header.push(`deleted file mode ${modeOf(before.state)}`);
+  else if (before.state && after.state && modeOf(before.state) !== modeOf(after.state))
+    header.push(`old mode ${modeOf(before.state)}`, `new mode ${modeOf(after.state)}`);
+
+  const oldString = utf8Of(before);
+  const newString = utf8Of(after);
+  if (oldString === undefined || newString === undefined) {
+    // git apply checks a binary patch against the file's blob id: the index line is required.
+    const ids = `index ${before.content ? gitBlobId(before.content) : noBlob}..${after.content ? gitBlobId(after.content) : noBlob}`;
+    const sameMode = before.state && after.state && modeOf(before.state) === modeOf(after.state);
+    return (
+      readableView(path, decodedOf(before), decodedOf(after)) +
+      `${[...header, sameMode ? `${ids} ${modeOf(after.state as Exclude<PathState, null>)}` : ids].join('\n')}\n` +
+      gitBinaryPatch(before.content, after.content)
+    );
   }
-  const oldText = oldContent?.toString('utf8') ?? '';
-  const newText = newContent?.toString('utf8') ?? '';
-  if (oldText === newText) return `${header.join('\n')}\n`;
-  const patch = structuredPatch(`a/${path}`, `b/${path}`, oldText, newText, '', '', { context: 3 });
-  const lines = [...header, `--- ${before ? `a/${path}` : '/dev/null'}`, `+++ ${after ? `b/${path}` : '/dev/null'}`];
-  for (const hunk of patch.hunks) {
+  if (oldString === newString) return `${header.join('\n')}\n`;
+  const lines = [
+    ...header,
+    `--- ${before.state ? quotedPath('a/', path) : '/dev/null'}`,
+    `+++ ${after.state ? quotedPath('b/', path) : '/dev/null'}`,
+    ...hunks(oldString, newString),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A side's bytes as the text of a unified diff: '' when there is no file; undefined unless its
+ * bytes are UTF-8 (whatever the file declares: an ASCII file in Latin-1 is diffed as text), which
+ * then go into the patch as they are, a byte-order mark included.
+ */
+function utf8Of(side: Side): string | undefined {
+  if (!side.content) return '';
+  // A symlink's target is its content: shown as text, whatever its bytes.
+  if (side.state?.kind === 'symlink') return side.content.toString('utf8');
+  return utf8TextOf(side.content) ?? undefined;
+}
+
+/** A side's text in its own encoding; null when there is no file, undefined when it is binary. */
+function decodedOf(side: Side): DecodedText | null | undefined {
+  return side.content ? (decodeText(side.content) ?? undefined) : null;
+}
+
+function hunks(oldText: string, newText: string): string[] {
+  const lines: string[] = [];
+  for (const hunk of structuredPatch('a', 'b', oldText, newText, '', '', { context: 3 }).hunks) {
     const oldRange = hunk.oldLines === 1 ? `${hunk.oldStart}` : `${hunk.oldStart},${hunk.oldLines}`;
     const newRange = hunk.newLines === 1 ? `${hunk.newStart}` : `${hunk.newStart},${hunk.newLines}`;
     lines.push(`@@ -${oldRange} +${newRange} @@`, ...hunk.lines);
   }
-  return `${lines.join('\n')}\n`;
+  return lines;
+}
+
+/**
+ * Text in another encoding (Latin-1, UTF-16, …): its change decoded, as comment lines before
+ * the binary patch (git apply and patch skip lines that start with "#" between files).
+ */
+function readableView(
+  path: string,
+  oldText: DecodedText | null | undefined,
+  newText: DecodedText | null | undefined,
+): string {
+  if (oldText === undefined || newText === undefined) return '';
+  const encoding = (newText ?? oldText)?.encoding;
+  if (!encoding || isPlainUtf8(encoding)) return '';
+  const body = hunks(oldText?.text ?? '', newText?.text ?? '');
+  const lines = [
+    `${path}: ${describeEncoding(encoding)} text, its change shown decoded; git apply uses the binary patch below`,
+    ...body,
+  ];
+  return lines.map((line) => `# ${line.replace(/\r$/, '')}\n`).join('');
+}
+
+/** A path in a diff header, C-quoted as git does when it holds a quote, a backslash or a control character. */
+function quotedPath(prefix: string, path: string): string {
+  const name = `${prefix}${path}`;
+  // eslint-disable-next-line no-control-regex -- control characters are what git quotes
+  if (!/["\\\x00-\x1f\x7f]/.test(name)) return name;
+  const escapes: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+  let quoted = '';
+  for (const character of name) {
+    const code = character.charCodeAt(0);
+    quoted +=
+      escapes[character] ?? (code < 0x20 || code === 0x7f ? `\\${code.toString(8).padStart(3, '0')}` : character);
+  }
+  return `"${quoted}"`;
 }

@@ -6,9 +6,11 @@ import type { SandboxSettings, ToolOutcome } from '../agent/sandboxProtocol.js';
 import { truncateObservation } from '../agent/observations.js';
 import { formatTestSummary, summarizeTestOutput } from '../agent/testResults.js';
 import { isSandboxTool, type SandboxToolName, type ToolInput } from '../agent/tools.js';
+import type { Mutation } from '../agent/workspace.js';
 import type { ExecResult } from './exec.js';
 import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
 import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
+import { encodedFilesMarker, filesBeyondAsciiCommand, searchEncodedFiles } from './encodedSearch.js';
 import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
 import { testCommandFor } from './testCommand.js';
 import { ignoredFolders, type Tree } from './tree.js';
@@ -100,7 +102,7 @@ async function changeFile(path: string, context: ToolContext, change: () => Prom
   const message = await change();
   await folder.giveToSandboxUser(relative);
   const { tree, mutations } = await folder.capture(context.before, context.callId);
-  return { content: message, isError: false, mutations, digest: tree.digest };
+  return { content: message, isError: false, mutations: madeBy('file_tool', mutations), digest: tree.digest };
 }
 
 /** run_tests and run_command: the command's changes are kept, except to test files when those are protected. */
@@ -124,10 +126,15 @@ async function runInSandbox(command: string, context: ToolContext, options: { te
   return {
     content: truncateObservation(content, settings.observation) + note,
     isError: false,
-    mutations,
+    mutations: madeBy(options.tests ? 'test_run' : 'command', mutations),
     digest: tree.digest,
     testSummary,
   };
+}
+
+/** Marks what made the changes: the patch leaves out what only test runs and commands left behind. */
+function madeBy(maker: NonNullable<Mutation['madeBy']>, mutations: Mutation[]): Mutation[] {
+  return mutations.map((mutation) => ({ ...mutation, madeBy: maker }));
 }
 
 /** grep in the sandbox (a hostile pattern cannot stall the worker); see searchResults.ts for what is shown. */
@@ -137,14 +144,25 @@ async function searchCode(input: ToolInput<'search_code'>, context: ToolContext)
   const target = (await resolveInsideWorkspace(context.folder.path, input.path ?? '')).relative || '.';
   const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  // -Z ends each file name with a NUL, so names with colons are read back exactly.
-  const command = `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}`;
+  // -Z ends each file name with a NUL, so names with colons are read back exactly. Then the files
+  // grep skips as binary that may be text in another encoding (see encodedSearch.ts).
+  const command =
+    `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}; ` +
+    `printf '${encodedFilesMarker.replace(/\0/g, '\\000').replace(/\n/g, '\\n')}'; ${filesBeyondAsciiCommand(excluded, quote(target))}`;
   const result = await context.exec(command, {
     ...settings,
     limits: { ...settings.limits, commandTimeoutSeconds: searchTimeoutSeconds },
   });
   if (result.timedOut) return 'The search timed out; narrow the pattern or the path.';
-  return formatSearchResults(result.output, context.before, target, input.pattern);
+  const [matches = '', listing = ''] = result.output.split(encodedFilesMarker);
+  const decoded = await searchEncodedFiles(
+    context.folder.path,
+    context.before,
+    listing,
+    input.pattern,
+    maxSearchLinesRead,
+  );
+  return formatSearchResults([matches, ...decoded].join('\n'), context.before, target, input.pattern);
 }
 
 export function isTestFile(relative: string, settings: SandboxSettings): boolean {

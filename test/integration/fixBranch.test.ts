@@ -2,11 +2,14 @@
 // user's git repository; every refusal leaves the repository exactly as it was. Real CLI processes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
+import type { DebugReport } from '../../src/agent/report.js';
+import { reportPatchBytes } from '../../src/agent/payloads.js';
+import type { Script } from '../../src/demo/script.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import { startTestServer, type TestServer } from '../../harness/devStack.js';
@@ -19,7 +22,7 @@ const fixture = '01_off_by_one';
 
 before(async () => {
   server = await startTestServer();
-  fake = new FakeAnthropicApi({ scripts: scriptsByName(await loadFixtures()) });
+  fake = new FakeAnthropicApi({ scripts: { ...scriptsByName(await loadFixtures()), [wideFix]: wideFixScript() } });
   await fake.start();
   scratch = mkdtempSync(join(tmpdir(), 'durable-debugger-apply-test-'));
 });
@@ -138,4 +141,132 @@ test('apply refuses to overwrite a branch that already exists', async () => {
   assert.equal(again.code, 2, again.output);
   assert.match(again.output, /already exists/);
   assert.equal(stateOf(repo), before);
+});
+
+// A fix that touches 40 generated rate tables (8 KB each): its patch is far over the 256 KB the
+// report keeps, so the report holds a 64 KB preview and the whole patch is in the content store.
+const wideFix = 'wide_fix';
+const wideFiles = 40;
+const rateTable = (version: number) =>
+  `VERSION = ${version}\n${Array.from({ length: 400 }, (_, row) => `RATE_${row} = ${(row * version) / 1000}`).join('\n')}\n`;
+
+function wideFixScript(): Script {
+  const writes = Array.from({ length: wideFiles }, (_, index) => ({
+    name: 'write_file',
+    input: { path: `rates/table_${String(index).padStart(2, '0')}.py`, content: rateTable(2) },
+  }));
+  return {
+    responses: [
+      { thought: 'Every rate table is still at version 1; regenerate them all at version 2.', tool_calls: writes },
+      {
+        thought: 'All tables are at version 2.',
+        tool_calls: [{ name: 'finish', input: { root_cause: 'the rate tables were generated from the old version' } }],
+      },
+    ],
+  };
+}
+
+function wideRepository(label: string): string {
+  const repo = join(scratch, label, wideFix);
+  mkdirSync(join(repo, 'rates'), { recursive: true });
+  writeFileSync(join(repo, 'rates', '__init__.py'), '');
+  for (let index = 0; index < wideFiles; index++)
+    writeFileSync(join(repo, 'rates', `table_${String(index).padStart(2, '0')}.py`), rateTable(1));
+  writeFileSync(
+    join(repo, 'test_rates.py'),
+    [
+      'import importlib',
+      '',
+      '',
+      'def test_every_table_is_at_version_2():',
+      `    for index in range(${wideFiles}):`,
+      '        table = importlib.import_module(f"rates.table_{index:02d}")',
+      '        assert table.VERSION == 2, table.__name__',
+      '',
+    ].join('\n'),
+  );
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-m', 'initial');
+  return repo;
+}
+
+/** Every changed file of the fix branch, and whether each holds the fixed table. */
+function branchFiles(repo: string, branch: string): string[] {
+  const changed = git(repo, 'diff', '--name-only', 'main', branch).trim().split('\n').filter(Boolean);
+  for (const path of changed) assert.equal(git(repo, 'show', `${branch}:${path}`), rateTable(2), path);
+  return changed;
+}
+
+let wideRunId = '';
+
+test('run --apply of a patch over 256 KB commits all of it: the branch holds every file of the fix', async () => {
+  const repo = wideRepository('wide-applied');
+  wideRunId = 'apply-wide-run';
+  const run = await cli(['run', repo, '--id', wideRunId, '--apply', '--max-iterations', '5']);
+  assert.equal(run.code, 0, run.output);
+  const report = JSON.parse((await cli(['result', wideRunId, '--json'])).stdout) as DebugReport;
+  assert.ok(report.fullPatch && report.fullPatch.bytes > reportPatchBytes, 'the report holds only a preview');
+  assert.equal(branchFiles(repo, `durable-debugger/${wideRunId}`).length, wideFiles);
+  assert.equal(git(repo, 'status', '--porcelain').trim(), '', 'the checkout is unchanged');
+});
+
+test('apply of a patch over 256 KB commits all of it, and refuses, changing nothing, when the stored patch is damaged', async () => {
+  assert.ok(wideRunId, 'needs the run of the test before');
+  const repo = wideRepository('wide-apply-later');
+  const applied = await cli(['apply', wideRunId, '--repo', repo]);
+  assert.equal(applied.code, 0, applied.output);
+  assert.equal(branchFiles(repo, `durable-debugger/${wideRunId}`).length, wideFiles);
+
+  const report = JSON.parse((await cli(['result', wideRunId, '--json'])).stdout) as DebugReport;
+  const stored = report.fullPatch?.file as string;
+  const whole = readFileSync(stored);
+  try {
+    writeFileSync(stored, whole.subarray(0, whole.length - 1000));
+    const other = wideRepository('wide-damaged');
+    const before = [git(other, 'show-ref'), git(other, 'status', '--porcelain', '--untracked-files=all')].join('\n');
+    const refused = await cli(['apply', wideRunId, '--repo', other]);
+    assert.equal(refused.code, 2, refused.output);
+    assert.match(
+      refused.output,
+      /Not applied, nothing changed\. The whole patch \(\d+ bytes, content-store blob [0-9a-f]{64}\) is damaged/,
+    );
+    assert.equal(
+      [git(other, 'show-ref'), git(other, 'status', '--porcelain', '--untracked-files=all')].join('\n'),
+      before,
+    );
+  } finally {
+    writeFileSync(stored, whole);
+  }
+});
+
+test('run --apply when the tests leave a SQLite file behind: the branch holds the fix alone; --patch-all-changes keeps the database too', async () => {
+  const leftBehind = '26_sqlite_left_by_tests';
+  const copy = (label: string) => {
+    const repo = join(scratch, label, leftBehind);
+    cpSync(join(projectRoot, 'fixtures', leftBehind), repo, { recursive: true });
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-m', 'initial');
+    return repo;
+  };
+  const repo = copy('left-behind');
+  const run = await cli(['run', repo, '--id', 'apply-left-behind', '--apply']);
+  assert.equal(run.code, 0, run.output);
+  assert.match(run.output, /Left out of the patch: test_inventory\.sqlite3 \(files the agent never edited/);
+  assert.deepEqual(git(repo, 'diff', '--name-only', 'main', 'durable-debugger/apply-left-behind').trim().split('\n'), [
+    'inventory.py',
+  ]);
+
+  const all = copy('all-changes');
+  const kept = await cli(['run', all, '--id', 'apply-all-changes', '--apply', '--patch-all-changes']);
+  assert.equal(kept.code, 0, kept.output);
+  assert.doesNotMatch(kept.output, /Left out of the patch/);
+  const branch = 'durable-debugger/apply-all-changes';
+  assert.deepEqual(git(all, 'diff', '--name-only', 'main', branch).trim().split('\n'), [
+    'inventory.py',
+    'test_inventory.sqlite3',
+  ]);
+  const database = spawnSync('git', ['show', `${branch}:test_inventory.sqlite3`], { cwd: all });
+  assert.equal(database.stdout.subarray(0, 16).toString('latin1'), 'SQLite format 3\0', 'the database, whole');
 });

@@ -9,6 +9,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import iconv from 'iconv-lite';
 import ignore from 'ignore';
 import picomatch from 'picomatch';
 import { describeEnvironment } from '../../src/agent/environment.js';
@@ -139,6 +140,11 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
           [],
           'the patch holds ignored build output',
         );
+        assert.deepEqual(
+          report.leftOutOfPatch ?? [],
+          fixture.meta.leftOutOfPatch ?? [],
+          'changes left out of the patch',
+        );
         await assertPatchFixesACopy(fixture, report);
       }
     });
@@ -193,6 +199,7 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     await cp(fixture.path, copy, { recursive: true });
     await writeFile(join(copy, 'fix.patch'), report.patch);
     execFileSync('git', ['apply', '--verbose', 'fix.patch'], { cwd: copy, stdio: 'pipe' });
+    await assertExpectedBytes(fixture, report, copy);
     // A repository with dependencies runs in its environment image (without network), not on the host.
     const [command, args] = report.environment
       ? [
@@ -240,6 +247,30 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     assert.equal(host.passed, report.testsAfter?.passed, 'the host ran as many tests as the sandbox');
   } finally {
     await rm(copy, { recursive: true, force: true });
+  }
+}
+
+/** A fixture that names its fix byte for byte: the patch changes exactly those files, to exactly those bytes. */
+async function assertExpectedBytes(fixture: Fixture, report: DebugReport, copy: string): Promise<void> {
+  const expected = fixture.meta.expectedChanges;
+  if (!expected) return;
+  const changed = execFileSync('git', ['apply', '--numstat', '-z', 'fix.patch'], { cwd: copy })
+    .toString()
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => entry.split('\t')[2]);
+  assert.deepEqual(changed.sort(), expected.map((change) => change.path).sort(), 'the files the patch changes');
+  for (const change of expected) {
+    const original = await readFile(join(fixture.path, change.path));
+    const before = iconv.encode(change.before, change.encoding);
+    const at = original.indexOf(before);
+    assert.ok(at >= 0 && original.indexOf(before, at + 1) === -1, `${change.path} holds the text to change once`);
+    const fixed = Buffer.concat([
+      original.subarray(0, at),
+      iconv.encode(change.after, change.encoding),
+      original.subarray(at + before.length),
+    ]);
+    assert.ok((await readFile(join(copy, change.path))).equals(fixed), `${change.path}: the patched bytes`);
   }
 }
 

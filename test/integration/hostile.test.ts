@@ -215,7 +215,8 @@ test('repository content: binary, huge, invalid UTF-8 and thousands of files giv
   assert.ok((listing ?? '').split('\n').length < 520, 'the listing is capped');
   assert.match(binary ?? '', /binary file/);
   assert.match(big ?? '', /"big\.log" is 50\.0 MB, too large to read/);
-  assert.match(latin1 ?? '', /not UTF-8 text/);
+  // Not UTF-8, but text: too short for the detector, read as ISO-8859-1 (see textEncoding.ts).
+  assert.equal(latin1, 'latin1.txt (lines 1-2 of 2; ISO-8859-1 (detected) text, kept by edits)\n1\tcafé\n2\tÿþ');
   assert.match(search ?? '', /buggy_code\.py:4:def find_max/);
 });
 

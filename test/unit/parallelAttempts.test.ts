@@ -237,6 +237,30 @@ test('lines changed by a patch: additions plus removals, headers not counted', (
   assert.equal(diffLines(patchOf(1, 1) + patchOf(0, 2)), 4);
 });
 
+test('an attempt whose patch is kept in the content store is ranked by its whole patch, not by its preview', () => {
+  // The report of a large fix holds the beginning of its patch (2 changed lines of 5,000).
+  const large = report(1, {
+    patch: patchOf(1, 1),
+    fullPatch: { blob: 'a'.repeat(64), bytes: 400_000, file: '/store/blob', changedLines: 5_000 },
+  });
+  const small = report(2, { patch: patchOf(3, 3) });
+  const summaries = [summaryFromReport(1, large), summaryFromReport(2, small)];
+  assert.deepEqual(
+    summaries.map((attempt) => attempt.diffLines),
+    [5_000, 6],
+  );
+  assert.equal(chooseAttempt(summaries), 2);
+});
+
+test('lines changed by binary and legacy-encoded files: one per binary file, the decoded lines of legacy text', () => {
+  const binary =
+    'diff --git a/logo.png b/logo.png\nindex 1..2 100644\nGIT binary patch\nliteral 3\nAbc\n\nliteral 3\nAbc\n\n';
+  const legacy = `# tarifs.py: latin-1 (declared) text\n# @@ -1 +1 @@\n# -TAUX = 0.55\n# +TAUX = 0.055\n${binary.replaceAll('logo.png', 'tarifs.py')}`;
+  assert.equal(diffLines(binary), 1);
+  assert.equal(diffLines(legacy), 2);
+  assert.equal(diffLines(patchOf(1, 1) + legacy + binary), 5);
+});
+
 test('choosing: a verified fix, the smallest diff, then the fewest iterations, then the earliest', () => {
   assert.equal(
     chooseAttempt([

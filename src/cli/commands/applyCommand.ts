@@ -13,7 +13,7 @@ export function applyCommand(program: Command): void {
     .action(async (workflowId: string, options: { repo?: string; json?: boolean }) =>
       withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
-        applyFix(report, options.repo ?? report.repository, Boolean(options.json));
+        await applyFix(session, report, options.repo ?? report.repository, Boolean(options.json));
       }),
     );
 }

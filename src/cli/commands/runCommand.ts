@@ -38,7 +38,7 @@ export function runCommand(program: Command): void {
           if (!options.json) console.log(`${pc.bold('Run:')} ${handle.workflowId}`);
           const report = await follow(session, handle.workflowId, Boolean(options.json));
           process.exitCode = exitCodeFor(report);
-          if (options.apply && report.status === 'fixed') applyFix(report, repo, Boolean(options.json));
+          if (options.apply && report.status === 'fixed') await applyFix(session, report, repo, Boolean(options.json));
         } finally {
           await worker.shutdown();
         }
