@@ -13,7 +13,7 @@ import type { DebugReport } from '../agent/report.js';
 import { startDebugRun, webUiLink } from '../client.js';
 import { approveUpdate, hintSignal, rejectUpdate, statusQuery, stopSignal } from '../temporal/definitions.js';
 import { answerApproval, UsageError } from './commandSupport.js';
-import { resumeAttempts, resumeSingleRun } from './commands/resumeCommand.js';
+import { resumeAttempts, resumeSingleRun } from './resumeRun.js';
 import { formatReport, wholePatch } from './printReport.js';
 import { refuseWhenNobodyServesTheModel } from './runOptions.js';
 import { recentRuns } from './recentRuns.js';
