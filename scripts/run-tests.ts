@@ -22,6 +22,24 @@ const dataFolder = join(projectRoot, '.durable-debugger');
 const durationsFile = join(dataFolder, 'test-durations.json');
 const outputFolder = join(projectRoot, 'test-output', 'tests');
 
+/** The lanes' engines, and the process groups of the jobs under way: an interrupted `npm test` stops them. */
+const engines: TestEngine[] = [];
+const running = new Set<number>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid);
+    void Promise.all(engines.map((engine) => engine.stop().catch(() => undefined))).finally(() => process.exit(130));
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // gone already
+  }
+}
+
 function runInForeground(label: string, command: string, args: string[]): void {
   console.log(`\n── ${label} ──`);
   const result = spawnSync(command, args, { stdio: 'inherit' });
@@ -67,7 +85,6 @@ if (wants('reliability')) {
   jobs.push({ name: 'reliability (quick)', args: ['--import', 'tsx', 'scripts/reliability.ts', '--quick'] });
 }
 
-const engines: TestEngine[] = [];
 let failed = false;
 if (jobs.length > 0) {
   const lanes = Math.max(1, Number(process.env.DURABLE_DEBUGGER_TEST_LANES ?? Math.min(3, availableParallelism() + 1)));
@@ -132,23 +149,6 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
   if (failures.length)
     console.error(`\n${failures.length} of ${all.length} jobs failed: ${failures.map((f) => f.job.name).join(', ')}`);
   return failures.length === 0;
-}
-
-/** Process groups of the jobs under way: an interrupted `npm test` stops them with their servers. */
-const running = new Set<number>();
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    for (const pid of running) killGroup(pid);
-    void Promise.all(engines.map((engine) => engine.stop().catch(() => undefined))).finally(() => process.exit(130));
-  });
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGTERM');
-  } catch {
-    // gone already
-  }
 }
 
 function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean> {
