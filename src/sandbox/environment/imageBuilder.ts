@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
-import { explainInstallFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { explainInstallFailure, explainProbeFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
 import { npmForNode } from './nodeVersion.js';
 import {
@@ -85,6 +86,28 @@ export class EnvironmentBuilder {
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
     const plan = await this.plan(request.snapshotId, request.choice);
     if (!plan) return null;
+    const prepared = await this.prepareImage(plan, request, hooks);
+    // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
+    const failure = await runProbes({
+      docker: this.options.docker,
+      store: this.options.store,
+      home: join(this.options.home, 'env-builds'),
+      image: prepared.image,
+      containerEnv: prepared.containerEnv,
+      snapshotId: request.snapshotId,
+      probes: plan.probes,
+      labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
+      signal: hooks.signal,
+    });
+    if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
+    return prepared;
+  }
+
+  private async prepareImage(
+    plan: EnvironmentPlan,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
@@ -488,6 +511,18 @@ export async function verifyPackedHash(path: string, tool: PackedTool, spec: str
   throw new EnvironmentBuildError(
     `package.json packageManager pins ${spec} with ${algorithm} ${hex.slice(0, 16)}…, and the registry's ${spec} has another hash: the pin or the registry is wrong. Fix the pin (corepack use ${spec.replace(/^@yarnpkg\/cli-dist/, 'yarn')}) or remove its +${algorithm} part.`,
   );
+}
+
+/** The labels that tie a container of the environment step to its run: the reaper removes one a crashed worker left behind. */
+function ownerLabels(request: EnvironmentRequest): Record<string, string> {
+  return {
+    [labels.project]: projectLabel,
+    [labels.workflowId]: request.owner.workflowId,
+    [labels.runId]: request.owner.runId,
+    [labels.host]: request.owner.host,
+    [labels.scope]: request.owner.scope,
+    [labels.created]: new Date().toISOString(),
+  };
 }
 
 /** Fetches a toolchain file into `dir/target` unless it is there; returns the fetched file's original name (its version). */
