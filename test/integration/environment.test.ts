@@ -592,3 +592,43 @@ test(
     assert.equal(link.toString().trim(), '/workspace');
   },
 );
+
+test(
+  'requires-python: one that excludes the sandbox’s Python 3.11 runs on the Python 3.13 image; one no Debian Python allows ends with environment_error saying what to do',
+  { timeout: 600_000 },
+  async () => {
+    const repo = join(scratch, 'python-version', 'needs_python_312');
+    await mkdir(repo, { recursive: true });
+    await writeFile(
+      join(repo, 'pyproject.toml'),
+      `[project]\nname = "needs-312"\nversion = "1.0"\nrequires-python = ">=3.12"\ndependencies = ["six"]\n# environment test ${process.pid}-${Date.now()}\n`,
+    );
+    await writeFile(
+      join(repo, 'test_version.py'),
+      'import sys\nimport six\n\ndef test_runs_on_a_python_the_project_allows():\n    assert sys.version_info >= (3, 12)\n',
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-python-313-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.match(report.environment?.description ?? '', / · python 3\.13\.\d+ \(pyproject\.toml: >=3\.12\)$/);
+
+    const impossible = join(scratch, 'python-version', 'needs_python_3120');
+    await mkdir(impossible, { recursive: true });
+    await writeFile(join(impossible, 'pyproject.toml'), '[project]\nname = "x"\nrequires-python = "==3.12.*"\n');
+    await writeFile(join(impossible, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
+    const refused = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo: impossible },
+      `environment-python-none-${process.pid}`,
+    );
+    assert.equal(refused.report.status, 'environment_error');
+    assert.match(
+      refused.report.stopDetail,
+      /pyproject\.toml requires Python ==3\.12\.\*, which excludes the sandbox's Python 3\.11\.\d+ \(durable-debugger-sandbox:1\)\. No Debian suite on the package mirror has a Python it allows/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);

@@ -156,8 +156,26 @@ test('a memory hog is killed with exit code 137 and the container stays usable',
   const outcome = await sandbox.run(
     "python3 -c \"chunks = [b'x' * 10**7 for _ in range(200)]; print('allocated 2 GB')\"",
   );
-  assert.match(outcome.content, /^The command was killed \(exit code 137\): it most likely ran out of memory\./);
+  assert.match(
+    outcome.content,
+    /^The command ran out of memory \(256 MB\): the kernel killed a process of it \(exit 137\); raise it with --memory \(run, start\), sandbox\.memoryMb in the run input, or "sandbox": \{"memoryMb": 2048\} in durable-debugger\.json\. Exit code: 137/,
+  );
   assert.doesNotMatch(outcome.content, /allocated 2 GB/);
+  await assertStillUsable();
+});
+
+test('out of memory is told apart: Node’s heap filling up is named, a process that kills itself is not', async () => {
+  // Node sizes its heap to about half the container's memory: a runaway array fills it first (exit 134).
+  const heap = await sandbox.run('node -e "const a = []; for (;;) a.push(new Array(1e5).fill(1))"');
+  assert.match(
+    heap.content,
+    /^The command ran out of memory \(256 MB\): Node’s heap, about half of the sandbox’s memory, filled up/,
+  );
+  const selfKilled = await sandbox.run('kill -9 $$');
+  assert.match(selfKilled.content, /^The command was killed \(exit code 137\)\.\n/);
+  // A later failure of another kind is not blamed on the earlier out-of-memory end.
+  const failed = await sandbox.run('exit 3');
+  assert.match(failed.content, /^Exit code: 3\n/);
   await assertStillUsable();
 });
 

@@ -6,6 +6,11 @@ import { planEnvironment } from '../../src/sandbox/environment/plan.js';
 import { nodeOwnNameProbe, pytestPythonPath, pythonTopLevelModules } from '../../src/sandbox/environment/probes.js';
 import { pythonLock, workspaceFirst } from '../../src/sandbox/environment/pythonPlan.js';
 import { readPythonProject, selectExtrasAndGroups } from '../../src/sandbox/environment/pythonProject.js';
+import {
+  allowsPython,
+  explainPythonMismatch,
+  pythonVariantImage,
+} from '../../src/sandbox/environment/pythonVersions.js';
 
 // Shaped like pypa/packaging's: pytest (test) and Sphinx (docs, through furo) both depend on `packaging`.
 const packagingLike = `[project]
@@ -185,4 +190,30 @@ test('node: a registry copy of the package itself, installed for a dependency, b
     /if \[ -e node_modules\/ms \]; then\n.*\n {2}rm -rf node_modules\/ms && ln -s \/workspace node_modules\/ms\nfi/,
   );
   assert.equal(plan?.probes[0]?.description, "node: the package's own name resolves to /workspace");
+});
+
+test('requires-python: which Pythons it allows, and what to do when the sandbox’s is not one of them', () => {
+  assert.equal(allowsPython('>=3.12', '3.11.2'), false);
+  assert.equal(allowsPython('>=3.8,<4', '3.11.2'), true);
+  assert.equal(allowsPython('^3.9', '3.11.2'), true, 'Poetry’s caret');
+  assert.equal(allowsPython('~3.10', '3.11.2'), false, 'Poetry’s tilde');
+  assert.equal(allowsPython('not a specifier', '3.11.2'), null);
+  assert.deepEqual(readPythonProject({ 'setup.cfg': '[options]\npython_requires = >=3.12\n' }).requiresPython, {
+    specifier: '>=3.12',
+    source: 'setup.cfg',
+  });
+  assert.equal(pythonVariantImage('durable-debugger-sandbox:1', '3.13'), 'durable-debugger-sandbox:1-python3.13');
+  const sandbox = { image: 'durable-debugger-sandbox:1', version: '3.11.2' };
+  assert.equal(
+    explainPythonMismatch({ specifier: '>=3.12', source: 'pyproject.toml' }, sandbox),
+    'pyproject.toml requires Python >=3.12, which excludes the sandbox\'s Python 3.11.2 (durable-debugger-sandbox:1). Build a sandbox image with Python 3.13 from Debian trixie, once, as root: npm run setup -- --python 3.13 (it becomes durable-debugger-sandbox:1-python3.13, and runs that need it use it by themselves); or name an image that has such a Python (and sh, coreutils and your test runner) in durable-debugger.json ("image", with "setup" commands to install the dependencies) or build one with a durable-debugger.Dockerfile.',
+  );
+  assert.match(
+    explainPythonMismatch({ specifier: '<3.10', source: 'setup.py' }, sandbox),
+    /npm run setup -- --python 3\.9 /,
+  );
+  assert.match(
+    explainPythonMismatch({ specifier: '==3.12.*', source: 'pyproject.toml' }, sandbox),
+    /No Debian suite on the package mirror has a Python it allows \(3\.13\.5 in trixie, 3\.11\.2 in bookworm, 3\.9\.2 in bullseye\): Name an image/,
+  );
 });

@@ -7,6 +7,7 @@ import { planNode, thisHost, type NodeHost } from './nodePlan.js';
 import { nodeVersionFiles } from './nodeVersion.js';
 import { repositoryProbes } from './probes.js';
 import { planPython } from './pythonPlan.js';
+import { repositoryLimitCeilings, type RepositoryLimits } from '../../agent/input.js';
 import {
   EnvironmentConfigError,
   repositoryConfigFile,
@@ -55,12 +56,13 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).filter(
-    (key) => !['image', 'setup', 'build', 'testCommand', 'extras', 'groups', '$schema'].includes(key),
+    (key) => !['image', 'setup', 'build', 'testCommand', 'extras', 'groups', 'sandbox', '$schema'].includes(key),
   );
   if (unknown.length)
     throw new EnvironmentConfigError(
-      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand, extras, groups)`,
+      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand, extras, groups, sandbox)`,
     );
+
   const choice: RepositoryConfig = {};
   if (record.image !== undefined) {
     if (typeof record.image !== 'string' || !record.image.trim())
@@ -83,6 +85,7 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     }
     choice.build = build as string[];
   }
+  if (record.sandbox !== undefined) choice.sandbox = repositoryLimits(record.sandbox);
   for (const field of ['extras', 'groups'] as const) {
     const names = record[field];
     if (names === undefined) continue;
@@ -98,6 +101,30 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     choice.testCommand = record.testCommand;
   }
   return choice;
+}
+
+/** durable-debugger.json `sandbox`: limits the suite needs, each a positive number within what a repository may ask. */
+function repositoryLimits(value: unknown): RepositoryLimits {
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new EnvironmentConfigError(`${repositoryConfigFile}: sandbox must be an object such as {"memoryMb": 2048}`);
+  const limits: RepositoryLimits = {};
+  for (const [key, number] of Object.entries(value)) {
+    const ceiling = repositoryLimitCeilings[key as keyof RepositoryLimits];
+    if (ceiling === undefined)
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} is not a limit a repository may raise (it may raise ${Object.keys(repositoryLimitCeilings).join(', ')})`,
+      );
+    if (typeof number !== 'number' || !(number > 0) || (key !== 'cpus' && !Number.isInteger(number)))
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} must be a positive ${key === 'cpus' ? 'number' : 'whole number'}`,
+      );
+    if (number > ceiling)
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} ${number} is above what a repository may ask for (${ceiling}); the run's own options (--memory, --cpus, --pids, --command-timeout, or sandbox in the run input) may go higher`,
+      );
+    limits[key as keyof RepositoryLimits] = number;
+  }
+  return limits;
 }
 
 /**

@@ -1,4 +1,5 @@
 // The shape of an environment plan and the names every ecosystem's planner shares.
+import type { RepositoryLimits } from '../../agent/input.js';
 
 export const repositoryConfigFile = 'durable-debugger.json';
 /** A Dockerfile at this path in the repository is built as its environment. */
@@ -27,6 +28,8 @@ export interface RepositoryConfig extends EnvironmentChoice {
   /** Python extras and dependency groups to install instead of the test-ish ones (test, tests, testing, dev). */
   extras?: string[];
   groups?: string[];
+  /** Sandbox limits the repository's suite needs: they raise the run's, up to repositoryLimitCeilings. */
+  sandbox?: RepositoryLimits;
 }
 
 /** A check run in the built image, without network, against the run's repository, before the image is used. */
