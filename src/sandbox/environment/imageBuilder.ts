@@ -17,10 +17,9 @@ import { explainInstallFailure, explainProbeFailure, manifestCandidates, planEnv
 import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
 import { npmForNode } from './nodeVersion.js';
-import { repositoryProbes } from './probes.js';
-import { readPythonProject } from './pythonProject.js';
-import { allowsPython, debianPythons, explainPythonMismatch, pythonVariantImage } from './pythonVersions.js';
+import { SandboxPythons } from './pythonImages.js';
 import {
+  EnvironmentBuildError,
   packedToolsFolder,
   repositoryDockerfile,
   type EnvironmentChoice,
@@ -43,8 +42,7 @@ export const environmentLabels = {
   installScripts: 'durable-debugger.environment.install-scripts',
 } as const;
 
-/** An environment that could not be made: the installer's last lines say why. */
-export class EnvironmentBuildError extends Error {}
+export { EnvironmentBuildError };
 
 export interface EnvironmentRequest {
   snapshotId: string;
@@ -71,10 +69,11 @@ export interface BuildHooks {
 const keptLines = 40;
 
 export class EnvironmentBuilder {
-  /** The Python of each image asked so far, by image id. */
-  private readonly pythonVersions = new Map<string, Promise<string | null>>();
+  private readonly pythons: SandboxPythons;
 
-  constructor(readonly options: EnvironmentBuilderOptions) {}
+  constructor(readonly options: EnvironmentBuilderOptions) {
+    this.pythons = new SandboxPythons(options.docker, options.baseImage);
+  }
 
   /**
    * Reads the snapshot's manifests and decides what to install, on a sandbox image whose Python the
@@ -89,84 +88,7 @@ export class EnvironmentBuilder {
       const entry = tree.entries.find((candidate) => candidate.path === path);
       if (entry?.kind === 'file') manifests[path] = (await store.getBlob(entry.blob)).toString('utf8');
     }
-    return this.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests);
-  }
-
-  /**
-   * A Python repository whose requires-python excludes the sandbox's Python runs on a sandbox image
-   * with one it allows (`npm run setup -- --python 3.13`), or ends saying how to make one.
-   * An image, setup commands or a Dockerfile the repository or the run names is theirs to choose.
-   */
-  private async onAllowedPython(
-    plan: EnvironmentPlan | null,
-    files: string[],
-    manifests: Record<string, string>,
-  ): Promise<EnvironmentPlan | null> {
-    if (plan && plan.kind !== 'python') return plan;
-    const requirement = readPythonProject(manifests).requiresPython;
-    if (!requirement) return plan;
-    const sandboxImage = this.options.baseImage;
-    const version = await this.pythonVersionOf(sandboxImage);
-    if (!version || allowsPython(requirement.specifier, version) !== false) return plan;
-    for (const python of debianPythons) {
-      const image = pythonVariantImage(sandboxImage, python.minor);
-      const found = await this.pythonVersionOf(image);
-      if (!found || !allowsPython(requirement.specifier, found)) continue;
-      const why = `python ${found} (${requirement.source}: ${requirement.specifier})`;
-      if (plan) return { ...plan, baseImage: image, description: `${plan.description} · ${why}` };
-      return {
-        kind: 'image',
-        description: `image · ${image} · ${why}`,
-        baseImage: image,
-        files: {},
-        script: '',
-        needsRepository: false,
-        toolchains: [],
-        build: [],
-        containerEnv: [],
-        probes: repositoryProbes(files, manifests),
-      };
-    }
-    throw new EnvironmentBuildError(explainPythonMismatch(requirement, { image: sandboxImage, version }));
-  }
-
-  /** The Python an image has (`python3`), asked once per image id; null when the image or its python3 is missing. */
-  private async pythonVersionOf(image: string): Promise<string | null> {
-    const info = await this.options.docker
-      .getImage(image)
-      .inspect()
-      .catch(() => null);
-    if (!info) return null;
-    let known = this.pythonVersions.get(info.Id);
-    if (!known) {
-      known = this.askPythonVersion(info.Id);
-      this.pythonVersions.set(info.Id, known);
-    }
-    return known;
-  }
-
-  private async askPythonVersion(imageId: string): Promise<string | null> {
-    const { docker } = this.options;
-    const container = await docker.createContainer({
-      Image: imageId,
-      Cmd: ['sh', '-c', 'python3 -c "import platform; print(platform.python_version())" 2>/dev/null || true'],
-      User: '65534:65534',
-      Labels: { [labels.project]: projectLabel },
-      HostConfig: { NetworkMode: 'none', AutoRemove: false, LogConfig: { Type: 'json-file', Config: {} } },
-    });
-    try {
-      await container.start();
-      await container.wait();
-      const logs = (await container.logs({ stdout: true, stderr: false })) as Buffer;
-      return (
-        logs
-          .toString('utf8')
-          .match(/\d+\.\d+\.\d+/)
-          ?.at(0) ?? null
-      );
-    } finally {
-      await removeContainer(docker, container.id);
-    }
+    return this.pythons.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests);
   }
 
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {

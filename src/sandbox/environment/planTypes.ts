@@ -93,3 +93,6 @@ export interface EnvironmentPlan {
 }
 
 export class EnvironmentConfigError extends Error {}
+
+/** An environment that could not be made: the installer's last lines, or the check that failed, say why. */
+export class EnvironmentBuildError extends Error {}
