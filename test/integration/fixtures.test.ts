@@ -220,7 +220,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
             report.environment.image,
             'sh',
             '-c',
-            report.testCommand as string,
+            // Both streams: jest prints its summary on stderr.
+            `(${report.testCommand as string}) 2>&1`,
           ],
         ]
       : fixture.meta.language === 'python'
