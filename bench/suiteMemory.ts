@@ -19,11 +19,11 @@ import { FolderStore } from '../src/sandbox/store/folderStore.js';
  * jest runs on a 5-core machine: it starts one worker per core but one), vitest, pytest with plugins.
  */
 const suites: Array<{ fixture: string; testCommand?: string }> = [
-  { fixture: '22_ts_jest_projects' },
-  { fixture: '22_ts_jest_projects', testCommand: 'npx jest --maxWorkers=4' },
+  { fixture: '28_ts_jest_projects' },
+  { fixture: '28_ts_jest_projects', testCommand: 'npx jest --maxWorkers=4' },
   { fixture: '18_ts_vitest' },
   { fixture: '17_requirements_pytest_asyncio' },
-  { fixture: '21_py_own_package_from_index' },
+  { fixture: '27_py_own_package_from_index' },
 ];
 const limits = (process.argv[2] ?? '256,384,512,768,1024,2048').split(',').map(Number);
 const only = process.argv[3]?.split(',');
