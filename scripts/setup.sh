@@ -80,14 +80,29 @@ ensure_docker() {
   fail "dockerd did not answer within 60 s; see $home/dockerd.log"
 }
 
+# The sandbox image from Debian SUITE (default bookworm, Python 3.11) as IMAGE, unless it is there already.
 ensure_sandbox_image() {
-  local recipe current
-  recipe=$(cat deploy/sandbox-image/build-rootfs.sh deploy/sandbox-image/packages.txt | sha256sum | cut -c1-16)
-  current=$(docker image inspect --format '{{ index .Config.Labels "durable-debugger.recipe" }}' "$image" 2>/dev/null || true)
+  local target=${1:-$image} suite=${2:-bookworm} recipe current
+  recipe=$( (cat deploy/sandbox-image/build-rootfs.sh deploy/sandbox-image/packages.txt; echo "$suite") | sha256sum | cut -c1-16)
+  current=$(docker image inspect --format '{{ index .Config.Labels "durable-debugger.recipe" }}' "$target" 2>/dev/null || true)
   if [ "$current" = "$recipe" ]; then return; fi
   if ! command -v debootstrap >/dev/null; then apt_install debootstrap; fi
-  say "building the sandbox image $image with debootstrap (about a minute)"
-  as_root env DURABLE_DEBUGGER_HOME="$home" bash deploy/sandbox-image/build-rootfs.sh "$image" "$recipe"
+  say "building the sandbox image $target from Debian $suite with debootstrap (about a minute)"
+  as_root env DURABLE_DEBUGGER_HOME="$home" bash deploy/sandbox-image/build-rootfs.sh "$target" "$recipe" "$suite"
+}
+
+# --python 3.13 (or 3.9): a sandbox image with that Python, for repositories whose requires-python excludes 3.11.
+ensure_python_image() {
+  local suite
+  case "$1" in
+    3.13) suite=trixie ;;
+    3.11) suite=bookworm ;;
+    3.9) suite=bullseye ;;
+    *) fail "--python $1: the Debian mirror has Python 3.9 (bullseye), 3.11 (bookworm) and 3.13 (trixie); for another, bring an image (see docs/environments.md)" ;;
+  esac
+  local tag=$image
+  [[ $tag == *:* ]] || tag="$tag:latest"
+  ensure_sandbox_image "$tag-python$1" "$suite"
 }
 
 ensure_test_tools() {
@@ -101,9 +116,22 @@ ensure_test_tools() {
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
+for_tests=false
+pythons=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --for-tests) for_tests=true ;;
+    --python) pythons+=("${2:?--python needs a version, such as 3.13}"); shift ;;
+    *) fail "unknown option $1 (known: --for-tests, --python VERSION)" ;;
+  esac
+  shift
+done
+
 ensure_node_modules
 ensure_temporal_cli
 ensure_docker
 ensure_sandbox_image
-if [ "${1:-}" = --for-tests ]; then ensure_test_tools; fi
-say "ready (Temporal CLI, Docker engine, sandbox image $image)"
+for python in "${pythons[@]}"; do ensure_python_image "$python"; done
+# The tests check a repository whose requires-python excludes 3.11 on the Python 3.13 image.
+if $for_tests; then ensure_python_image 3.13 && ensure_test_tools; fi
+say "ready (Temporal CLI, Docker engine, sandbox image $image${pythons[*]:+, with Python ${pythons[*]}})"

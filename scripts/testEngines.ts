@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import { pythonVariantImage } from '../src/sandbox/environment/pythonVersions.js';
 
 export interface TestEngine {
   lane: number;
@@ -89,18 +90,23 @@ async function answers(socket: string): Promise<boolean> {
     .catch(() => false);
 }
 
-/** The sandbox image, copied from the first engine unless the lane's engine has the same one. */
+/**
+ * The sandbox image and its Python 3.13 variant (setup --for-tests builds it; the environment tests use
+ * it), copied from the first engine unless the lane's engine has the same ones.
+ */
 async function copySandboxImage(dockerHost: string): Promise<void> {
-  const id = (host: string | undefined) =>
-    spawnSync('docker', ['image', 'inspect', '--format', '{{.Id}}', sandboxImage], {
+  const id = (image: string, host: string | undefined) =>
+    spawnSync('docker', ['image', 'inspect', '--format', '{{.Id}}', image], {
       encoding: 'utf8',
       env: host ? { ...process.env, DOCKER_HOST: host } : process.env,
     }).stdout.trim();
-  const wanted = id(process.env.DOCKER_HOST);
-  if (!wanted) throw new Error(`The sandbox image ${sandboxImage} is missing: run npm run setup first`);
-  if (id(dockerHost) === wanted) return;
-  const copy = spawnSync('sh', ['-c', `docker save ${sandboxImage} | DOCKER_HOST=${dockerHost} docker load -q`], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (copy.status !== 0) throw new Error(`Copying ${sandboxImage} into the engine at ${dockerHost} failed`);
+  for (const image of [sandboxImage, pythonVariantImage(sandboxImage, '3.13')]) {
+    const wanted = id(image, process.env.DOCKER_HOST);
+    if (!wanted) throw new Error(`The sandbox image ${image} is missing: run npm run setup -- --for-tests first`);
+    if (id(image, dockerHost) === wanted) continue;
+    const copy = spawnSync('sh', ['-c', `docker save ${image} | DOCKER_HOST=${dockerHost} docker load -q`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (copy.status !== 0) throw new Error(`Copying ${image} into the engine at ${dockerHost} failed`);
+  }
 }

@@ -13,7 +13,7 @@ import { environmentActivityRetry, sandboxActivityRetry, sharedActivityRetry } f
 import { describeEnvironment, environmentForSandbox } from '../src/agent/environment.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import type { DebugInput } from '../src/agent/input.js';
-import { sandboxSettings, workspaceDigest } from '../src/agent/run.js';
+import { sandboxLimitsOf, sandboxSettings, workspaceDigest } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import { sandboxNeedsPrepare, type RepositorySnapshot, type ToolOutcome } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
@@ -134,7 +134,7 @@ export class SandboxSteps {
     // Not an async function: on the path every tool call takes, an async layer and its await would
     // add two promises to the workflow task (the SDK captures a stack for each); .catch adds one.
     return work(
-      hostActivities(placement.taskQueue, this.input.sandbox.commandTimeoutSeconds),
+      hostActivities(placement.taskQueue, sandboxLimitsOf(this.state, this.input).commandTimeoutSeconds),
       placement.sandboxId,
     ).catch(async (error: unknown) => {
       if (attempt >= maxSandboxAttempts || isCancellation(error)) throw error;
@@ -201,7 +201,7 @@ async function prepareSandbox(state: RunState, input: DebugInput): Promise<void>
             workflowId: info.workflowId,
             runId: info.runId,
             log: workspace,
-            limits: input.sandbox,
+            limits: sandboxLimitsOf(state, input),
             environment: environmentForSandbox(state.environment),
           },
         ],

@@ -5,16 +5,38 @@ import { modelEndpointPattern } from './modelEndpoint.js';
 import { defaultObservationLimits } from './observations.js';
 import { maxContextWindowTokens } from './payloads.js';
 
+// Defaults measured on real suites in the sandbox (bench/suiteMemory.ts, docs/environments.md): jest +
+// ts-jest with two projects and coverage peaks near 280 MB with one worker and 800 MB with four (jest
+// starts a worker per core but one, whatever the sandbox's CPU limit), and took up to 110 s on one CPU.
 export const sandboxLimitsSchema = z.strictObject({
-  memoryMb: z.number().int().min(64).max(65_536).default(512),
-  cpus: z.number().positive().max(64).default(1),
-  pids: z.number().int().min(16).max(100_000).default(256),
-  tmpMb: z.number().int().min(1).max(65_536).default(256),
+  memoryMb: z.number().int().min(64).max(65_536).default(2048),
+  cpus: z.number().positive().max(64).default(2),
+  pids: z.number().int().min(16).max(100_000).default(1024),
+  tmpMb: z.number().int().min(1).max(65_536).default(512),
   fileSizeMb: z.number().int().min(1).max(1_048_576).default(256),
-  commandTimeoutSeconds: z.number().int().min(1).max(86_400).default(120),
+  commandTimeoutSeconds: z.number().int().min(1).max(86_400).default(300),
   maxOutputBytes: z.number().int().min(1_024).max(100_000_000).default(1_000_000),
 });
 export type SandboxLimits = z.infer<typeof sandboxLimitsSchema>;
+
+/** The limits a repository's durable-debugger.json may raise, and how far: it is untrusted, the run's input is not. */
+export const repositoryLimitCeilings = {
+  memoryMb: 8192,
+  cpus: 4,
+  pids: 4096,
+  tmpMb: 2048,
+  commandTimeoutSeconds: 1800,
+} as const satisfies Partial<SandboxLimits>;
+export type RepositoryLimits = Partial<Record<keyof typeof repositoryLimitCeilings, number>>;
+
+/** The run's limits, each raised to what the repository asks for (never lowered by it). */
+export function effectiveLimits(run: SandboxLimits, repository: RepositoryLimits | undefined): SandboxLimits {
+  if (!repository) return run;
+  const limits = { ...run };
+  for (const [key, value] of Object.entries(repository) as Array<[keyof RepositoryLimits, number]>)
+    limits[key] = Math.max(limits[key], value);
+  return limits;
+}
 
 export const budgetsSchema = z.strictObject({
   maxIterations: z.number().int().min(1).max(10_000).default(30),

@@ -15,7 +15,7 @@ import {
 import { applyRaise, budgetUsage, completeRaise, describeRaise, type BudgetRaise } from './budgetRaise.js';
 import { fitConversationToBudget } from './compaction.js';
 import { appendUserText, conversationBytes, repairConversation, userText } from './conversation.js';
-import type { DebugInput } from './input.js';
+import { effectiveLimits, type DebugInput, type SandboxLimits } from './input.js';
 import type { ModelReply } from './modelReply.js';
 import { defaultModelEndpoint } from './modelEndpoint.js';
 import { conversationByteBudget } from './payloads.js';
@@ -23,7 +23,7 @@ import * as prompts from './prompts.js';
 import { statusFor, type DebugReport, type PatchForReport } from './report.js';
 import type { Phase, RunState, RunStatusView } from './runState.js';
 import type { SandboxSettings } from './sandboxProtocol.js';
-import type { TestSummary } from './testResults.js';
+import { describeOutOfMemory, type TestSummary } from './testResults.js';
 
 // ── The state: creation, continuation, resumption ──────────────────────────────────────────
 
@@ -201,9 +201,14 @@ export function sandboxSettings(state: RunState, input: DebugInput): SandboxSett
     testCommand: (state.snapshot as NonNullable<RunState['snapshot']>).testCommand,
     allowTestEdits: input.allowTestEdits,
     testFileGlobs: input.testFileGlobs,
-    limits: input.sandbox,
+    limits: sandboxLimitsOf(state, input),
     observation: input.observation,
   };
+}
+
+/** The run's sandbox limits, raised where the repository's durable-debugger.json asks. */
+export function sandboxLimitsOf(state: RunState, input: DebugInput): SandboxLimits {
+  return effectiveLimits(input.sandbox, state.snapshot?.sandboxLimits);
 }
 
 export function workspaceDigest(state: RunState): string {
@@ -268,9 +273,16 @@ export function buildReport(state: RunState, input: DebugInput, end: RunEnd): De
     workflowRuns: state.workflowRuns,
     compactions: state.compactions,
     resumedFrom: state.resumedFrom,
-    problems: end.problems,
+    problems: [...end.problems, ...outOfMemoryProblem(state, end)],
     environment: state.environment ?? null,
   };
+}
+
+/** A run that did not end fixed because the suite ran out of memory says so, with the limit and how to raise it. */
+function outOfMemoryProblem(state: RunState, end: RunEnd): string[] {
+  if (end.stop.condition === 'finish_verified') return [];
+  const last = end.testsAfter ?? state.baseline;
+  return last?.outOfMemory ? [describeOutOfMemory(last.outOfMemory)] : [];
 }
 
 // ── The status view ────────────────────────────────────────────────────────────────────────

@@ -1,6 +1,6 @@
 // What the workflow and the sandbox activities exchange. Requests carry only the workspace
 // digest the workflow expects, never the whole mutation log, so history grows linearly.
-import type { SandboxLimits } from './input.js';
+import type { RepositoryLimits, SandboxLimits } from './input.js';
 import type { ObservationLimits } from './observations.js';
 import type { TestSummary } from './testResults.js';
 import type { Mutation, WorkspaceLog } from './workspace.js';
@@ -13,6 +13,8 @@ export interface RepositorySnapshot {
   testCommand: string;
   /** What the environment step will install, read from the manifests ("python · pip install -r requirements.txt"). */
   environment?: string;
+  /** Sandbox limits the repository's durable-debugger.json raises (`sandbox`), within repositoryLimitCeilings. */
+  sandboxLimits?: RepositoryLimits;
 }
 
 export interface SandboxSettings {

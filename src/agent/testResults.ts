@@ -13,9 +13,31 @@ export interface TestSummary {
   recognized: boolean;
   /** A module the tests could not import (not installed, or misspelt), when the output names one. */
   missingModule?: string;
+  /** The run ran out of the sandbox's memory: the OOM killer struck, or Node's heap (about half of it) filled up. */
+  outOfMemory?: OutOfMemory;
 }
 
-export function summarizeTestOutput(rawOutput: string, exitCode: number | null, timedOut = false): TestSummary {
+export interface OutOfMemory {
+  how: 'killed' | 'heap';
+  /** The sandbox's memory limit the run had. */
+  limitMb: number;
+}
+
+/** "the test run ran out of memory (512 MB); raise it with --memory": for the model, the report and the CLI. */
+export function describeOutOfMemory(outOfMemory: OutOfMemory, what = 'the test run'): string {
+  const how =
+    outOfMemory.how === 'killed'
+      ? 'the kernel killed a process of it (exit 137)'
+      : 'Node’s heap, about half of the sandbox’s memory, filled up ("JavaScript heap out of memory")';
+  return `${what} ran out of memory (${outOfMemory.limitMb} MB): ${how}; raise it with --memory (run, start), sandbox.memoryMb in the run input, or "sandbox": {"memoryMb": ${Math.max(outOfMemory.limitMb * 2, 2048)}} in durable-debugger.json`;
+}
+
+export function summarizeTestOutput(
+  rawOutput: string,
+  exitCode: number | null,
+  timedOut = false,
+  outOfMemory?: OutOfMemory,
+): TestSummary {
   // Runners forced into colour (pytest's --color=yes in addopts, FORCE_COLOR) still get summarised.
   const output = stripAnsi(rawOutput);
   const summary =
@@ -29,7 +51,7 @@ export function summarizeTestOutput(rawOutput: string, exitCode: number | null, 
     parseUvu(output) ??
     parsePlainCounts(output);
   const missing = missingModuleIn(output);
-  const extra = missing ? { missingModule: missing } : {};
+  const extra = { ...(missing ? { missingModule: missing } : {}), ...(outOfMemory ? { outOfMemory } : {}) };
   if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
   return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
 }
@@ -53,6 +75,10 @@ export function testsFailed(summary: TestSummary): boolean {
 
 export function formatTestSummary(summary: TestSummary): string {
   if (summary.timedOut) return 'Tests: TIMED OUT before finishing.';
+  if (summary.outOfMemory) {
+    const counts = summary.recognized ? ` ${summary.passed} passed, ${summary.failed} failed before it ended.` : '';
+    return `Tests: ${describeOutOfMemory(summary.outOfMemory)}.${counts} This is the sandbox's limit: unless the code under test is expected to use that much (a runaway allocation would be a bug), the suite cannot finish here, and neither can the verification of a fix.`;
+  }
   const missing = summary.missingModule
     ? `\nThe tests could not import "${summary.missingModule}": no such module is installed in the sandbox's environment or present in the workspace (dependencies come from requirements*.txt, pyproject.toml, setup.cfg or package.json, or from setup commands in durable-debugger.json).`
     : '';
@@ -234,6 +260,9 @@ export function verifyFix(before: TestSummary, after: TestSummary): Verification
   const newlyFailing = after.failing.filter((name) => !beforeFailing.has(name));
   if (after.timedOut) {
     return { fixed: false, stillFailing, newlyFailing, reason: 'the test run timed out' };
+  }
+  if (after.outOfMemory) {
+    return { fixed: false, stillFailing, newlyFailing, reason: describeOutOfMemory(after.outOfMemory) };
   }
   if (!after.recognized && after.exitCode !== 0) {
     return { fixed: false, stillFailing, newlyFailing, reason: `the test command exited with ${after.exitCode}` };

@@ -96,6 +96,7 @@ export function formatReport(
 function describeTests(summary: TestSummary | null): string {
   if (!summary) return 'not run';
   if (summary.timedOut) return 'timed out';
+  if (summary.outOfMemory) return `ran out of memory (${summary.outOfMemory.limitMb} MB)`;
   if (summary.missingModule) return `could not import ${summary.missingModule} (exit code ${summary.exitCode})`;
   if (!summary.recognized) return `exit code ${summary.exitCode}`;
   return `${summary.passed} passed, ${summary.failed} failed`;

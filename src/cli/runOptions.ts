@@ -1,7 +1,7 @@
 // The options of `run` and `start`, and the run input they make.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import type { DebugInputJson } from '../agent/input.js';
+import { sandboxLimitsSchema, type DebugInputJson } from '../agent/input.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
@@ -18,6 +18,9 @@ export interface RunOptions {
   maxCost?: number;
   maxMinutes?: number;
   commandTimeout?: number;
+  memory?: number;
+  cpus?: number;
+  pids?: number;
   allowTestEdits?: boolean;
   allowCommands?: boolean;
   envImage?: string;
@@ -31,6 +34,8 @@ export interface RunOptions {
   approvalTimeout?: number;
   patchAllChanges?: boolean;
 }
+
+const defaultLimits = sandboxLimitsSchema.parse({});
 
 export function runOptions(command: Command): Command {
   return providerOption(command)
@@ -57,7 +62,14 @@ export function runOptions(command: Command): Command {
       positiveNumber,
     )
     .option('--max-minutes <n>', 'wall-clock budget', positiveNumber)
-    .option('--command-timeout <seconds>', 'timeout of each command in the sandbox (default 120)', positiveInteger)
+    .option(
+      '--command-timeout <seconds>',
+      `timeout of each command in the sandbox (default ${defaultLimits.commandTimeoutSeconds})`,
+      positiveInteger,
+    )
+    .option('--memory <MB>', `the sandbox's memory limit in MB (default ${defaultLimits.memoryMb})`, positiveInteger)
+    .option('--cpus <n>', `CPUs the sandbox may use (default ${defaultLimits.cpus})`, positiveNumber)
+    .option('--pids <n>', `processes and threads the sandbox may run (default ${defaultLimits.pids})`, positiveInteger)
     .option('--allow-test-edits', 'let the agent change test files')
     .option('--allow-commands', 'give the agent the run_command tool (any shell command in the sandbox)')
     .option(
@@ -101,6 +113,12 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
     ...(options.maxMinutes ? { maxMinutes: options.maxMinutes } : {}),
   };
+  const sandbox = {
+    ...(options.commandTimeout ? { commandTimeoutSeconds: options.commandTimeout } : {}),
+    ...(options.memory ? { memoryMb: options.memory } : {}),
+    ...(options.cpus ? { cpus: options.cpus } : {}),
+    ...(options.pids ? { pids: options.pids } : {}),
+  };
   return {
     repo,
     ...(options.goal ? { goal: options.goal } : {}),
@@ -109,7 +127,7 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.fallbackModel ? { fallbackModel: options.fallbackModel } : {}),
     ...(options.fallbackAfter !== undefined ? { fallbackAfterSeconds: options.fallbackAfter } : {}),
     ...(Object.keys(budgets).length ? { budgets } : {}),
-    ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
+    ...(Object.keys(sandbox).length ? { sandbox } : {}),
     ...(options.allowTestEdits ? { allowTestEdits: true } : {}),
     ...(options.allowCommands ? { allowCommands: true } : {}),
     ...(options.attempts ? { attempts: options.attempts } : {}),

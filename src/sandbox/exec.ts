@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
 import { newExecId, stopCommand, wrappedCommand } from './commandWrapper.js';
+import type { OutOfMemory } from '../agent/testResults.js';
 import { workspaceMountPoint, type SandboxUser } from './container.js';
 
 export interface ExecOptions {
@@ -26,6 +27,8 @@ export interface ExecResult {
   durationMs: number;
   outputBytes: number;
   droppedBytes: number;
+  /** Set by the sandbox host when the command ran out of the container's memory. */
+  outOfMemory?: OutOfMemory;
 }
 
 const killGraceSeconds = 2;

@@ -12,6 +12,7 @@ import type {
   ToolOutcome,
   ToolRequest,
 } from '../agent/sandboxProtocol.js';
+import type { RepositoryLimits } from '../agent/input.js';
 import { summarizeTestOutput, type TestSummary } from '../agent/testResults.js';
 import {
   createSandboxContainer,
@@ -21,9 +22,10 @@ import {
   type SandboxUser,
 } from './container.js';
 import { EnvironmentBuilder } from './environment/imageBuilder.js';
-import { manifestCandidates, planEnvironment, withBuildSteps } from './environment/plan.js';
-import { EnvironmentConfigError, type EnvironmentPlan } from './environment/planTypes.js';
+import { manifestCandidates, parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
+import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
 import { execInSandbox, type ExecResult } from './exec.js';
+import { heapExhausted, readMemoryCounters } from './memoryCounters.js';
 import { removeFolder } from './ownerAccess.js';
 import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
@@ -72,6 +74,8 @@ export class SandboxHost {
   private readonly journals = new Map<string, Map<string, JournalEntry>>();
   /** The preparation under way for each sandbox (settled, never rejected): the next one waits for it. */
   private readonly preparations = new Map<string, Promise<void>>();
+  /** Each container's OOM-kill count when last looked at, to tell which command ran out of memory. */
+  private readonly oomKillsSeen = new Map<string, number>();
 
   readonly environments: EnvironmentBuilder;
 
@@ -118,7 +122,7 @@ export class SandboxHost {
     const files = tree.entries.map((entry) => entry.path);
     const packageJson = files.includes('package.json') ? await readFile(join(root, 'package.json'), 'utf8') : null;
     // The repository's own choice (durable-debugger.json), then its environment's (npm test), then detection.
-    const environment = await this.environmentPlanOf(root, files);
+    const { plan: environment, sandboxLimits } = await this.environmentPlanOf(root, files);
     // Whatever runs the tests, the build they load runs first (durable-debugger.json `build: []` turns it off).
     const detected = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
     const command = detected && withBuildSteps(environment?.build ?? [], detected);
@@ -135,14 +139,19 @@ export class SandboxHost {
       totalBytes,
       testCommand: command,
       ...(environment ? { environment: environment.description } : {}),
+      ...(sandboxLimits ? { sandboxLimits } : {}),
     };
   }
 
-  private async environmentPlanOf(root: string, files: string[]): Promise<EnvironmentPlan | null> {
+  private async environmentPlanOf(
+    root: string,
+    files: string[],
+  ): Promise<{ plan: EnvironmentPlan | null; sandboxLimits?: RepositoryLimits }> {
     const manifests: Record<string, string> = {};
     for (const path of manifestCandidates(files)) manifests[path] = await readFile(join(root, path), 'utf8');
     try {
-      return planEnvironment(files, manifests);
+      const { sandbox } = parseRepositoryConfig(manifests[repositoryConfigFile]);
+      return { plan: planEnvironment(files, manifests), sandboxLimits: sandbox };
     } catch (error) {
       if (error instanceof EnvironmentConfigError) throw new RepositoryInputError(`repo: ${error.message}`);
       throw error;
@@ -302,7 +311,7 @@ export class SandboxHost {
         before,
         mutations.map((m) => m.path),
       );
-    return summarizeTestOutput(result.output, result.exitCode, result.timedOut);
+    return summarizeTestOutput(result.output, result.exitCode, result.timedOut, result.outOfMemory);
   }
 
   private async exec(
@@ -332,7 +341,24 @@ export class SandboxHost {
     if (await hasStopped(container, killedLooking ? containerStopSettleMs : 0)) {
       throw new SandboxNeedsPrepareError('the sandbox container stopped while the command ran');
     }
-    return result;
+    if (result.exitCode === 0 || result.timedOut) return result;
+    const how = await this.outOfMemory(container, result);
+    return how ? { ...result, outOfMemory: { how, limitMb: settings.limits.memoryMb } } : result;
+  }
+
+  /**
+   * Whether a failed command ran out of memory: the container's OOM-kill count went up while it ran
+   * (a test runner whose worker was killed exits 1, not 137), or V8 said its heap was full.
+   * A container this worker did not create counts from 0: after a worker restart, an earlier kill may be named once.
+   */
+  private async outOfMemory(container: Docker.Container, result: ExecResult): Promise<'killed' | 'heap' | null> {
+    const counters = await readMemoryCounters(container, this.user).catch(() => null);
+    const seen = this.oomKillsSeen.get(container.id) ?? 0;
+    if (counters && counters.oomKills > seen) {
+      this.oomKillsSeen.set(container.id, counters.oomKills);
+      return 'killed';
+    }
+    return heapExhausted(result.output, result.exitCode) ? 'heap' : null;
   }
 
   async destroy(sandboxId: string): Promise<{ containerRemoved: boolean }> {

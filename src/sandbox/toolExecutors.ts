@@ -4,7 +4,7 @@
 import picomatch from 'picomatch';
 import type { SandboxSettings, ToolOutcome } from '../agent/sandboxProtocol.js';
 import { truncateObservation } from '../agent/observations.js';
-import { formatTestSummary, summarizeTestOutput } from '../agent/testResults.js';
+import { describeOutOfMemory, formatTestSummary, summarizeTestOutput } from '../agent/testResults.js';
 import { isSandboxTool, type SandboxToolName, type ToolInput } from '../agent/tools.js';
 import type { Mutation } from '../agent/workspace.js';
 import type { ExecResult } from './exec.js';
@@ -109,7 +109,9 @@ async function changeFile(path: string, context: ToolContext, change: () => Prom
 async function runInSandbox(command: string, context: ToolContext, options: { tests: boolean }): Promise<ToolOutcome> {
   const { settings, folder, before } = context;
   const result = await context.exec(command, settings);
-  const testSummary = options.tests ? summarizeTestOutput(result.output, result.exitCode, result.timedOut) : undefined;
+  const testSummary = options.tests
+    ? summarizeTestOutput(result.output, result.exitCode, result.timedOut, result.outOfMemory)
+    : undefined;
   let { tree, mutations } = await folder.capture(before, context.callId);
   let note = '';
   const forbidden = settings.allowTestEdits ? [] : mutations.filter((m) => isTestFile(m.path, settings));
@@ -184,8 +186,10 @@ function describeExec(result: ExecResult, settings: SandboxSettings): string {
     lines.push(
       `The command timed out after ${settings.limits.commandTimeoutSeconds} s and was stopped, together with everything it started.`,
     );
+  } else if (result.outOfMemory) {
+    lines.push(`${upperFirst(describeOutOfMemory(result.outOfMemory, 'the command'))}. Exit code: ${result.exitCode}`);
   } else if (result.exitCode === 137) {
-    lines.push('The command was killed (exit code 137): it most likely ran out of memory.');
+    lines.push('The command was killed (exit code 137).');
   } else {
     lines.push(`Exit code: ${result.exitCode}`);
   }
@@ -196,4 +200,8 @@ function describeExec(result: ExecResult, settings: SandboxSettings): string {
   }
   lines.push('', result.output.trimEnd() || '(no output)');
   return lines.join('\n');
+}
+
+function upperFirst(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -4,6 +4,7 @@
 // used by a sandbox that has no network. A dependency that does not exist ends the run before
 // any model call.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -514,6 +515,119 @@ test(
     assert.match(
       second.report.stopDetail,
       /package\.json packageManager pins pnpm@9\.15\.0 with sha512 0000000000000000…, and the registry's pnpm@9\.15\.0 has another hash/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);
+
+test(
+  'an image with the project itself installed ends with environment_error naming which module came from where, before any model call',
+  { timeout: 300_000 },
+  async () => {
+    // A src-layout Python package and a Node package whose image holds released copies of both (in dist-packages and /node_modules).
+    const repo = join(scratch, 'probe-shadowed', 'shadowed_by_image');
+    await mkdir(join(repo, 'src', 'shop'), { recursive: true });
+    await writeFile(join(repo, 'src', 'shop', '__init__.py'), 'VERSION = "workspace"\n');
+    await writeFile(
+      join(repo, 'test_shop.py'),
+      'from shop import VERSION\n\ndef test_v():\n    assert VERSION == "x"\n',
+    );
+    await writeFile(join(repo, 'package.json'), JSON.stringify({ name: 'shop', version: '1.0.0' }));
+    await writeFile(
+      join(repo, 'durable-debugger.Dockerfile'),
+      [
+        'FROM durable-debugger-sandbox:1',
+        `# environment test ${process.pid}-${Date.now()}`,
+        'USER root',
+        'RUN mkdir -p /usr/lib/python3/dist-packages/shop /node_modules/shop \\',
+        ' && echo \'VERSION = "released"\' > /usr/lib/python3/dist-packages/shop/__init__.py \\',
+        ' && echo \'{"name": "shop", "version": "0.9.0"}\' > /node_modules/shop/package.json',
+      ].join('\n'),
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-probe-image-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(
+      report.stopDetail,
+      /python: `import shop` loads \/usr\/lib\/python3\/dist-packages\/shop\/__init__\.py, not the workspace's src\/shop/,
+    );
+    assert.match(
+      report.stopDetail,
+      /node: require\("shop"\) loads \/node_modules\/shop, shop@0\.9\.0 from the registry/,
+    );
+    assert.match(report.stopDetail, /install the project editable \(pip install -e \.\) or not at all/);
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);
+
+test(
+  'node: the copy of the package itself that a dependency brings from the registry is linked to the workspace',
+  { timeout: 600_000 },
+  async () => {
+    // `ms` with debug (which depends on ms) among its devDependencies: npm puts the registry's ms in node_modules.
+    const repo = join(scratch, 'own-name', 'own_name_node');
+    await cp(join(import.meta.dirname, 'repositories', 'own_name_node'), repo, { recursive: true });
+    const packageJson = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(
+      join(repo, 'package.json'),
+      JSON.stringify({ ...packageJson, keywords: [`environment test ${process.pid}-${Date.now()}`] }, null, 2),
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-own-name-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 2);
+    assert.equal(worker.fake.requests.length, requestsBefore);
+    // The image still has debug's dependency on ms: a link to /workspace.
+    const link = execFileSync('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      report.environment?.image as string,
+      'readlink',
+      '/opt/env/node_modules/ms',
+    ]);
+    assert.equal(link.toString().trim(), '/workspace');
+  },
+);
+
+test(
+  'requires-python: one that excludes the sandbox’s Python 3.11 runs on the Python 3.13 image; one no Debian Python allows ends with environment_error saying what to do',
+  { timeout: 600_000 },
+  async () => {
+    const repo = join(scratch, 'python-version', 'needs_python_312');
+    await mkdir(repo, { recursive: true });
+    await writeFile(
+      join(repo, 'pyproject.toml'),
+      `[project]\nname = "needs-312"\nversion = "1.0"\nrequires-python = ">=3.12"\ndependencies = ["six"]\n# environment test ${process.pid}-${Date.now()}\n`,
+    );
+    await writeFile(
+      join(repo, 'test_version.py'),
+      'import sys\nimport six\n\ndef test_runs_on_a_python_the_project_allows():\n    assert sys.version_info >= (3, 12)\n',
+    );
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-python-313-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 1);
+    assert.match(report.environment?.description ?? '', / · python 3\.13\.\d+ \(pyproject\.toml: >=3\.12\)$/);
+
+    const impossible = join(scratch, 'python-version', 'needs_python_3120');
+    await mkdir(impossible, { recursive: true });
+    await writeFile(join(impossible, 'pyproject.toml'), '[project]\nname = "x"\nrequires-python = "==3.12.*"\n');
+    await writeFile(join(impossible, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
+    const refused = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo: impossible },
+      `environment-python-none-${process.pid}`,
+    );
+    assert.equal(refused.report.status, 'environment_error');
+    assert.match(
+      refused.report.stopDetail,
+      /pyproject\.toml requires Python ==3\.12\.\*, which excludes the sandbox's Python 3\.11\.\d+ \(durable-debugger-sandbox:1\)\. No Debian suite on the package mirror has a Python it allows/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
   },

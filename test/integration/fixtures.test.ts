@@ -220,7 +220,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
             report.environment.image,
             'sh',
             '-c',
-            report.testCommand as string,
+            // Both streams: jest prints its summary on stderr.
+            `(${report.testCommand as string}) 2>&1`,
           ],
         ]
       : fixture.meta.language === 'python'
@@ -231,7 +232,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
       output = execFileSync(command, args, {
         cwd: copy,
         stdio: 'pipe',
-        timeout: 60_000,
+        // A jest + ts-jest suite (fixture 28) takes minutes on a loaded machine.
+        timeout: 300_000,
         env: hostTestEnv(),
       }).toString();
     } catch (error) {

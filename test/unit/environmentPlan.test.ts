@@ -48,13 +48,21 @@ dependencies = ["attrs>=23", "python-dateutil"]
 test = ["pytest-cov"]
 docs = ["sphinx"]
 [dependency-groups]
-dev = ["hypothesis", { include-group = "test" }]
+dev = ["hypothesis", { include-group = "lint" }]
+lint = ["ruff"]
 `;
   const plan = planEnvironment(['pyproject.toml', 'src/billing/__init__.py'], { 'pyproject.toml': pyproject });
   assert.equal(plan?.kind, 'python');
-  assert.deepEqual(requirementsOf(plan), ['attrs>=23', 'python-dateutil', 'pytest-cov', 'hypothesis', 'pytest']);
-  assert.match(plan?.script ?? '', /echo \/workspace\/src > /);
-  assert.equal(plan?.description, 'python · pip install (pyproject.toml dependencies)');
+  assert.deepEqual(requirementsOf(plan), [
+    'attrs>=23',
+    'python-dateutil',
+    'pytest-cov',
+    'hypothesis',
+    'ruff',
+    'pytest',
+  ]);
+  assert.match(plan?.script ?? '', /p = "\/workspace\/src"; p in sys.path or sys.path.insert/);
+  assert.equal(plan?.description, 'python · pip install (pyproject.toml dependencies) (extra test, group dev)');
 });
 
 test('requirements files: local paths dropped (the project is made importable instead), the repository’s pytest pin kept', () => {
@@ -64,7 +72,7 @@ test('requirements files: local paths dropped (the project is made importable in
   assert.equal(plan?.files['requirements.txt'], 'pytest==8.3.4\npytest-asyncio==0.24.0\n');
   assert.deepEqual(requirementsOf(plan), ['']);
   assert.match(plan?.script ?? '', / -r requirements\.txt/);
-  assert.match(plan?.script ?? '', /echo \/workspace > /);
+  assert.match(plan?.script ?? '', /p = "\/workspace"; p in sys.path/);
 });
 
 test('setup.cfg and setup.py install_requires', () => {
@@ -374,9 +382,10 @@ test('uv.lock and poetry.lock: the locked versions are exported by the lock’s 
   assert.equal(uv?.description, 'python · pip install (pyproject.toml dependencies) (versions locked in uv.lock)');
   assert.equal(uv?.files['uv.lock'], 'version = 1\n');
   assert.equal(uv?.files['pyproject.toml'], pyproject);
+  // The test-ish groups only (none here), never the project itself.
   assert.match(
     uv?.script ?? '',
-    /uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups/,
+    /uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --no-emit-package 'wordcount' --no-default-groups --format/,
   );
   assert.match(uv?.script ?? '', /-r durable-debugger-requirements\.txt -r \/tmp\/durable-debugger-locked\.txt/);
 
@@ -389,7 +398,7 @@ test('uv.lock and poetry.lock: the locked versions are exported by the lock’s 
   });
   assert.equal(poetry?.description, 'python · pip install (versions locked in poetry.lock)');
   assert.match(poetry?.script ?? '', /pip install [^\n]* poetry poetry-plugin-export\n/);
-  assert.match(poetry?.script ?? '', /poetry export --without-hashes --all-extras --all-groups/);
+  assert.match(poetry?.script ?? '', /poetry export --without-hashes --format requirements\.txt/);
   // Local path packages (the project, workspace members) are left to the workspace.
   assert.match(poetry?.script ?? '', /grep -v -E '\^\(-e \|\[\^#\]\* @ file:\)'/);
 

@@ -14,6 +14,7 @@ import { decideReply } from '../../src/agent/reply.js';
 import {
   beginIteration,
   buildReport,
+  sandboxSettings,
   progressLine,
   raiseBudgets,
   recordModelCall,
@@ -376,6 +377,31 @@ test('the end: the tests after the run are the last suite run on this workspace,
   assert.equal(view.modelEndpoint, 'default');
   assert.match(progressLine(state, 'thinking'), /^phase: thinking · iteration 3\/5 · 0 tokens · \$0\.0000$/);
   assert.deepEqual(groupCalls([]), []);
+});
+
+test('a run that ends unfixed because its suite ran out of memory names it in the report; a fixed run does not', () => {
+  const state = begunRun();
+  const outOfMemory = {
+    ...passing,
+    exitCode: 137,
+    recognized: false,
+    outOfMemory: { how: 'killed' as const, limitMb: 512 },
+  };
+  const end = (condition: 'max_iterations' | 'finish_verified') => ({
+    workflowId: 'w',
+    stop: { condition, detail: '' },
+    testsAfter: outOfMemory,
+    patch: { patch: '', fullPatch: null },
+    problems: [],
+    now: 4_000,
+  });
+  assert.deepEqual(buildReport(state, input, end('max_iterations')).problems, [
+    'the test run ran out of memory (512 MB): the kernel killed a process of it (exit 137); raise it with --memory (run, start), sandbox.memoryMb in the run input, or "sandbox": {"memoryMb": 2048} in durable-debugger.json',
+  ]);
+  assert.deepEqual(buildReport(state, input, end('finish_verified')).problems, []);
+  // The limits the run's sandbox gets: the input's, raised by the repository's file.
+  state.snapshot = { ...(state.snapshot as NonNullable<typeof state.snapshot>), sandboxLimits: { memoryMb: 4096 } };
+  assert.equal(sandboxSettings(state, input).limits.memoryMb, 4096);
 });
 
 test('each assistant message keeps the iteration it was written in: a paused turn spans two, a compaction retry spends one', () => {

@@ -171,3 +171,25 @@ test('a test run that cannot import a dependency says which one', () => {
     'the code’s own files are not dependencies',
   );
 });
+
+test('a test run that ran out of memory says so, with the limit and how to raise it, and is never a verified fix', () => {
+  const killed = summarizeTestOutput('collected 5 items\n', 137, false, { how: 'killed', limitMb: 512 });
+  assert.equal(
+    formatTestSummary(killed),
+    'Tests: the test run ran out of memory (512 MB): the kernel killed a process of it (exit 137); raise it with --memory (run, start), sandbox.memoryMb in the run input, or "sandbox": {"memoryMb": 2048} in durable-debugger.json. This is the sandbox\'s limit: unless the code under test is expected to use that much (a runaway allocation would be a bug), the suite cannot finish here, and neither can the verification of a fix.',
+  );
+  // A jest whose worker was killed still prints counts; the summary keeps them.
+  const heap = summarizeTestOutput('Tests:       1 failed, 20 passed, 21 total\n', 1, false, {
+    how: 'heap',
+    limitMb: 1024,
+  });
+  assert.match(formatTestSummary(heap), /^Tests: the test run ran out of memory \(1024 MB\): Node’s heap, about half/);
+  assert.match(formatTestSummary(heap), / 20 passed, 1 failed before it ended\./);
+  const before = summarizeTestOutput('1 failed, 1 passed in 0.1s\nFAILED t.py::a\n', 1);
+  const verdict = verifyFix(
+    before,
+    summarizeTestOutput('2 passed in 0.1s\n', 137, false, { how: 'killed', limitMb: 256 }),
+  );
+  assert.equal(verdict.fixed, false);
+  assert.match(verdict.reason, /^the test run ran out of memory \(256 MB\)/);
+});

@@ -66,7 +66,7 @@ test('workflow input errors name the field', () => {
   assert.throws(() => parseDebugInput({ repo: '/x', colour: 'blue' }), /unknown field\(s\) "colour"/);
   const input = parseDebugInput({ repo: '/x' });
   assert.equal(input.budgets.maxIterations, 30);
-  assert.equal(input.sandbox.memoryMb, 512);
+  assert.equal(input.sandbox.memoryMb, 2048);
   assert.equal(input.allowTestEdits, false);
 });
 

@@ -13,10 +13,13 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
-import { explainInstallFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { explainInstallFailure, explainProbeFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
 import { npmForNode } from './nodeVersion.js';
+import { SandboxPythons } from './pythonImages.js';
 import {
+  EnvironmentBuildError,
   packedToolsFolder,
   repositoryDockerfile,
   type EnvironmentChoice,
@@ -39,8 +42,7 @@ export const environmentLabels = {
   installScripts: 'durable-debugger.environment.install-scripts',
 } as const;
 
-/** An environment that could not be made: the installer's last lines say why. */
-export class EnvironmentBuildError extends Error {}
+export { EnvironmentBuildError };
 
 export interface EnvironmentRequest {
   snapshotId: string;
@@ -67,9 +69,16 @@ export interface BuildHooks {
 const keptLines = 40;
 
 export class EnvironmentBuilder {
-  constructor(readonly options: EnvironmentBuilderOptions) {}
+  private readonly pythons: SandboxPythons;
 
-  /** Reads the snapshot's manifests and decides what to install; null when nothing needs installing. */
+  constructor(readonly options: EnvironmentBuilderOptions) {
+    this.pythons = new SandboxPythons(options.docker, options.baseImage);
+  }
+
+  /**
+   * Reads the snapshot's manifests and decides what to install, on a sandbox image whose Python the
+   * repository allows; null when nothing needs installing.
+   */
   async plan(snapshotId: string, choice: EnvironmentChoice): Promise<EnvironmentPlan | null> {
     const { store } = this.options;
     const tree = await store.getTree(snapshotId);
@@ -79,12 +88,34 @@ export class EnvironmentBuilder {
       const entry = tree.entries.find((candidate) => candidate.path === path);
       if (entry?.kind === 'file') manifests[path] = (await store.getBlob(entry.blob)).toString('utf8');
     }
-    return planEnvironment(files, manifests, choice);
+    return this.pythons.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests);
   }
 
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
     const plan = await this.plan(request.snapshotId, request.choice);
     if (!plan) return null;
+    const prepared = await this.prepareImage(plan, request, hooks);
+    // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
+    const failure = await runProbes({
+      docker: this.options.docker,
+      store: this.options.store,
+      home: join(this.options.home, 'env-builds'),
+      image: prepared.image,
+      containerEnv: prepared.containerEnv,
+      snapshotId: request.snapshotId,
+      probes: plan.probes,
+      labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
+      signal: hooks.signal,
+    });
+    if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
+    return prepared;
+  }
+
+  private async prepareImage(
+    plan: EnvironmentPlan,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
@@ -488,6 +519,18 @@ export async function verifyPackedHash(path: string, tool: PackedTool, spec: str
   throw new EnvironmentBuildError(
     `package.json packageManager pins ${spec} with ${algorithm} ${hex.slice(0, 16)}…, and the registry's ${spec} has another hash: the pin or the registry is wrong. Fix the pin (corepack use ${spec.replace(/^@yarnpkg\/cli-dist/, 'yarn')}) or remove its +${algorithm} part.`,
   );
+}
+
+/** The labels that tie a container of the environment step to its run: the reaper removes one a crashed worker left behind. */
+function ownerLabels(request: EnvironmentRequest): Record<string, string> {
+  return {
+    [labels.project]: projectLabel,
+    [labels.workflowId]: request.owner.workflowId,
+    [labels.runId]: request.owner.runId,
+    [labels.host]: request.owner.host,
+    [labels.scope]: request.owner.scope,
+    [labels.created]: new Date().toISOString(),
+  };
 }
 
 /** Fetches a toolchain file into `dir/target` unless it is there; returns the fetched file's original name (its version). */

@@ -6,6 +6,7 @@ import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
 import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
 import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from './planTypes.js';
+import { nodeOwnNameProbe } from './probes.js';
 
 const nodeEnv = [
   'NPM_CONFIG_OFFLINE=true',
@@ -71,6 +72,7 @@ export function planNode(
     ...manager.env.map((assignment) => `export ${assignment}`),
     `${manager.install} ${manager.scriptsOff}`,
     `node /env-input/${installScriptRunner.file} ${runnerManager(manager)}`,
+    ...linkOwnPackage(manifest.name),
     `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
     `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
   ].join('\n');
@@ -87,7 +89,23 @@ export function planNode(
     build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
     ...(manager.note ? { toolchainNotes: [manager.note] } : {}),
+    probes: [nodeOwnNameProbe(manifests, false)].filter((probe) => probe !== null),
   };
+}
+
+/**
+ * A dependency that depends on the project itself gets a copy of it from the registry in
+ * node_modules, where `require('<own name>')` would find it: that copy becomes a link to /workspace.
+ */
+function linkOwnPackage(name: unknown): string[] {
+  if (typeof name !== 'string' || !/^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/i.test(name)) return [];
+  const path = `node_modules/${name}`;
+  return [
+    `if [ -e ${path} ]; then`,
+    `  echo "${name} $(node -p 'require("./${path}/package.json").version') came from the registry for a dependency: linked to /workspace instead"`,
+    `  rm -rf ${path} && ln -s /workspace ${path}`,
+    'fi',
+  ];
 }
 
 /** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */

@@ -5,7 +5,9 @@
 import { isPackageManagerFile } from './nodePackageManager.js';
 import { planNode, thisHost, type NodeHost } from './nodePlan.js';
 import { nodeVersionFiles } from './nodeVersion.js';
+import { repositoryProbes } from './probes.js';
 import { planPython } from './pythonPlan.js';
+import { repositoryLimitCeilings, type RepositoryLimits } from '../../agent/input.js';
 import {
   EnvironmentConfigError,
   repositoryConfigFile,
@@ -31,6 +33,10 @@ export function manifestCandidates(files: string[]): string[] {
     'uv.lock',
     'poetry.lock',
     ...nodeVersionFiles,
+    // pytest's settings (its `pythonpath`), read by the environment's probe.
+    'pytest.ini',
+    '.pytest.ini',
+    'tox.ini',
   ]);
   return files.filter(
     (path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path) || isPackageManagerFile(path),
@@ -50,12 +56,13 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).filter(
-    (key) => !['image', 'setup', 'build', 'testCommand', '$schema'].includes(key),
+    (key) => !['image', 'setup', 'build', 'testCommand', 'extras', 'groups', 'sandbox', '$schema'].includes(key),
   );
   if (unknown.length)
     throw new EnvironmentConfigError(
-      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand)`,
+      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand, extras, groups, sandbox)`,
     );
+
   const choice: RepositoryConfig = {};
   if (record.image !== undefined) {
     if (typeof record.image !== 'string' || !record.image.trim())
@@ -78,12 +85,46 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     }
     choice.build = build as string[];
   }
+  if (record.sandbox !== undefined) choice.sandbox = repositoryLimits(record.sandbox);
+  for (const field of ['extras', 'groups'] as const) {
+    const names = record[field];
+    if (names === undefined) continue;
+    if (!Array.isArray(names) || !names.every((name) => typeof name === 'string' && /^[\w.-]+$/.test(name)))
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: ${field} must be a list of Python ${field === 'extras' ? 'extra' : 'dependency group'} names`,
+      );
+    choice[field] = names as string[];
+  }
   if (record.testCommand !== undefined) {
     if (typeof record.testCommand !== 'string' || !record.testCommand.trim())
       throw new EnvironmentConfigError(`${repositoryConfigFile}: testCommand must be a command`);
     choice.testCommand = record.testCommand;
   }
   return choice;
+}
+
+/** durable-debugger.json `sandbox`: limits the suite needs, each a positive number within what a repository may ask. */
+function repositoryLimits(value: unknown): RepositoryLimits {
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new EnvironmentConfigError(`${repositoryConfigFile}: sandbox must be an object such as {"memoryMb": 2048}`);
+  const limits: RepositoryLimits = {};
+  for (const [key, number] of Object.entries(value)) {
+    const ceiling = repositoryLimitCeilings[key as keyof RepositoryLimits];
+    if (ceiling === undefined)
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} is not a limit a repository may raise (it may raise ${Object.keys(repositoryLimitCeilings).join(', ')})`,
+      );
+    if (typeof number !== 'number' || !(number > 0) || (key !== 'cpus' && !Number.isInteger(number)))
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} must be a positive ${key === 'cpus' ? 'number' : 'whole number'}`,
+      );
+    if (number > ceiling)
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile}: sandbox.${key} ${number} is above what a repository may ask for (${ceiling}); the run's own options (--memory, --cpus, --pids, --command-timeout, or sandbox in the run input) may go higher`,
+      );
+    limits[key as keyof RepositoryLimits] = number;
+  }
+  return limits;
 }
 
 /**
@@ -138,6 +179,7 @@ function planWithoutBuild(
       testCommand: chosen.testCommand,
       build: [],
       containerEnv: [],
+      probes: repositoryProbes(files, manifests),
     };
   }
   if (chosen.image) {
@@ -152,6 +194,7 @@ function planWithoutBuild(
       testCommand: chosen.testCommand,
       build: [],
       containerEnv: [],
+      probes: repositoryProbes(files, manifests),
     };
   }
   const dockerfile = manifests[repositoryDockerfile];
@@ -168,11 +211,12 @@ function planWithoutBuild(
       testCommand: chosen.testCommand,
       build: [],
       containerEnv: [],
+      probes: repositoryProbes(files, manifests),
     };
   }
   const node = planNode(files, manifests, host);
   if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
-  const python = planPython(files, manifests);
+  const python = planPython(files, manifests, { extras: chosen.extras, groups: chosen.groups });
   if (python) return { ...python, testCommand: chosen.testCommand };
   return null;
 }
@@ -216,4 +260,13 @@ export function explainInstallFailure(description: string, exitCode: number, las
     ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
     : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
   return `${cause} The installer's last lines:\n${output}`;
+}
+
+/** What a failed probe means for the user: which module came from where, and what to do. */
+export function explainProbeFailure(output: string): string {
+  return [
+    "The environment would run the tests against another copy of the repository's own code, not the workspace:",
+    output,
+    'A dependency or the image installed the project itself. durable-debugger removes the copy its own install pulls in; in an image, Dockerfile or setup commands you bring, install the project editable (pip install -e .) or not at all, and keep it out of node_modules.',
+  ].join('\n');
 }

@@ -1,4 +1,5 @@
 // The shape of an environment plan and the names every ecosystem's planner shares.
+import type { RepositoryLimits } from '../../agent/input.js';
 
 export const repositoryConfigFile = 'durable-debugger.json';
 /** A Dockerfile at this path in the repository is built as its environment. */
@@ -24,6 +25,21 @@ export interface EnvironmentChoice {
 export interface RepositoryConfig extends EnvironmentChoice {
   /** Commands that make what the tests load (e.g. `npm run build`), run before every test run; [] for none. */
   build?: string[];
+  /** Python extras and dependency groups to install instead of the test-ish ones (test, tests, testing, dev). */
+  extras?: string[];
+  groups?: string[];
+  /** Sandbox limits the repository's suite needs: they raise the run's, up to repositoryLimitCeilings. */
+  sandbox?: RepositoryLimits;
+}
+
+/** A check run in the built image, without network, against the run's repository, before the image is used. */
+export interface EnvironmentProbe {
+  /** What it checks, for people. */
+  description: string;
+  /** The repository files it reads: only these are copied into its read-only /workspace. */
+  files: string[];
+  /** A shell script: exit 0 when the check passes; otherwise its output says what is wrong. */
+  script: string;
 }
 
 /** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */
@@ -72,6 +88,11 @@ export interface EnvironmentPlan {
   containerEnv: string[];
   /** The toolchain's choices that are no packed tool, for people: "yarn 4.4.1 (the repository's own release, ...)". */
   toolchainNotes?: string[];
+  /** Checks the builder runs in the image before every run uses it (see probes.ts). */
+  probes: EnvironmentProbe[];
 }
 
 export class EnvironmentConfigError extends Error {}
+
+/** An environment that could not be made: the installer's last lines, or the check that failed, say why. */
+export class EnvironmentBuildError extends Error {}

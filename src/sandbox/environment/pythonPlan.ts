@@ -1,17 +1,31 @@
-// The Python environment: a venv at /opt/venv with the repository's declared requirements
-// (requirements*.txt, pyproject.toml, setup.cfg, setup.py), versions locked by uv.lock or poetry.lock.
-import { parse as parseToml } from 'smol-toml';
-import { EnvironmentConfigError, environmentPaths, type EnvironmentPlan } from './planTypes.js';
+// The Python environment: a venv at /opt/venv with what the tests need (requirements*.txt, the
+// pyproject.toml/setup.cfg/setup.py dependencies plus the test-ish extras and groups), versions
+// locked by uv.lock or poetry.lock. The project itself comes from /workspace, never from an index:
+// a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages.
+import { pythonImportProbe } from './probes.js';
+import { environmentPaths, type EnvironmentPlan } from './planTypes.js';
+import {
+  readPythonProject,
+  selectedRequirements,
+  selectExtrasAndGroups,
+  type PythonProject,
+  type PythonSelection,
+} from './pythonProject.js';
 
 const pythonEnv = [`VIRTUAL_ENV=${environmentPaths.venv}`];
 
-const testExtras = ['test', 'tests', 'testing', 'dev'];
+/** requirements files for docs, linting, releases or benchmarks: not what the tests need. */
+const nonTestRequirementFile = /doc|lint|release|publish|deploy|typing|mypy|style|format|pre-?commit|bench/i;
+
 /** Declared Python requirements: the plan that installs them in a venv, or null when there are none. */
-export function planPython(files: string[], manifests: Record<string, string>): EnvironmentPlan | null {
+export function planPython(
+  files: string[],
+  manifests: Record<string, string>,
+  named: { extras?: string[]; groups?: string[] } = {},
+): EnvironmentPlan | null {
   const requirementFiles = Object.keys(manifests)
-    .filter((path) => /^requirements[^/]*\.txt$/.test(path))
+    .filter((path) => /^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12)))
     .sort();
-  const requirements: string[] = [];
   const sources: string[] = [];
   const inputFiles: Record<string, string> = {};
   for (const path of requirementFiles) {
@@ -22,19 +36,18 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     inputFiles[path] = lines.join('\n');
     if (lines.some((line) => line.trim() && !line.trim().startsWith('#'))) sources.push(`-r ${path}`);
   }
-  const pyproject =
-    manifests['pyproject.toml'] !== undefined ? pyprojectRequirements(manifests['pyproject.toml'] as string) : [];
-  if (pyproject.length) sources.push('(pyproject.toml dependencies)');
-  requirements.push(...pyproject);
-  const setupCfg = manifests['setup.cfg'] !== undefined ? setupCfgRequirements(manifests['setup.cfg'] as string) : [];
-  if (setupCfg.length) sources.push('(setup.cfg install_requires)');
-  requirements.push(...setupCfg);
-  const setupPy = manifests['setup.py'] !== undefined ? setupPyRequirements(manifests['setup.py'] as string) : [];
-  if (setupPy.length) sources.push('(setup.py install_requires)');
-  requirements.push(...setupPy);
-  const lock = pythonLock(manifests);
+  const project = readPythonProject(manifests);
+  const selection = selectExtrasAndGroups(project, named);
+  const requirements = selectedRequirements(project, selection);
+  if (requirements.length) sources.push(...declaredIn(manifests));
+  const lock = pythonLock(manifests, project, selection);
   if (lock) sources.push(`(versions locked in ${lock.file})`);
   if (sources.length === 0) return null;
+  const chosen = [
+    ...selection.extras.map((extra) => `extra ${extra}`),
+    ...selection.groups.map((group) => `group ${group}`),
+  ];
+  if (chosen.length) sources.push(`(${chosen.join(', ')})`);
 
   const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
   if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
@@ -47,15 +60,22 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     ? '/workspace/src'
     : '/workspace';
   const venv = environmentPaths.venv;
+  const python = `${venv}/bin/python3`;
+  const installFiles = [
+    ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`),
+    ...(lock ? [`-r ${lockedRequirements}`] : []),
+  ];
   const script = [
     'set -e',
     `python3 -m venv --without-pip ${venv}`,
     'cd /env-input',
     ...(lock ? lock.export : []),
     // pip runs from its wheel (the base image has no pip), installing into the venv.
-    `${venv}/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${[...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`), ...(lock ? [`-r ${lockedRequirements}`] : [])].join(' ')}`,
-    // The project itself, importable as an editable install would make it.
-    `echo ${importRoot} > "$(${venv}/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
+    `${python} /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
+    ...removeOwnDistributions(project, python),
+    // The project itself, importable as an editable install would make it, and ahead of site-packages:
+    // a .pth line that starts with `import` runs, and puts the workspace before the venv's packages.
+    `echo ${shellQuote(workspaceFirst(importRoot))} > "$(${python} -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
     // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
     ...['python3', 'python', 'pytest'].map(
       (tool) =>
@@ -63,6 +83,7 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     ),
     `echo "packages: $(ls -d ${venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
+  const probe = pythonImportProbe(files, manifests, false);
   return {
     kind: 'python',
     description: `python · pip install ${sources.join(' ')}`,
@@ -72,7 +93,45 @@ export function planPython(files: string[], manifests: Record<string, string>): 
     toolchains: ['pip'],
     build: [],
     containerEnv: pythonEnv,
+    probes: probe ? [probe] : [],
   };
+}
+
+/** Which manifests declare requirements, for the plan's description: "(pyproject.toml dependencies)". */
+function declaredIn(manifests: Record<string, string>): string[] {
+  const labels = (['pyproject.toml', 'setup.cfg', 'setup.py'] as const)
+    .filter((file) => {
+      if (manifests[file] === undefined) return false;
+      const alone = readPythonProject({ [file]: manifests[file] });
+      const groups = Object.keys(alone.groups).filter((group) => !alone.brokenGroups[group]);
+      return selectedRequirements(alone, { extras: Object.keys(alone.extras), groups }).length > 0;
+    })
+    .map((file) => `(${file} ${file === 'pyproject.toml' ? 'dependencies' : 'install_requires'})`);
+  return labels.length ? labels : ['(pyproject.toml dependencies)'];
+}
+
+/** The .pth line that puts the workspace just before the first site-packages folder on sys.path. */
+export function workspaceFirst(importRoot: string): string {
+  return `import sys; p = ${JSON.stringify(importRoot)}; p in sys.path or sys.path.insert(next((i for i, e in enumerate(sys.path) if e.endswith("-packages")), len(sys.path)), p)`;
+}
+
+/**
+ * A dependency of the tests (pytest needs packaging, pluggy and iniconfig; Sphinx needs packaging)
+ * may pull the project's own distribution from the index: it is removed, saying so.
+ */
+function removeOwnDistributions(project: PythonProject, python: string): string[] {
+  return project.ownNames.map((name) =>
+    [
+      `if version=$(${python} -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' ${shellQuote(name)} 2>/dev/null); then`,
+      `  echo "removing ${name} $version, pulled from the index by a dependency: the tests use the workspace's own code"`,
+      `  ${python} /toolchain/pip.whl/pip uninstall --yes --quiet --root-user-action=ignore ${shellQuote(name)}`,
+      'fi',
+    ].join('\n'),
+  );
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 const lockedRequirements = '/tmp/durable-debugger-locked.txt';
@@ -80,33 +139,48 @@ const pipInTools = `/tmp/tools/bin/python3 /toolchain/pip.whl/pip install --no-i
 
 /**
  * A uv.lock or poetry.lock with its pyproject.toml: the locked versions, exported as pinned requirements
- * by the lock's own tool (pip-installed into a throwaway folder of the build container), all extras and
- * groups, without the project itself or local path packages (the workspace provides those).
+ * by the lock's own tool (pip-installed into a throwaway folder of the build container), with the
+ * selected extras and groups only, without the project itself or local path packages (the workspace provides those).
  */
-export function pythonLock(manifests: Record<string, string>): { file: string; export: string[] } | null {
+export function pythonLock(
+  manifests: Record<string, string>,
+  project: PythonProject = readPythonProject(manifests),
+  selection: PythonSelection = selectExtrasAndGroups(project, {}),
+): { file: string; export: string[] } | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
+  const extras = selection.extras.map((extra) => `--extra ${shellQuote(extra)}`);
   if (manifests['uv.lock'] !== undefined) {
+    const groups = selection.groups
+      .filter((group) => group in project.groups)
+      .map((group) => `--group ${shellQuote(group)}`);
+    const own = project.ownNames.map((name) => `--no-emit-package ${shellQuote(name)}`);
     return {
       file: 'uv.lock',
       export: [
         'python3 -m venv --without-pip /tmp/tools',
         `${pipInTools} uv`,
         // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
-        'UV_NO_CONFIG=1 /tmp/tools/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace --all-extras --all-groups --format requirements-txt -o /tmp/exported.txt',
+        `UV_NO_CONFIG=1 /tmp/tools/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
         dropLocalPaths,
         `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from uv.lock"`,
       ],
     };
   }
   if (manifests['poetry.lock'] !== undefined) {
+    const groups = selection.groups.filter((group) => project.poetryGroups.includes(group));
     return {
       file: 'poetry.lock',
       export: [
         'python3 -m venv --without-pip /tmp/tools',
         `${pipInTools} poetry poetry-plugin-export`,
         // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
-        'POETRY_VIRTUALENVS_CREATE=false /tmp/tools/bin/poetry export --without-hashes --all-extras --all-groups --format requirements.txt --output /tmp/exported.txt',
+        [
+          'POETRY_VIRTUALENVS_CREATE=false /tmp/tools/bin/poetry export --without-hashes',
+          ...(groups.length ? [`--with ${shellQuote(groups.join(','))}`] : []),
+          ...extras,
+          '--format requirements.txt --output /tmp/exported.txt',
+        ].join(' '),
         dropLocalPaths,
         `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from poetry.lock"`,
       ],
@@ -114,66 +188,17 @@ export function pythonLock(manifests: Record<string, string>): { file: string; e
   }
   return null;
 }
-/** PEP 621 dependencies plus the test extras and dependency groups (PEP 735). */
-export function pyprojectRequirements(text: string): string[] {
-  let data: Record<string, unknown>;
-  try {
-    data = parseToml(text) as Record<string, unknown>;
-  } catch (error) {
-    throw new EnvironmentConfigError(`pyproject.toml cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const project = (data.project ?? {}) as Record<string, unknown>;
-  const strings = (value: unknown) =>
-    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-  const extras = (project['optional-dependencies'] ?? {}) as Record<string, unknown>;
-  const groups = (data['dependency-groups'] ?? {}) as Record<string, unknown>;
-  const name = typeof project.name === 'string' ? normalizeName(project.name) : null;
-  return [
-    ...strings(project.dependencies),
-    ...testExtras.flatMap((extra) => strings(extras[extra])),
-    ...testExtras.flatMap((group) => strings(groups[group])),
-  ].filter((requirement) => !name || normalizeName(requirement.split(/[\s<>=!~;[]/)[0] ?? '') !== name);
-}
 
-function normalizeName(name: string): string {
-  return name.toLowerCase().replace(/[-_.]+/g, '-');
+/** PEP 621 dependencies plus the test extras and dependency groups (PEP 735), without the project itself. */
+export function pyprojectRequirements(text: string): string[] {
+  const project = readPythonProject({ 'pyproject.toml': text });
+  return selectedRequirements(project, selectExtrasAndGroups(project, {}));
 }
 
 /** install_requires and the test extras of a setup.cfg. */
 export function setupCfgRequirements(text: string): string[] {
-  const result: string[] = [];
-  let section = '';
-  let key = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/\s+[#;].*$/, '');
-    const header = line.match(/^\[(.+)\]\s*$/);
-    if (header) {
-      section = (header[1] as string).trim();
-      key = '';
-      continue;
-    }
-    const assignment = line.match(/^(\S[^=]*?)\s*=\s*(.*)$/);
-    if (assignment) {
-      key = (assignment[1] as string).trim();
-      if (wanted(section, key) && assignment[2]?.trim())
-        result.push(...(assignment[2] as string).split(';;').map((part) => part.trim()));
-      continue;
-    }
-    if (/^\s+\S/.test(line) && wanted(section, key)) result.push(line.trim());
-  }
-  return result.filter(Boolean);
-
-  function wanted(sectionName: string, keyName: string): boolean {
-    return (
-      (sectionName === 'options' && keyName === 'install_requires') ||
-      (sectionName === 'options.extras_require' && testExtras.includes(keyName))
-    );
-  }
+  const project = readPythonProject({ 'setup.cfg': text });
+  return selectedRequirements(project, selectExtrasAndGroups(project, {}));
 }
 
-/** The literal install_requires list of a setup.py (best effort: a computed list is not read). */
-export function setupPyRequirements(text: string): string[] {
-  const list = text.match(/install_requires\s*=\s*\[([^\]]*)\]/)?.[1];
-  if (!list) return [];
-  return [...list.matchAll(/["']([^"']+)["']/g)].map((match) => match[1] as string);
-}
+export { setupPyRequirements } from './pythonProject.js';

@@ -1,0 +1,94 @@
+// Runs an environment's probes (probes.ts) in its image before a run uses it: one short-lived
+// container, hardened as the sandbox is (no network, non-root, read-only root, no capabilities),
+// with only the repository files the probes read copied into a read-only /workspace.
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import { removeContainer } from '../container.js';
+import type { ContentStore } from '../store/contentStore.js';
+import type { EnvironmentProbe } from './planTypes.js';
+
+export interface ProbeRun {
+  docker: Docker;
+  store: ContentStore;
+  /** Where the probe's copy of the files is written. */
+  home: string;
+  image: string;
+  containerEnv: string[];
+  snapshotId: string;
+  probes: EnvironmentProbe[];
+  labels: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+const probeTimeoutMs = 60_000;
+
+/** Runs the probes; null when they pass, else what they printed (which module came from where). */
+export async function runProbes(run: ProbeRun): Promise<string | null> {
+  if (run.probes.length === 0) return null;
+  const { docker, store } = run;
+  await mkdir(run.home, { recursive: true });
+  const workspace = await mkdtemp(join(run.home, 'probe-'));
+  let container: Docker.Container | undefined;
+  try {
+    await chmod(workspace, 0o755);
+    const tree = await store.getTree(run.snapshotId);
+    const wanted = new Set(run.probes.flatMap((probe) => probe.files));
+    for (const entry of tree.entries) {
+      if (entry.kind !== 'file' || !wanted.has(entry.path)) continue;
+      await mkdir(dirname(join(workspace, entry.path)), { recursive: true, mode: 0o755 });
+      await writeFile(join(workspace, entry.path), await store.getBlob(entry.blob), { mode: 0o644 });
+    }
+    // Each probe in a subshell, all of them run: the output names every module that came from elsewhere.
+    const script = ['status=0', ...run.probes.map((probe) => `(\n${probe.script}\n) || status=1`), 'exit $status'].join(
+      '\n',
+    );
+    container = await docker.createContainer({
+      Image: run.image,
+      Cmd: ['sh', '-c', script],
+      User: '65534:65534',
+      WorkingDir: '/',
+      Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', ...run.containerEnv],
+      Labels: run.labels,
+      HostConfig: {
+        NetworkMode: 'none',
+        Memory: 512 * 1024 * 1024,
+        PidsLimit: 128,
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        ReadonlyRootfs: true,
+        Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m,mode=1777' },
+        Binds: [`${workspace}:/workspace:ro`],
+        LogConfig: { Type: 'none', Config: {} },
+      },
+    });
+    let output = '';
+    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        if (output.length < 20_000) output += chunk.toString('utf8');
+        done();
+      },
+    });
+    container.modem.demuxStream(stream, sink, sink);
+    await container.start();
+    const kill = () => void container?.kill().catch(() => undefined);
+    const timer = setTimeout(kill, probeTimeoutMs);
+    run.signal?.addEventListener('abort', kill);
+    let statusCode: number;
+    try {
+      ({ StatusCode: statusCode } = (await container.wait()) as { StatusCode: number });
+    } finally {
+      clearTimeout(timer);
+      run.signal?.removeEventListener('abort', kill);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the last output may trail the exit
+    if (run.signal?.aborted) throw new Error('the environment check was cancelled');
+    if (statusCode === 0) return null;
+    return output.trim() || `the check exited with ${statusCode} and printed nothing`;
+  } finally {
+    if (container) await removeContainer(docker, container.id);
+    await rm(workspace, { recursive: true, force: true });
+  }
+}

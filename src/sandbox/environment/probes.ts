@@ -1,0 +1,147 @@
+// The checks run in every environment image before a run uses it: the tests must exercise the
+// repository's own code in /workspace, not a copy of it that a dependency pulled from an index or
+// that the image has installed. Pure: a plan carries its probes; the builder runs them
+// (probeRunner.ts) in the image, without network, against the run's repository.
+import { parse as parseToml } from 'smol-toml';
+import type { EnvironmentProbe } from './planTypes.js';
+
+/** Top-level Python modules of a repository, and the folder they are imported from (src layout or the root). */
+export function pythonTopLevelModules(files: string[]): { root: '' | 'src'; modules: string[]; files: string[] } {
+  const inSrc = files.filter((path) => /^src\/[A-Za-z_]\w*(\/__init__\.py|\.py)$/.test(path));
+  const root = inSrc.length ? 'src' : '';
+  const candidates = inSrc.length ? inSrc : files.filter((path) => /^[A-Za-z_]\w*(\/__init__\.py|\.py)$/.test(path));
+  const chosen = candidates.filter((path) => {
+    const name = path.replace(/^src\//, '').replace(/(\/__init__)?\.py$/, '');
+    // Scripts and test files at the root are not imported by name from elsewhere.
+    return !/^(setup|conftest|noxfile|fabfile|manage)$|^test_|_test$/.test(name);
+  });
+  const modules = [...new Set(chosen.map((path) => path.replace(/^src\//, '').replace(/(\/__init__)?\.py$/, '')))];
+  return { root, modules: modules.slice(0, 100), files: chosen.slice(0, 100) };
+}
+
+/** Folders pytest puts first on sys.path (its `pythonpath` setting), relative to the repository. */
+export function pytestPythonPath(manifests: Record<string, string>): string[] {
+  const pyproject = manifests['pyproject.toml'];
+  if (pyproject !== undefined) {
+    try {
+      const tool = (parseToml(pyproject) as { tool?: { pytest?: Record<string, unknown> } }).tool?.pytest;
+      const value = (tool?.ini_options as Record<string, unknown> | undefined)?.pythonpath ?? tool?.pythonpath;
+      if (typeof value === 'string') return value.split(/\s+/).filter(Boolean);
+      if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+    } catch {
+      // an unreadable pyproject.toml is reported by the planner
+    }
+  }
+  for (const [file, section] of [
+    ['pytest.ini', 'pytest'],
+    ['.pytest.ini', 'pytest'],
+    ['tox.ini', 'pytest'],
+    ['setup.cfg', 'tool:pytest'],
+  ] as const) {
+    const text = manifests[file];
+    if (text === undefined) continue;
+    const body = text.split(new RegExp(`^\\[${section.replace(':', '\\:')}\\]\\s*$`, 'm'))[1]?.split(/^\[/m)[0];
+    const value = body?.match(/^pythonpath\s*=\s*((?:.*)(?:\n[ \t]+.*)*)/m)?.[1];
+    if (value !== undefined) return value.split(/\s+/).filter(Boolean);
+  }
+  return [];
+}
+
+/**
+ * Each top-level package of the repository must resolve to /workspace, as the tests will import it
+ * (from /workspace, pytest's `pythonpath` first). Located with importlib's find_spec, which runs
+ * none of the package's code: a package that fails to import is the agent's to fix, not the
+ * environment's. With `ifPresent`, an image without python3 passes (nothing to check).
+ */
+export function pythonImportProbe(
+  files: string[],
+  manifests: Record<string, string>,
+  ifPresent: boolean,
+): EnvironmentProbe | null {
+  const { root, modules, files: moduleFiles } = pythonTopLevelModules(files);
+  if (modules.length === 0) return null;
+  const program = [
+    'import importlib.util, os, sys',
+    `sys.path[0:0] = [os.path.join("/workspace", p) for p in ${JSON.stringify(pytestPythonPath(manifests))}]`,
+    'def owner(path):',
+    '    try:',
+    '        from importlib.metadata import packages_distributions, version',
+    '        top = os.path.basename(path[:-12] if path.endswith("/__init__.py") else path[:-3] if path.endswith(".py") else path)',
+    '        return ", ".join(f"{d} {version(d)}" for d in packages_distributions().get(top, []))',
+    '    except Exception:',
+    '        return ""',
+    'bad = []',
+    `for name in ${JSON.stringify(modules)}:`,
+    '    if name in sys.builtin_module_names: continue',
+    '    try:',
+    '        spec = importlib.util.find_spec(name)',
+    '    except Exception as error:',
+    '        bad.append(f"`import {name}` cannot be located: {error!r}"); continue',
+    // Not found at all: the test command may put the folder on sys.path itself; nothing shadows it.
+    '    if spec is None: continue',
+    '    places = [spec.origin] if spec.has_location and spec.origin else list(spec.submodule_search_locations or [])',
+    '    if any(os.path.realpath(p) == "/workspace" or os.path.realpath(p).startswith("/workspace/") for p in places): continue',
+    '    where = places[0] if places else str(spec.origin)',
+    '    dist = owner(where)',
+    `    bad.append(f"\`import {name}\` loads {where}{f' (installed distribution {dist})' if dist else ''}, not the workspace's ${root ? 'src/' : ''}{name}")`,
+    'for line in bad: print("python: " + line)',
+    'sys.exit(1 if bad else 0)',
+  ].join('\n');
+  return {
+    description: "python: the repository's top-level packages import from /workspace",
+    files: moduleFiles,
+    script: [
+      ...(ifPresent ? ['command -v python3 >/dev/null 2>&1 || exit 0'] : []),
+      `cd /workspace && python3 - <<'DURABLE_DEBUGGER_PROBE'`,
+      program,
+      'DURABLE_DEBUGGER_PROBE',
+    ].join('\n'),
+  };
+}
+
+/**
+ * The package's own name must resolve to /workspace when the environment has a package of that
+ * name (a dependency depended on the project itself): Node resolves a name to the package itself
+ * first when its package.json has `exports`, else through node_modules folders, /node_modules included.
+ */
+export function nodeOwnNameProbe(manifests: Record<string, string>, ifPresent: boolean): EnvironmentProbe | null {
+  let name: unknown;
+  try {
+    name = (JSON.parse(manifests['package.json'] ?? 'null') as { name?: unknown } | null)?.name;
+  } catch {
+    return null;
+  }
+  if (typeof name !== 'string' || !/^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/i.test(name)) return null;
+  const program = `
+const fs = require('fs'), path = require('path');
+const name = ${JSON.stringify(name)};
+const own = JSON.parse(fs.readFileSync('/workspace/package.json', 'utf8'));
+if (own.exports !== undefined) process.exit(0);
+for (const dir of require.resolve.paths(name) || []) {
+  const candidate = path.join(dir, name);
+  if (!fs.existsSync(candidate)) continue;
+  const real = fs.realpathSync(candidate);
+  if (real === '/workspace' || real.startsWith('/workspace/')) process.exit(0);
+  let version = '?';
+  try { version = JSON.parse(fs.readFileSync(path.join(real, 'package.json'), 'utf8')).version; } catch {}
+  console.log('node: require("' + name + '") loads ' + candidate + (real === candidate ? '' : ' (' + real + ')') + ', ' + name + '@' + version + ' from the registry, not the workspace');
+  process.exit(1);
+}`;
+  return {
+    description: "node: the package's own name resolves to /workspace",
+    files: ['package.json'],
+    script: [
+      ...(ifPresent ? ['command -v node >/dev/null 2>&1 || exit 0'] : []),
+      `cd /workspace && node - <<'DURABLE_DEBUGGER_PROBE'`,
+      program.trim(),
+      'DURABLE_DEBUGGER_PROBE',
+    ].join('\n'),
+  };
+}
+
+/** Both checks, each passing when its interpreter is absent: for images the repository or the run names. */
+export function repositoryProbes(files: string[], manifests: Record<string, string>): EnvironmentProbe[] {
+  return [pythonImportProbe(files, manifests, true), nodeOwnNameProbe(manifests, true)].filter(
+    (probe): probe is EnvironmentProbe => probe !== null,
+  );
+}

@@ -1,0 +1,96 @@
+// The Python a repository allows (requires-python) against the sandbox's: a Python repository runs on
+// a sandbox image with one it allows, built from another Debian suite by `npm run setup -- --python
+// 3.13`, or the run ends saying how to make or bring one. Each image is asked for its Python once.
+import type Docker from 'dockerode';
+import { labels, projectLabel, removeContainer } from '../container.js';
+import { EnvironmentBuildError, type EnvironmentPlan } from './planTypes.js';
+import { repositoryProbes } from './probes.js';
+import { readPythonProject } from './pythonProject.js';
+import { allowsPython, debianPythons, explainPythonMismatch, pythonVariantImage } from './pythonVersions.js';
+
+export class SandboxPythons {
+  /** The Python of each image asked so far, by image id. */
+  private readonly versions = new Map<string, Promise<string | null>>();
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly sandboxImage: string,
+  ) {}
+
+  /**
+   * A Python repository whose requires-python excludes the sandbox's Python runs on a sandbox image
+   * with one it allows (`npm run setup -- --python 3.13`), or ends saying how to make one.
+   * An image, setup commands or a Dockerfile the repository or the run names is theirs to choose.
+   */
+  async onAllowedPython(
+    plan: EnvironmentPlan | null,
+    files: string[],
+    manifests: Record<string, string>,
+  ): Promise<EnvironmentPlan | null> {
+    if (plan && plan.kind !== 'python') return plan;
+    const requirement = readPythonProject(manifests).requiresPython;
+    if (!requirement) return plan;
+    const sandboxImage = this.sandboxImage;
+    const version = await this.pythonVersionOf(sandboxImage);
+    if (!version || allowsPython(requirement.specifier, version) !== false) return plan;
+    for (const python of debianPythons) {
+      const image = pythonVariantImage(sandboxImage, python.minor);
+      const found = await this.pythonVersionOf(image);
+      if (!found || !allowsPython(requirement.specifier, found)) continue;
+      const why = `python ${found} (${requirement.source}: ${requirement.specifier})`;
+      if (plan) return { ...plan, baseImage: image, description: `${plan.description} · ${why}` };
+      return {
+        kind: 'image',
+        description: `image · ${image} · ${why}`,
+        baseImage: image,
+        files: {},
+        script: '',
+        needsRepository: false,
+        toolchains: [],
+        build: [],
+        containerEnv: [],
+        probes: repositoryProbes(files, manifests),
+      };
+    }
+    throw new EnvironmentBuildError(explainPythonMismatch(requirement, { image: sandboxImage, version }));
+  }
+
+  /** The Python an image has (`python3`), asked once per image id; null when the image or its python3 is missing. */
+  private async pythonVersionOf(image: string): Promise<string | null> {
+    const info = await this.docker
+      .getImage(image)
+      .inspect()
+      .catch(() => null);
+    if (!info) return null;
+    let known = this.versions.get(info.Id);
+    if (!known) {
+      known = this.askPythonVersion(info.Id);
+      this.versions.set(info.Id, known);
+    }
+    return known;
+  }
+
+  private async askPythonVersion(imageId: string): Promise<string | null> {
+    const { docker } = this;
+    const container = await docker.createContainer({
+      Image: imageId,
+      Cmd: ['sh', '-c', 'python3 -c "import platform; print(platform.python_version())" 2>/dev/null || true'],
+      User: '65534:65534',
+      Labels: { [labels.project]: projectLabel },
+      HostConfig: { NetworkMode: 'none', AutoRemove: false, LogConfig: { Type: 'json-file', Config: {} } },
+    });
+    try {
+      await container.start();
+      await container.wait();
+      const logs = (await container.logs({ stdout: true, stderr: false })) as Buffer;
+      return (
+        logs
+          .toString('utf8')
+          .match(/\d+\.\d+\.\d+/)
+          ?.at(0) ?? null
+      );
+    } finally {
+      await removeContainer(docker, container.id);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// What a Python repository declares about itself, read from pyproject.toml, setup.cfg and setup.py:
+// its own distribution names, its dependencies, its extras and dependency groups (PEP 735 and
+// Poetry's), and which of those the tests need. Pure: the planners decide what to install from it.
+import { parse as parseToml } from 'smol-toml';
+import { EnvironmentConfigError, repositoryConfigFile } from './planTypes.js';
+
+/** Extras and groups installed unless durable-debugger.json names others: those the tests need. */
+export const testExtras = ['test', 'tests', 'testing', 'dev'];
+
+export interface PythonProject {
+  /** The project's own distribution names (normalized): never installed from an index. */
+  ownNames: string[];
+  dependencies: string[];
+  /** Extras (pyproject optional-dependencies, setup.cfg extras_require) → their requirements. */
+  extras: Record<string, string[]>;
+  /** PEP 735 dependency groups (uv's dev-dependencies as `dev`) → their requirements, include-group resolved. */
+  groups: Record<string, string[]>;
+  /** Groups that cannot be resolved (an include-group of an undefined group), with why: an error once selected. */
+  brokenGroups: Record<string, string>;
+  /** Poetry's groups (legacy dev-dependencies as `dev`): a poetry.lock exports them with --with. */
+  poetryGroups: string[];
+  /** `requires-python` (or setup.cfg/setup.py python_requires), and the file that says it. */
+  requiresPython: { specifier: string; source: string } | null;
+}
+
+/** The extras and groups to install: those durable-debugger.json names, else the test-ish ones the project defines. */
+export interface PythonSelection {
+  extras: string[];
+  groups: string[];
+}
+
+export function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/[-_.]+/g, '-');
+}
+
+/** The distribution a requirement names ("Self_Pkg[extra]>=1; python_version<'3.12'" → "self-pkg"). */
+export function requirementName(requirement: string): string {
+  return normalizeName(requirement.trim().split(/[\s<>=!~;[@(]/)[0] ?? '');
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function table(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+export function readPythonProject(manifests: Record<string, string>): PythonProject {
+  const project: PythonProject = {
+    ownNames: [],
+    dependencies: [],
+    extras: {},
+    groups: {},
+    brokenGroups: {},
+    poetryGroups: [],
+    requiresPython: null,
+  };
+  const pyprojectText = manifests['pyproject.toml'];
+  if (pyprojectText !== undefined) readPyproject(pyprojectText, project);
+  const setupCfg = manifests['setup.cfg'];
+  if (setupCfg !== undefined) readSetupCfg(setupCfg, project);
+  const setupPy = manifests['setup.py'];
+  if (setupPy !== undefined) {
+    project.dependencies.push(...setupPyRequirements(setupPy));
+    const name = setupPy.match(/\bname\s*=\s*["']([^"']+)["']/)?.[1];
+    if (name) project.ownNames.push(normalizeName(name));
+    const requires = setupPy.match(/\bpython_requires\s*=\s*["']([^"']+)["']/)?.[1];
+    if (requires && !project.requiresPython) project.requiresPython = { specifier: requires, source: 'setup.py' };
+  }
+  project.ownNames = [...new Set(project.ownNames)];
+  return project;
+}
+
+function readPyproject(text: string, project: PythonProject): void {
+  let data: Record<string, unknown>;
+  try {
+    data = parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new EnvironmentConfigError(`pyproject.toml cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const pep621 = table(data.project);
+  if (typeof pep621.name === 'string') project.ownNames.push(normalizeName(pep621.name));
+  project.dependencies.push(...strings(pep621.dependencies));
+  for (const [extra, requirements] of Object.entries(table(pep621['optional-dependencies'])))
+    project.extras[extra] = strings(requirements);
+  if (typeof pep621['requires-python'] === 'string')
+    project.requiresPython = { specifier: pep621['requires-python'], source: 'pyproject.toml' };
+
+  const rawGroups = table(data['dependency-groups']);
+  const tool = table(data.tool);
+  const uvDev = strings(table(tool.uv)['dev-dependencies']);
+  for (const name of Object.keys(rawGroups)) {
+    try {
+      project.groups[name] = resolveGroup(rawGroups, name, []);
+    } catch (error) {
+      project.groups[name] = [];
+      project.brokenGroups[name] = (error as Error).message;
+    }
+  }
+  if (uvDev.length) project.groups.dev = [...(project.groups.dev ?? []), ...uvDev];
+
+  const poetry = table(tool.poetry);
+  if (typeof poetry.name === 'string') project.ownNames.push(normalizeName(poetry.name));
+  project.poetryGroups = Object.keys(table(poetry.group));
+  if (poetry['dev-dependencies'] !== undefined && !project.poetryGroups.includes('dev'))
+    project.poetryGroups.push('dev');
+  const python = table(poetry.dependencies).python;
+  if (typeof python === 'string' && !project.requiresPython)
+    project.requiresPython = { specifier: python, source: 'pyproject.toml ([tool.poetry.dependencies] python)' };
+}
+
+/** A PEP 735 group's requirements, its `{include-group = "…"}` entries replaced by that group's. */
+function resolveGroup(groups: Record<string, unknown>, name: string, seen: string[]): string[] {
+  if (seen.includes(name))
+    throw new EnvironmentConfigError(`pyproject.toml: dependency group "${name}" includes itself`);
+  const result: string[] = [];
+  for (const entry of Array.isArray(groups[name]) ? (groups[name] as unknown[]) : []) {
+    if (typeof entry === 'string') result.push(entry);
+    else {
+      const included = table(entry)['include-group'];
+      if (typeof included !== 'string') continue;
+      const key = Object.keys(groups).find((group) => normalizeName(group) === normalizeName(included));
+      if (!key)
+        throw new EnvironmentConfigError(
+          `pyproject.toml: dependency group "${name}" includes "${included}", which is not defined`,
+        );
+      result.push(...resolveGroup(groups, key, [...seen, name]));
+    }
+  }
+  return result;
+}
+
+function readSetupCfg(text: string, project: PythonProject): void {
+  let section = '';
+  let key = '';
+  const add = (value: string) => {
+    const values = value
+      .split(';;')
+      .map((part) => part.trim())
+      .filter(Boolean);
+    if (section === 'options' && key === 'install_requires') project.dependencies.push(...values);
+    if (section === 'options.extras_require') (project.extras[key] ??= []).push(...values);
+  };
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+[#;].*$/, '');
+    const header = line.match(/^\[(.+)\]\s*$/);
+    if (header) {
+      section = (header[1] as string).trim();
+      key = '';
+      continue;
+    }
+    const assignment = line.match(/^(\S[^=]*?)\s*=\s*(.*)$/);
+    if (assignment) {
+      key = (assignment[1] as string).trim();
+      const value = (assignment[2] as string).trim();
+      if (section === 'options.extras_require') project.extras[key] ??= [];
+      if (section === 'metadata' && key === 'name' && value) project.ownNames.push(normalizeName(value));
+      if (section === 'options' && key === 'python_requires' && value && !project.requiresPython)
+        project.requiresPython = { specifier: value, source: 'setup.cfg' };
+      if (value) add(value);
+      continue;
+    }
+    if (/^\s+\S/.test(line)) add(line.trim());
+  }
+}
+
+/** The literal install_requires list of a setup.py (best effort: a computed list is not read). */
+export function setupPyRequirements(text: string): string[] {
+  const list = text.match(/install_requires\s*=\s*\[([^\]]*)\]/)?.[1];
+  if (!list) return [];
+  return [...list.matchAll(/["']([^"']+)["']/g)].map((match) => match[1] as string);
+}
+
+/**
+ * The extras and groups to install. Named in durable-debugger.json: exactly those (each must be
+ * defined); else the test-ish ones the project defines. Docs, lint and release groups stay out.
+ */
+export function selectExtrasAndGroups(
+  project: PythonProject,
+  named: { extras?: string[]; groups?: string[] },
+): PythonSelection {
+  const definedGroups = [...new Set([...Object.keys(project.groups), ...project.poetryGroups])];
+  const pick = (kind: 'extras' | 'groups', defined: string[]): string[] => {
+    const wanted = named[kind];
+    if (!wanted) return defined.filter((name) => testExtras.includes(normalizeName(name)));
+    const missing = wanted.filter(
+      (name) => !defined.some((candidate) => normalizeName(candidate) === normalizeName(name)),
+    );
+    if (missing.length) {
+      const what = kind === 'extras' ? 'extra' : 'dependency group';
+      throw new EnvironmentConfigError(
+        `${repositoryConfigFile} names the ${what}(s) ${missing.join(', ')}, which the project does not define (${defined.length ? `it defines ${defined.join(', ')}` : `it defines no ${what}s`})`,
+      );
+    }
+    return defined.filter((candidate) => wanted.some((name) => normalizeName(name) === normalizeName(candidate)));
+  };
+  return { extras: pick('extras', Object.keys(project.extras)), groups: pick('groups', definedGroups) };
+}
+
+/**
+ * The requirements to install without a lock: dependencies plus the selected extras and groups,
+ * without the project itself (a self-reference with extras, `pkg[test]`, brings those extras' requirements).
+ */
+export function selectedRequirements(project: PythonProject, selection: PythonSelection): string[] {
+  const result: string[] = [];
+  const extrasSeen = new Set<string>();
+  const add = (requirements: string[]) => {
+    for (const requirement of requirements) {
+      if (!project.ownNames.includes(requirementName(requirement))) {
+        result.push(requirement);
+        continue;
+      }
+      const extras = requirement.match(/\[([^\]]*)\]/)?.[1]?.split(',') ?? [];
+      for (const extra of extras.map((name) => name.trim())) {
+        const key = Object.keys(project.extras).find((name) => normalizeName(name) === normalizeName(extra));
+        if (key && !extrasSeen.has(key)) {
+          extrasSeen.add(key);
+          add(project.extras[key] as string[]);
+        }
+      }
+    }
+  };
+  add(project.dependencies);
+  for (const extra of selection.extras) {
+    if (extrasSeen.has(extra)) continue;
+    extrasSeen.add(extra);
+    add(project.extras[extra] ?? []);
+  }
+  for (const group of selection.groups) {
+    if (project.brokenGroups[group]) throw new EnvironmentConfigError(project.brokenGroups[group]);
+    add(project.groups[group] ?? []);
+  }
+  return [...new Set(result)];
+}
