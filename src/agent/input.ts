@@ -45,6 +45,16 @@ export const debugInputSchema = z.strictObject({
     .string()
     .regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)')
     .optional(),
+  /**
+   * How long a model call waits for a worker of the run's endpoint before the run says it waits;
+   * each later wait doubles, up to maxSeconds (the history stays small while a run waits for days).
+   */
+  modelWorkerWait: z
+    .strictObject({
+      firstSeconds: z.number().int().min(1).max(3_600).default(30),
+      maxSeconds: z.number().int().min(1).max(86_400).default(600),
+    })
+    .default({ firstSeconds: 30, maxSeconds: 600 }),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
   /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */
   thinkingBudgetTokens: z.number().int().min(1_024).optional(),
