@@ -25,7 +25,14 @@ export const budgetsSchema = z.strictObject({
 export type Budgets = z.infer<typeof budgetsSchema>;
 
 export const debugInputSchema = z.strictObject({
-  repo: z.string().min(1, 'repo must be the path of the repository to debug'),
+  repo: z
+    .string()
+    .min(1, { error: 'repo must be the path of the repository to debug', abort: true })
+    // A relative path would be resolved against whichever worker takes the run (the Temporal CLI passes it as given).
+    .refine(isAbsolutePath, {
+      error: (issue) =>
+        `"${String(issue.input)}" is a relative path: give the repository's absolute path (a worker would resolve it against its own folder)`,
+    }),
   goal: z.string().min(1).optional(),
   testCommand: z.string().min(1).optional(),
   /** The repository's environment, overriding its durable-debugger.json: an image, and/or setup commands run once with network. */
@@ -110,6 +117,11 @@ export const debugInputSchema = z.strictObject({
 });
 
 export type DebugInput = z.infer<typeof debugInputSchema>;
+
+/** An absolute path on the worker's machine: POSIX, or a Windows drive path. */
+export function isAbsolutePath(path: string): boolean {
+  return path.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(path);
+}
 export type DebugInputJson = z.input<typeof debugInputSchema>;
 
 export class InvalidInputError extends Error {}
