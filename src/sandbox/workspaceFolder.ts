@@ -76,7 +76,10 @@ export class WorkspaceFolder {
   async rebuild(snapshotId: string, mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
     const snapshot = await this.store.getTree(snapshotId);
     await removeFolder(this.path);
-    await mkdir(this.path, { recursive: true });
+    // The user's code is the sandbox user's alone: others on this machine cannot list or read it.
+    await mkdir(posix.dirname(this.path), { recursive: true, mode: 0o700 });
+    await chmod(posix.dirname(this.path), 0o700);
+    await mkdir(this.path, { mode: 0o700 });
     await writeFile(this.snapshotRecord, JSON.stringify({ snapshotId }));
     this.tracked = new Set(snapshot.entries.map((entry) => entry.path));
     this.hashCache.clear();
