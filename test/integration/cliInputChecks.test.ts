@@ -57,7 +57,9 @@ test('run, start and apply refuse a bad repository or options at once, in one li
   git('branch', 'durable-debugger/taken-id');
 
   // How long the CLI takes to answer at all on this machine (loading it), for comparison.
-  const version = await timed(['--version']);
+  // (The slower of two, since other work on the machine slows some starts more than others.)
+  const versions = [await timed(['--version']), await timed(['--version'])];
+  const version = { ms: Math.max(...versions.map((each) => each.ms)) };
   const cases: Array<[string[], RegExp]> = [
     [['run', join(folder, 'missing')], /^error: The repository ".*missing" does not exist\.$/],
     [['start', join(folder, 'missing')], /^error: The repository ".*missing" does not exist\.$/],
@@ -96,7 +98,7 @@ test('run, start and apply refuse a bad repository or options at once, in one li
     assert.match(said, expected, args.join(' '));
     // Loading the CLI is all it takes: never a wait for a server (a loaded machine slows both alike).
     assert.ok(
-      result.ms < Math.max(2_000, version.ms * 2),
+      result.ms < Math.max(2_000, version.ms * 2 + 1_000),
       `${args.join(' ')} took ${result.ms} ms (--version ${version.ms} ms)`,
     );
     times.push(`${args[0]} ${result.ms} ms`);
