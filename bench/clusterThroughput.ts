@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { connectClient, startDebugRun } from '../src/client.js';
 import type { DebugReport } from '../src/agent/report.js';
 import { clusterStatus, startCluster, stopCluster } from '../deploy/cluster/clusterLauncher.js';
-import { clusterAddresses, clusterPaths } from '../deploy/cluster/clusterSettings.js';
+import { clusterAddresses, clusterDatabaseUrl, clusterPaths } from '../deploy/cluster/clusterSettings.js';
 import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { lastPreparedHost } from '../harness/reliability/scenarios.js';
@@ -94,7 +94,7 @@ async function measurePoint(
       workers.push(
         await startWorkerProcess(
           { address: clusterAddresses.temporal, home: join(folder, hostId) },
-          { taskQueue, hostId, fakeUrl, env: { DURABLE_DEBUGGER_STORE: clusterAddresses.postgresqlUrl() } },
+          { taskQueue, hostId, fakeUrl, env: { DURABLE_DEBUGGER_STORE: clusterDatabaseUrl() } },
         ),
       );
     }

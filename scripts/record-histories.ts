@@ -3,8 +3,12 @@
 // runs of the old code may still be in flight): `node --import tsx scripts/record-histories.ts`,
 // or name scenarios to record only those: `... scripts/record-histories.ts approved-patch-reused`.
 // Histories of code paths that only old runs take are kept as they were recorded, never recorded
-// again: approved.json (the report computed the approved patch a second time).
+// again: approved.json (the report computed the approved patch a second time),
+// waited-for-a-model-worker-before-backoff.json (waits for a model worker 30 s at a time, two
+// of them, recorded by this script's scenario on the code before waits backed off).
 import { execFileSync } from 'node:child_process';
+import type { WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DebugInputJson } from '../src/agent/input.js';
@@ -13,7 +17,9 @@ import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
 import { approveUpdate, hintSignal, statusQuery } from '../src/temporal/definitions.js';
 import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
-import { startTestServer, startTestWorker } from '../harness/devStack.js';
+import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
+import { modelEndpointId } from '../src/model/endpoint.js';
+import { startTestServer, startTestWorker, uniqueTaskQueue } from '../harness/devStack.js';
 import type { ScriptStep } from '../src/demo/script.js';
 
 const fixture = await loadFixture('01_off_by_one');
@@ -37,6 +43,8 @@ const scenarios: Array<{
   child?: string;
   /** Models the fake API answers 529 (overloaded) for. */
   overloadedModels?: string[];
+  /** The run's model worker starts only after this many of the run's waits for it timed out. */
+  modelWorkerAfterWaits?: number;
 }> = [
   { name: 'fixed-off-by-one', responses: steps },
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
@@ -50,6 +58,12 @@ const scenarios: Array<{
     input: { model: 'claude-opus-4-6', fallbackModel: 'claude-haiku-4-5', fallbackAfterSeconds: 0 },
     overloadedModels: ['claude-opus-4-6'],
   },
+  {
+    name: 'waited-for-a-model-worker',
+    responses: steps,
+    input: { modelWorkerWait: { firstSeconds: 1, maxSeconds: 2 } },
+    modelWorkerAfterWaits: 3,
+  },
 ];
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name));
@@ -60,18 +74,28 @@ if (unknown.length > 0)
 const server = await startTestServer();
 try {
   for (const scenario of scenarios.filter((each) => named.length === 0 || named.includes(each.name))) {
-    const worker = await startTestWorker(server, {
-      fake: {
-        scripts: { [fixture.name]: { responses: scenario.responses } },
-        latencyMs: scenario.hint ? 300 : 0,
-        overloadedModels: scenario.overloadedModels,
-      },
+    const fake = new FakeAnthropicApi({
+      scripts: { [fixture.name]: { responses: scenario.responses } },
+      latencyMs: scenario.hint ? 300 : 0,
+      overloadedModels: scenario.overloadedModels,
     });
+    await fake.start();
+    const taskQueue = uniqueTaskQueue('history');
+    // A worker of another endpoint prepares the sandbox while the run waits for its own.
+    const waiting = scenario.modelWorkerAfterWaits
+      ? await startTestWorker(server, { fake, taskQueue, apiKey: 'another-key' })
+      : null;
+    const startWorker = () => startTestWorker(server, { fake, taskQueue });
+    const worker = waiting ? null : await startWorker();
     const handle = await startDebugRun(server.client, {
-      input: fixtureInput(fixture, scenario.input),
-      taskQueue: worker.taskQueue,
+      input: fixtureInput(fixture, {
+        ...scenario.input,
+        ...(waiting ? { modelEndpoint: modelEndpointId({ apiKey: 'test-key', baseURL: fake.url }) as string } : {}),
+      }),
+      taskQueue,
       workflowId: `history-${scenario.name}`,
     });
+    const late = waiting ? await startAfterWaits(handle, scenario.modelWorkerAfterWaits as number, startWorker) : null;
     if (scenario.hint) await handle.signal(hintSignal, 'Check the loop bounds.');
     if (scenario.approve) {
       while ((await handle.query(statusQuery)).phase !== 'awaiting_approval')
@@ -81,10 +105,21 @@ try {
     await handle.result();
     await record(scenario.name, handle.workflowId, handle.firstExecutionRunId);
     if (scenario.child) await record(`${scenario.name}-${scenario.child}`, `${handle.workflowId}-${scenario.child}`);
-    await worker.stop();
+    for (const each of [worker, late, waiting]) await each?.stop();
+    await fake.stop();
   }
 } finally {
   await server.stop();
+}
+
+/** Starts `start` once the run's model call has waited (timed out waiting for a worker) `waits` times. */
+async function startAfterWaits<T>(handle: WorkflowHandle, waits: number, start: () => Promise<T>): Promise<T> {
+  const timedOut = proto.temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT;
+  for (;;) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    if (events.filter((event) => event.eventType === timedOut).length >= waits) return start();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** The first run's history (for continue-as-new, the run that handed over), exported by the Temporal CLI: the JSON a user gets from `temporal workflow show --output json`. */

@@ -2,27 +2,35 @@
 // conversation, and what its reply means for the loop (src/agent/reply.ts). When no worker of
 // that endpoint takes the call it waits (and says so in the status view) until one does, or a
 // stop or the time budget ends the wait.
-import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ModelActivities } from '../activities/model.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { modelCallRetry } from '../src/temporal/retryPolicies.js';
-import { totalTokens } from '../src/agent/budgets.js';
+import { totalTokens, type Stop } from '../src/agent/budgets.js';
 import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, sentCharacters, type SentConversation } from '../src/agent/conversationDelta.js';
 import { fallbackNote, nextModel, noteModelOfCall, onFallback } from '../src/agent/fallback.js';
 import type { DebugInput } from '../src/agent/input.js';
-import { modelTaskQueueFor, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
+import { modelTaskQueueFor, modelWorkerWaitMs, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
 import { decideReply, type Step } from '../src/agent/reply.js';
 import { recordModelCall, stopWhileWaiting } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import { isScheduleToStartTimeout, modelFailure } from './failures.js';
 import type { RunProgress } from './progress.js';
+import { continueAsNewDue, continueAsNewWithState } from './runLimits.js';
 
 /** Model calls go to the workers of the run's model endpoint; when none takes them, they wait (and say so). */
-function modelActivities(endpoint: string | undefined) {
+function modelActivities(input: DebugInput) {
   return proxyActivities<ModelActivities>({
-    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, endpoint),
-    scheduleToStartTimeout: '30 seconds',
+    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, input.modelEndpoint),
+    scheduleToStartTimeout: input.modelWorkerWait.firstSeconds * 1000,
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '20 seconds',
     retry: modelCallRetry,
@@ -41,7 +49,7 @@ export class ModelStep {
     private readonly input: DebugInput,
     private readonly progress: RunProgress,
   ) {
-    this.activities = modelActivities(input.modelEndpoint);
+    this.activities = modelActivities(input);
   }
 
   /**
@@ -54,7 +62,7 @@ export class ModelStep {
     const { delta, sent } = conversationDelta(this.sent, state.conversation);
     this.sent = sent;
     const summary = `iteration ${state.iteration} · model${this.fallbackSummary()}`;
-    const request = {
+    const request: ModelRequest = {
       iteration: state.iteration,
       conversationLength: state.conversation.length,
       conversationVersion: state.conversationVersion,
@@ -65,30 +73,18 @@ export class ModelStep {
       thinkingBudgetTokens: input.thinkingBudgetTokens,
       temperature: input.temperature,
     };
-    // The call is scheduled again for as long as no worker of the run's endpoint takes it; a stop
-    // ends the wait. The loop is inline: each async layer adds promises to every workflow task,
-    // and the SDK captures a stack for each (bench/workflowPromises.ts).
-    let reply: ModelReply;
-    for (;;) {
-      try {
-        reply = await this.activities.callModel.executeWithOptions({ summary }, [request]);
-        this.waitingFor = null;
-        break;
-      } catch (error) {
-        if (isScheduleToStartTimeout(error)) {
-          this.waitingFor = waitingForModelWorker(input.modelEndpoint, workflowInfo().taskQueue);
-          setCurrentDetails(this.waitingFor);
-          const stop = stopWhileWaiting(state, Date.now());
-          if (!stop) continue;
-          // The run ends here: it no longer waits for anyone (the closed run's status says so).
-          this.waitingFor = null;
-          return { next: 'stop', stop };
-        }
-        const failure = modelFailure(error);
-        if (failure) return { next: 'stop', stop: { condition: 'model_error', detail: failure } };
-        throw error;
-      }
+    // The first call is awaited inline: each async layer adds promises to every workflow task, and
+    // the SDK captures a stack for each (bench/workflowPromises.ts). Waiting is the exception.
+    let answer: { reply: ModelReply; stop?: undefined } | { stop: Stop };
+    try {
+      answer = { reply: await this.activities.callModel.executeWithOptions({ summary }, [request]) };
+    } catch (error) {
+      answer = isScheduleToStartTimeout(error) ? await this.waitForWorker(request, summary) : failedCall(error);
     }
+    // Answered or ended: the run no longer waits for anyone (a closed run's status says so too).
+    this.waitingFor = null;
+    if (answer.stop) return { next: 'stop', stop: answer.stop };
+    const reply = answer.reply;
     recordModelCall(state, reply, sentCharacters(sent));
     noteModelOfCall(state, input, reply, Date.now());
     this.progress.publish();
@@ -104,4 +100,70 @@ export class ModelStep {
     const { fallbackModel } = this.input;
     return fallbackModel && onFallback(this.state, Date.now()) ? ` (fallback ${fallbackModel})` : '';
   }
+
+  /**
+   * Calls again for as long as no worker of the run's endpoint takes the call, until a stop or the
+   * time budget ends the wait. Each wait is twice the last (up to modelWorkerWait.maxSeconds), so
+   * a run waiting for days adds a few events an hour, and it continues as new inside the wait when
+   * its history grows large. (Histories from before the patch wait 30 s at a time, as they did.)
+   */
+  private async waitForWorker(request: ModelRequest, summary: string): Promise<{ reply: ModelReply } | { stop: Stop }> {
+    const { state, input } = this;
+    const backingOff = patched(modelWorkerWaitPatch);
+    for (let waits = 1; ; waits++) {
+      this.waitingFor = waitingForModelWorker(input.modelEndpoint, workflowInfo().taskQueue);
+      setCurrentDetails(this.waitingFor);
+      const stop = stopWhileWaiting(state, Date.now());
+      if (stop) return { stop };
+      if (backingOff && continueAsNewDue(state, input, state.iteration)) {
+        state.iteration -= 1; // the new run begins this iteration again
+        await continueAsNewWithState(state, input);
+      }
+      try {
+        if (!backingOff) return { reply: await this.activities.callModel.executeWithOptions({ summary }, [request]) };
+        const reply = await this.callUnlessStopped(
+          request,
+          summary,
+          modelWorkerWaitMs(input.modelWorkerWait, waits, timeLeftMs(state)),
+        );
+        if (reply) return { reply };
+      } catch (error) {
+        if (!isScheduleToStartTimeout(error)) return failedCall(error);
+      }
+    }
+  }
+
+  /** The call, waiting up to `waitMs` for a worker to take it; null when a stop comes first (the call is cancelled). */
+  private async callUnlessStopped(request: ModelRequest, summary: string, waitMs: number): Promise<ModelReply | null> {
+    const scope = new CancellationScope();
+    const call = scope.run(() =>
+      this.activities.callModel.executeWithOptions({ summary, scheduleToStartTimeout: waitMs }, [request]),
+    );
+    const stopped = scope.run(() => condition(() => this.state.stopRequested !== null));
+    try {
+      return await Promise.race([call, stopped.then(() => null)]);
+    } finally {
+      scope.cancel();
+      call.catch(() => undefined);
+      stopped.catch(() => undefined);
+    }
+  }
+}
+
+/** Marks the histories whose waits for a model worker back off and may continue as new. */
+const modelWorkerWaitPatch = 'model-worker-wait-backs-off';
+
+type ModelRequest = Parameters<ModelActivities['callModel']>[0];
+
+/** A failed model call: a stop when retrying cannot help (bad key, bad request, retries used up); anything else is thrown. */
+function failedCall(error: unknown): { stop: Stop } {
+  const failure = modelFailure(error);
+  if (failure) return { stop: { condition: 'model_error', detail: failure } };
+  throw error;
+}
+
+/** What is left of the run's time budget (none set: no end). */
+function timeLeftMs(state: RunState): number {
+  const minutes = state.budgets.maxMinutes;
+  return minutes === undefined ? Infinity : minutes * 60_000 - (Date.now() - state.startedAt);
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pc from 'picocolors';
 import { ClusterSetupError, clusterStatus, startCluster, stopCluster } from './clusterLauncher.js';
 import { projectRoot } from '../../src/config.js';
-import { clusterAddresses, clusterNamespace, clusterPaths } from './clusterSettings.js';
+import { clusterAddresses, clusterDatabase, clusterNamespace, clusterPaths } from './clusterSettings.js';
 
 const log = (line: string) => console.log(`cluster: ${line}`);
 const command = process.argv[2] ?? 'start';
@@ -32,10 +32,11 @@ try {
     console.log(`
   Temporal frontend (gRPC)  ${clusterAddresses.temporal}   namespace ${clusterNamespace}
   Web UI                    ${clusterAddresses.webUi}
-  PostgreSQL                ${clusterAddresses.postgresqlUrl()}
+  PostgreSQL                ${clusterAddresses.postgresqlUrl()}   password in ${clusterPaths().passwordFile}
   Logs                      ${clusterPaths().home}
 
   TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger worker
+  (workers that share no folder: DURABLE_DEBUGGER_STORE=postgresql://${clusterDatabase.user}:$(cat ${clusterPaths().passwordFile})@${clusterAddresses.postgresql.host}:${clusterAddresses.postgresql.port}/${clusterDatabase.application})
   TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger run <repo>
   npm run cluster -- stop`);
   } else if (command === 'stop') {

@@ -4,8 +4,10 @@
 // configuration files (deploy/), and the namespace and search attributes registered through the
 // operator API with the Temporal CLI, as an operator would. Each part that already runs is kept.
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { portAnswers, temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { searchAttributeRegistrations } from '../../src/temporal/searchAttributes.js';
@@ -14,9 +16,11 @@ import {
   clusterConfigFiles,
   clusterDatabase,
   clusterNamespace,
+  clusterPassword,
   clusterPaths,
   clusterPorts,
   clusterVersions,
+  newClusterPassword,
   type ClusterPaths,
 } from './clusterSettings.js';
 import { ClusterSetupError, ensureClusterTools } from './goBuilds.js';
@@ -105,8 +109,9 @@ export async function startPostgresql(paths: ClusterPaths = clusterPaths(), log:
     log(`Creating the PostgreSQL ${clusterVersions.postgresql} cluster in ${paths.postgresqlData}`);
     rmSync(paths.postgresqlData, { recursive: true, force: true });
     mkdirSync(paths.postgresqlData, { mode: 0o700 });
+    // A password of this cluster's own; initdb reads it from a file that is gone right after.
     const passwordFile = join(paths.home, '.initdb-password');
-    writeFileSync(passwordFile, `${clusterDatabase.password}\n`, { mode: 0o600 });
+    writeFileSync(passwordFile, `${newClusterPassword(paths)}\n`, { mode: 0o600 });
     if (owner.uid !== undefined) {
       chownSync(paths.postgresqlData, owner.uid, owner.gid as number);
       chownSync(passwordFile, owner.uid, owner.gid as number);
@@ -130,7 +135,12 @@ export async function startPostgresql(paths: ClusterPaths = clusterPaths(), log:
     rmSync(passwordFile, { force: true });
     if (result.status !== 0) throw new ClusterSetupError(`initdb failed: ${result.output.slice(-2000)}`);
   }
-  if (postgresqlRunning(paths)) return;
+  if (!postgresqlRunning(paths)) startPostgresqlServer(paths, owner, log);
+  await replaceFixedPassword(paths, log);
+}
+
+/** pg_ctl start on the cluster's data folder, listening on 127.0.0.1 and its own socket folder. */
+function startPostgresqlServer(paths: ClusterPaths, owner: Pick<SpawnSyncOptions, 'uid' | 'gid'>, log: Log): void {
   // The server log is written by the postgres user: it must own the file.
   if (!existsSync(paths.logs.postgresql)) writeFileSync(paths.logs.postgresql, '');
   if (owner.uid !== undefined) chownSync(paths.logs.postgresql, owner.uid, owner.gid as number);
@@ -142,6 +152,42 @@ export async function startPostgresql(paths: ClusterPaths = clusterPaths(), log:
     throw new ClusterSetupError(
       `PostgreSQL did not start: ${result.output.slice(-1000)}; see ${paths.logs.postgresql}`,
     );
+}
+
+/** What clusters created before passwords were generated used. */
+const formerFixedPassword = 'temporal';
+
+/**
+ * A cluster created with the former fixed password (it has no password file) gets a generated
+ * one: set through that password, as a SCRAM verifier, so the new one never reaches the server's
+ * log even when the statement fails.
+ */
+async function replaceFixedPassword(paths: ClusterPaths, log: Log): Promise<void> {
+  if (existsSync(paths.passwordFile)) return;
+  log(`Replacing the fixed PostgreSQL password of this cluster with a generated one (kept in ${paths.passwordFile})`);
+  const client = new pg.Client({ ...clusterAddresses.postgresql, password: formerFixedPassword, database: 'postgres' });
+  await client.connect().catch((error: Error) => {
+    throw new ClusterSetupError(
+      `This cluster has no password file (${paths.passwordFile}) and does not take the former fixed password (${error.message}): stop it and move ${paths.home} away to create a new cluster.`,
+    );
+  });
+  try {
+    const password = randomBytes(24).toString('base64url');
+    await client.query(`ALTER ROLE ${clusterDatabase.user} PASSWORD '${scramVerifier(password)}'`);
+    mkdirSync(paths.home, { recursive: true });
+    writeFileSync(paths.passwordFile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  } finally {
+    await client.end();
+  }
+}
+
+/** PostgreSQL's SCRAM-SHA-256 verifier of a password (RFC 5802, 7677): what the server stores instead of it. */
+export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
+  const storedKey = createHash('sha256').update(hmac(salted, 'Client Key')).digest();
+  const serverKey = hmac(salted, 'Server Key');
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
 }
 
 export function stopPostgresql(paths: ClusterPaths = clusterPaths(), log: Log = quiet): void {
@@ -168,7 +214,7 @@ function temporalSetup(paths: ClusterPaths, args: string[], what: string): void 
       SQL_HOST: host,
       SQL_PORT: String(clusterPorts.postgresql),
       SQL_USER: clusterDatabase.user,
-      SQL_PASSWORD: clusterDatabase.password,
+      SQL_PASSWORD: clusterPassword(paths),
       APPLICATION_DATABASE: clusterDatabase.application,
     },
   });
@@ -247,13 +293,13 @@ async function stopProcess(pid: number | null, what: string, log: Log): Promise<
   if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
 }
 
-/** The variables deploy/temporal/server.yaml reads (its defaults are the compose deployment's). */
-export function temporalServerEnvironment(): Record<string, string> {
+/** The variables deploy/temporal/server.yaml reads (its defaults are the compose deployment's), with the cluster's password. */
+export function temporalServerEnvironment(password: string): Record<string, string> {
   return {
     POSTGRES_SEEDS: host,
     DB_PORT: String(clusterPorts.postgresql),
     POSTGRES_USER: clusterDatabase.user,
-    POSTGRES_PWD: clusterDatabase.password,
+    POSTGRES_PWD: password,
     BIND_ON_IP: host,
     TEMPORAL_BROADCAST_ADDRESS: host,
     FRONTEND_GRPC_PORT: String(clusterPorts.frontendGrpc),
@@ -287,7 +333,7 @@ export async function startTemporalServer(paths: ClusterPaths = clusterPaths(), 
   const pid = startProcess(
     paths.tools.temporalServer,
     ['--config-file', join(projectRoot, clusterConfigFiles.temporalServer), '--allow-no-auth', 'start'],
-    temporalServerEnvironment(),
+    temporalServerEnvironment(clusterPassword(paths)),
     paths.logs.temporalServer,
     paths.pids.temporalServer,
   );

@@ -3,6 +3,8 @@
 // files that docker-compose.yml uses too (test/unit/clusterSettings.test.ts keeps them in step).
 // Everything another module needs to reach or drive the cluster is here; deploy/cluster/clusterLauncher.ts
 // starts and stops it.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultToolsRoot, projectRoot } from '../../src/config.js';
 
@@ -61,7 +63,8 @@ export const clusterPorts = {
 
 export const clusterDatabase = {
   user: 'temporal',
-  password: 'temporal',
+  // No password here: each cluster makes its own (clusterPassword).
+
   /** Temporal's databases, set up by its schema tool. */
   temporal: 'temporal',
   visibility: 'temporal_visibility',
@@ -78,11 +81,41 @@ export const clusterAddresses = {
   /** TEMPORAL_ADDRESS for workers and clients. */
   temporal: `${host}:${clusterPorts.frontendGrpc}`,
   webUi: `http://${host}:${clusterPorts.webUi}`,
-  postgresql: { host, port: clusterPorts.postgresql, user: clusterDatabase.user, password: clusterDatabase.password },
-  /** A connection URL for a database on the cluster's PostgreSQL. */
+  postgresql: { host, port: clusterPorts.postgresql, user: clusterDatabase.user },
+  /** A database on the cluster's PostgreSQL, without the password: what is shown. */
   postgresqlUrl: (database: string = clusterDatabase.application) =>
-    `postgresql://${clusterDatabase.user}:${clusterDatabase.password}@${host}:${clusterPorts.postgresql}/${database}`,
+    `postgresql://${clusterDatabase.user}@${host}:${clusterPorts.postgresql}/${database}`,
 } as const;
+
+/** A connection URL with the cluster's password, for the workers' DURABLE_DEBUGGER_STORE (never printed). */
+export function clusterDatabaseUrl(
+  paths: ClusterPaths = clusterPaths(),
+  database: string = clusterDatabase.application,
+) {
+  const password = encodeURIComponent(clusterPassword(paths));
+  return `postgresql://${clusterDatabase.user}:${password}@${host}:${clusterPorts.postgresql}/${database}`;
+}
+
+/**
+ * The cluster's PostgreSQL password, made at random when the cluster is created (newPassword) and
+ * kept in a file that only its owner reads, never in a log or the output.
+ */
+export function clusterPassword(paths: ClusterPaths = clusterPaths()): string {
+  try {
+    return readFileSync(paths.passwordFile, 'utf8').trim();
+  } catch {
+    throw new Error(`The cluster has no password file (${paths.passwordFile}): start it with \`npm run cluster\`.`);
+  }
+}
+
+/** A new password for the cluster (192 random bits, URL-safe), written to its password file readable by its owner only. */
+export function newClusterPassword(paths: ClusterPaths): string {
+  const password = randomBytes(24).toString('base64url');
+  mkdirSync(paths.home, { recursive: true });
+  rmSync(paths.passwordFile, { force: true });
+  writeFileSync(paths.passwordFile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return password;
+}
 
 export interface ClusterPaths {
   /** The cluster's data and logs: PostgreSQL's data folder, pid files, one log per process. */
@@ -103,6 +136,8 @@ export interface ClusterPaths {
   };
   /** The rendered UI server config (the UI server reads a folder with one file per environment). */
   uiConfigFolder: string;
+  /** The PostgreSQL password of this cluster (mode 0600). */
+  passwordFile: string;
 }
 
 /** DURABLE_DEBUGGER_CLUSTER_HOME moves the data; DURABLE_DEBUGGER_TOOLS the binaries (as for setup). */
@@ -130,5 +165,6 @@ export function clusterPaths(environment: NodeJS.ProcessEnv = process.env): Clus
       buildLogs: join(tools, 'build-logs'),
     },
     uiConfigFolder: join(home, 'ui-config'),
+    passwordFile: join(home, 'postgresql-password'),
   };
 }

@@ -24,7 +24,7 @@ import {
   stopPostgresql,
   temporalServerPid,
 } from '../../deploy/cluster/clusterLauncher.js';
-import { clusterAddresses, clusterPorts } from '../../deploy/cluster/clusterSettings.js';
+import { clusterAddresses, clusterDatabaseUrl, clusterPorts } from '../../deploy/cluster/clusterSettings.js';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../devStack.js';
 
 /** Of this lab alone: a cluster is shared with whatever else runs on it. */
@@ -132,7 +132,7 @@ export class Lab {
       fakeUrl: this.fake.url,
       env: {
         ANTHROPIC_TIMEOUT_MS: '5000',
-        ...(this.onCluster ? { DURABLE_DEBUGGER_STORE: clusterAddresses.postgresqlUrl() } : {}),
+        ...(this.onCluster ? { DURABLE_DEBUGGER_STORE: clusterDatabaseUrl() } : {}),
       },
     });
     this.hostIds.add(hostId);

@@ -47,7 +47,14 @@ export const budgetsSchema = z.strictObject({
 export type Budgets = z.infer<typeof budgetsSchema>;
 
 export const debugInputSchema = z.strictObject({
-  repo: z.string().min(1, 'repo must be the path of the repository to debug'),
+  repo: z
+    .string()
+    .min(1, { error: 'repo must be the path of the repository to debug', abort: true })
+    // A relative path would be resolved against whichever worker takes the run (the Temporal CLI passes it as given).
+    .refine(isAbsolutePath, {
+      error: (issue) =>
+        `"${String(issue.input)}" is a relative path: give the repository's absolute path (a worker would resolve it against its own folder)`,
+    }),
   goal: z.string().min(1).optional(),
   testCommand: z.string().min(1).optional(),
   /** The repository's environment, overriding its durable-debugger.json: an image, and/or setup commands run once with network. */
@@ -67,6 +74,16 @@ export const debugInputSchema = z.strictObject({
     .string()
     .regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)')
     .optional(),
+  /**
+   * How long a model call waits for a worker of the run's endpoint before the run says it waits;
+   * each later wait doubles, up to maxSeconds (the history stays small while a run waits for days).
+   */
+  modelWorkerWait: z
+    .strictObject({
+      firstSeconds: z.number().int().min(1).max(3_600).default(30),
+      maxSeconds: z.number().int().min(1).max(86_400).default(600),
+    })
+    .default({ firstSeconds: 30, maxSeconds: 600 }),
   maxOutputTokens: z.number().int().min(256).max(128_000).default(8_192),
   /** Extended thinking: the model's budget of thinking tokens (its thinking blocks are passed back unchanged). */
   thinkingBudgetTokens: z.number().int().min(1_024).optional(),
@@ -122,6 +139,11 @@ export const debugInputSchema = z.strictObject({
 });
 
 export type DebugInput = z.infer<typeof debugInputSchema>;
+
+/** An absolute path on the worker's machine: POSIX, or a Windows drive path. */
+export function isAbsolutePath(path: string): boolean {
+  return path.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(path);
+}
 export type DebugInputJson = z.input<typeof debugInputSchema>;
 
 export class InvalidInputError extends Error {}

@@ -37,3 +37,16 @@ export function waitingForModelWorker(endpoint: string | undefined, taskQueue: s
             : '`durable-debugger worker` with the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY this run was started with';
   return `waiting for a worker serving ${describeModelEndpoint(endpoint)} (task queue ${queue}): start ${remedy}`;
 }
+
+/**
+ * How long the `waits`-th renewed wait (from 1) for a model worker lasts: the first wait doubled
+ * each time, at most `maxSeconds`, and never past what is left of the run's time (at least a second).
+ */
+export function modelWorkerWaitMs(
+  wait: { firstSeconds: number; maxSeconds: number },
+  waits: number,
+  remainingMs: number = Infinity,
+): number {
+  const doubled = wait.firstSeconds * 1000 * 2 ** Math.min(waits, 30);
+  return Math.max(1000, Math.min(doubled, Math.max(wait.firstSeconds, wait.maxSeconds) * 1000, remainingMs));
+}

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import type { DebugReport } from '../agent/report.js';
-import { webUiLink } from '../client.js';
 import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
 import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
@@ -78,7 +77,7 @@ export async function follow(session: Session, workflowId: string, json: boolean
     queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
   });
   await printFinalReport(session.config, report, {
-    webUi: webUiLink(session.server.uiUrl, session.config, workflowId),
+    webUi: (await import('../client.js')).webUiLink(session.server.uiUrl, session.config, workflowId),
     json,
   });
   return report;

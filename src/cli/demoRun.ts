@@ -9,7 +9,6 @@ import { projectRoot } from '../config.js';
 import { connectClient, startDebugRun, webUiLink } from '../client.js';
 import { scriptedModelEndpoint } from '../agent/modelEndpoint.js';
 import { ensureTemporalServer } from '../temporal/embeddedServer.js';
-import { startWorker } from '../worker.js';
 import { fixtureInput, loadFixtures } from '../demo/fixtures.js';
 import { startScriptedModel, type ScriptedModel } from '../demo/scriptedModel.js';
 import { followRun } from './follow.js';
@@ -35,6 +34,7 @@ export async function runDemo(config: Config, options: { fixture: string; json: 
     answeredBy = `scripted responses from ${scriptPath}, played by a local fake Anthropic API at ${scripted.fake.url} (no ANTHROPIC_API_KEY is set; set it to use Claude)`;
   }
   const describe = () => answeredBy;
+  const { startWorker } = await import('../worker.js');
   const worker = await startWorker({
     config,
     address: server.address,

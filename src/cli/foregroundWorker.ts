@@ -2,8 +2,8 @@
 import { scriptedModelEndpoint } from '../agent/modelEndpoint.js';
 import { loadConfig } from '../config.js';
 import type { ScriptedModel } from '../demo/scriptedModel.js';
-import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
-import { startWorker, type RunningWorker, type WorkerOptions } from '../worker.js';
+import type { TemporalServer } from '../temporal/embeddedServer.js';
+import type { RunningWorker, WorkerOptions } from '../worker.js';
 import { log } from './session.js';
 
 export function scriptedNotice(url: string): string {
@@ -29,6 +29,11 @@ export async function runWorkerInForeground(
   model: Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> = {},
 ): Promise<void> {
   const config = loadConfig();
+  // Loaded here, not at start: the command line answers quickly without them.
+  const [{ ensureTemporalServer }, { startWorker }] = await Promise.all([
+    import('../temporal/embeddedServer.js'),
+    import('../worker.js'),
+  ]);
   const server = await ensureTemporalServer(config, log);
   const worker = await startWorker({ config, address: server.address, log, ...model });
   announce(worker, server);

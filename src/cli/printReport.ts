@@ -7,8 +7,6 @@ import { describeIterations } from '../agent/fallback.js';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
-import { fullPatchOf } from '../sandbox/patch.js';
-import { openContentStore } from '../sandbox/store/openStore.js';
 
 export function formatReport(
   report: DebugReport,
@@ -104,6 +102,10 @@ function describeTests(summary: TestSummary | null): string {
 
 /** The report's whole patch, read back from the content store when the report holds only its beginning. */
 export async function wholePatch(config: Config, report: DebugReport): Promise<string> {
+  const [{ openContentStore }, { fullPatchOf }] = await Promise.all([
+    import('../sandbox/store/openStore.js'),
+    import('../sandbox/patch.js'),
+  ]);
   const store = openContentStore(config.contentStore);
   try {
     return await fullPatchOf(store, { patch: report.patch, fullPatch: report.fullPatch ?? null });

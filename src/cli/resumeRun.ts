@@ -10,7 +10,6 @@ import {
   type BudgetRaise,
 } from '../agent/budgetRaise.js';
 import type { AttemptProgress } from '../agent/runState.js';
-import { startResumedRun } from '../client.js';
 import { savedStateQuery } from '../temporal/definitions.js';
 import { noteUnsetBudgets } from './budgetOptions.js';
 import { UsageError } from './commandSupport.js';
@@ -36,6 +35,7 @@ export async function resumeSingleRun(
     completeRaise(asked, earlier.budgets, usage, original.budgets),
   );
   noteUnsetBudgets(asked, earlier.budgets);
+  const { startResumedRun } = await import('../client.js');
   const next = await startResumedRun(session.client, {
     input: {
       ...original,
@@ -78,6 +78,7 @@ export async function resumeAttempts(
     );
   }
   const { input: original } = await session.client.workflow.getHandle(workflowId).query(savedStateQuery);
+  const { startResumedRun } = await import('../client.js');
   const next = await startResumedRun(session.client, {
     input: { ...original, resumeFrom: workflowId, modelEndpoint: (await endpointOfSession(session)).modelEndpoint },
     taskQueue: session.config.taskQueue,

@@ -1,10 +1,13 @@
 // The options of `run` and `start`, and the run input they make.
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { sandboxLimitsSchema, type DebugInputJson } from '../agent/input.js';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InvalidInputError, parseDebugInput, sandboxLimitsSchema, type DebugInputJson } from '../agent/input.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
+import { fixBranchName } from './fixBranch.js';
 import { hasWorker, log, type Session } from './session.js';
 
 export interface RunOptions {
@@ -101,8 +104,80 @@ export function runOptions(command: Command): Command {
     .option('--json', 'print JSON lines instead of text');
 }
 
+/**
+ * The run's input from the command line, checked before anything connects or starts (a server, a
+ * worker): a repository that is not a readable folder, `--apply` where no branch can be made, and
+ * options that do not go together are each refused with one line, at once.
+ */
+export function checkedRunInput(repo: string, options: RunOptions & { apply?: boolean }): DebugInputJson {
+  refuseUnlessFolder(repo);
+  if (options.apply) refuseUnlessBranchable(repo, options.id);
+  const input = inputFrom(resolve(repo), options);
+  try {
+    parseDebugInput(input);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new UsageError(inOptionWords(error.message));
+    throw error;
+  }
+  return input;
+}
+
+/** A repository path that is not a folder this user can read is refused, saying which. */
+export function refuseUnlessFolder(repo: string): void {
+  let stats;
+  try {
+    stats = statSync(repo);
+    if (stats.isDirectory()) readdirSync(repo);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UsageError(`The repository "${repo}" does not exist.`);
+    throw new UsageError(`The repository "${repo}" cannot be read (${code}).`);
+  }
+  if (!stats.isDirectory())
+    throw new UsageError(`"${repo}" is a file, not a folder: give the folder of the repository whose tests fail.`);
+}
+
+/**
+ * `--apply` commits the fix on a new branch of the repository: refused at once where that cannot
+ * happen (not a git repository, no commit to branch from, the branch of --id already there).
+ */
+export function refuseUnlessBranchable(repo: string, workflowId?: string): void {
+  const git = (...args: string[]) => spawnSync('git', ['-C', repo, ...args], { stdio: 'ignore' }).status === 0;
+  if (!git('rev-parse', '--is-inside-work-tree')) {
+    throw new UsageError(
+      `--apply commits the fix on a new branch of a git repository, and "${repo}" is not one: leave out --apply (the patch is printed), or make it a git repository with a first commit.`,
+    );
+  }
+  if (!git('rev-parse', '--verify', '--quiet', 'HEAD^{commit}')) {
+    throw new UsageError(`--apply needs a commit to branch from, and "${repo}" has none yet: commit its files first.`);
+  }
+  const branch = workflowId && fixBranchName(workflowId);
+  if (branch && git('rev-parse', '--verify', '--quiet', `refs/heads/${branch}`)) {
+    throw new UsageError(
+      `--apply would create the branch ${branch}, which already exists in "${repo}": delete it, or choose another --id.`,
+    );
+  }
+}
+
+/** An input error in the words of the command line: each field that has an option is named by it. */
+function inOptionWords(message: string): string {
+  const words: Array<[RegExp, string]> = [
+    [/\bbudgets\.maxIterations\b/g, '--max-iterations'],
+    [/\bbudgets\.maxTokens\b/g, '--max-tokens'],
+    [/\bbudgets\.maxCostUsd\b/g, '--max-cost'],
+    [/\bbudgets\.maxMinutes\b/g, '--max-minutes'],
+    [/\bsandbox\.commandTimeoutSeconds\b/g, '--command-timeout'],
+    [/\bapprovalTimeoutMinutes\b/g, '--approval-timeout'],
+    [/\bapprove true\b/g, '--approve'],
+    [/\bfirstWins\b/g, '--first-wins'],
+    [/\battempts(?=:| above)/g, '--attempts'],
+    [/\btestCommand\b/g, '--test-command'],
+  ];
+  const problem = message.replace(/^Invalid debugRepository input: /, '');
+  return `Invalid options: ${words.reduce((text, [field, option]) => text.replace(field, option), problem)}`;
+}
+
 export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
-  if (!existsSync(repo)) throw new UsageError(`The repository "${repo}" does not exist.`);
   if (options.fallbackAfter !== undefined && !options.fallbackModel)
     throw new UsageError(
       '--fallback-after needs --fallback-model: the model to call when the first one keeps failing.',

@@ -2,13 +2,10 @@
 // TEMPORAL_ADDRESS is set), a client, and, when nobody else serves the task queue, a worker
 // of our own for as long as the command runs.
 import type { Client } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import pc from 'picocolors';
-import { connectClient } from '../client.js';
 import { loadConfig, type Config } from '../config.js';
-import { connectModelProvider } from '../model/providers.js';
-import { ensureTemporalServer, type TemporalServer } from '../temporal/embeddedServer.js';
-import { startWorker, type RunningWorker } from '../worker.js';
+import type { TemporalServer } from '../temporal/embeddedServer.js';
+import type { RunningWorker } from '../worker.js';
 
 export interface Session {
   config: Config;
@@ -21,6 +18,11 @@ export const log = (line: string) => process.stderr.write(`${pc.dim(line)}\n`);
 
 export async function openSession(): Promise<Session> {
   const config = loadConfig();
+  // Loaded here, not at start: a command that refuses its input answers without them.
+  const [{ ensureTemporalServer }, { connectClient }] = await Promise.all([
+    import('../temporal/embeddedServer.js'),
+    import('../client.js'),
+  ]);
   const server = await ensureTemporalServer(config, log);
   const client = await connectClient(server.address, config.namespace);
   return { config, server, client, close: () => client.connection.close() };
@@ -32,7 +34,7 @@ export async function hasWorker(
   taskQueue: string,
   kind: 'workflows' | 'activities' = 'workflows',
 ): Promise<boolean> {
-  const types = proto.temporal.api.enums.v1.TaskQueueType;
+  const types = (await import('@temporalio/proto')).default.temporal.api.enums.v1.TaskQueueType;
   const response = await session.client.workflowService.describeTaskQueue({
     namespace: session.config.namespace,
     taskQueue: { name: taskQueue },
@@ -64,6 +66,7 @@ export async function queryClosedRun<T>(
  * API without a key: the default endpoint). Bedrock and Vertex learn here whose credentials these are.
  */
 export async function endpointOfSession(session: Session): Promise<{ modelEndpoint?: string }> {
+  const { connectModelProvider } = await import('../model/providers.js');
   const provider = await connectModelProvider(session.config.anthropic);
   return provider ? { modelEndpoint: provider.endpointId } : {};
 }
@@ -75,5 +78,6 @@ export async function endpointOfSession(session: Session): Promise<{ modelEndpoi
  */
 export async function workerForThisCommand(session: Session): Promise<RunningWorker> {
   // It answers the model calls of this user's endpoint only, never of runs that name none.
+  const { startWorker } = await import('../worker.js');
   return startWorker({ config: session.config, address: session.server.address, log, serveDefaultEndpoint: false });
 }

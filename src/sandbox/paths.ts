@@ -1,7 +1,7 @@
 // Every path the model gives is confined to the workspace. Paths are untrusted input: absolute
 // paths, "..", and symlinks (from the repository or made by a command) that lead outside are
 // refused with an explanation the model can act on.
-import { realpath, lstat } from 'node:fs/promises';
+import { lstat, mkdir, realpath, unlink } from 'node:fs/promises';
 import { posix, sep } from 'node:path';
 
 export class PathRefusedError extends Error {}
@@ -56,4 +56,44 @@ export async function resolveInsideWorkspace(
     probe = parent;
   }
   return { relative, absolute };
+}
+
+/**
+ * True when every folder leading to `relative` (a normalized path) is a real folder, never a
+ * symlink or a file: only then is the entry at `relative` part of the workspace's tree (the
+ * tree never looks through a symlink), and only then may it be removed or replaced.
+ */
+export async function isBelowRealFolders(
+  root: string,
+  relative: string,
+  /** Folders already looked at, for many paths of one unchanging tree (a snapshot). */
+  known?: Map<string, boolean>,
+): Promise<boolean> {
+  const parts = relative.split('/');
+  for (let depth = 1; depth < parts.length; depth++) {
+    const folder = parts.slice(0, depth).join('/');
+    let real = known?.get(folder);
+    if (real === undefined) {
+      real = (await lstat(posix.join(root, folder)).catch(() => null))?.isDirectory() ?? false;
+      known?.set(folder, real);
+    }
+    if (!real) return false;
+  }
+  return true;
+}
+
+/**
+ * Makes every folder leading to `relative` (a normalized path) a real folder: a file or symlink
+ * in the way is removed (a tree that holds `relative` cannot hold them), and a symlink is never
+ * followed, so nothing is ever created outside `root`.
+ */
+export async function makeRealFolders(root: string, relative: string): Promise<void> {
+  const parts = relative.split('/');
+  for (let depth = 1; depth < parts.length; depth++) {
+    const folder = posix.join(root, ...parts.slice(0, depth));
+    const stats = await lstat(folder).catch(() => null);
+    if (stats?.isDirectory()) continue;
+    if (stats) await unlink(folder);
+    await mkdir(folder);
+  }
 }

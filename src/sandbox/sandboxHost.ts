@@ -1,7 +1,7 @@
 // The sandboxes of one worker host: their containers and workspace folders. Activities call
 // this; it knows nothing of Temporal.
 import { lstat, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import type Docker from 'dockerode';
 import type {
@@ -93,6 +93,8 @@ export class SandboxHost {
 
   /** Reads a repository into the content store. */
   async snapshotRepository(repo: string, testCommand: string | undefined): Promise<RepositorySnapshot> {
+    // Never resolved against this worker's folder (the run's input is checked too; this is the last word).
+    if (!isAbsolute(repo)) throw new RepositoryInputError(`repo: "${repo}" is a relative path: give its absolute path`);
     const root = await confineToRepoRoots(repo, this.options.repoRoots ?? null).catch((error: unknown) => {
       throw error instanceof RepoOutsideRootsError ? new RepositoryInputError(error.message) : error;
     });

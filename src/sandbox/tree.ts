@@ -7,6 +7,7 @@ import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GitignoreRules } from './gitignore.js';
+import { isBelowRealFolders } from './paths.js';
 
 export type TreeEntry =
   | { path: string; kind: 'file'; blob: string; size: number; executable: boolean }
@@ -95,8 +96,11 @@ export async function readTree(
   if (options.limits && paths.length > options.limits.maxFiles) {
     throw new TreeTooLargeError(`it has ${paths.length} files, more than the limit of ${options.limits.maxFiles}`);
   }
+  const realFolders = new Map<string, boolean>();
   for (const path of paths) {
     options.onEntry?.();
+    // A listed path (git's index) below a folder that is now a symlink is not read through it.
+    if (options.paths && !(await isBelowRealFolders(root, path, realFolders))) continue;
     const absolute = join(root, path);
     const stats = await lstat(absolute).catch(() => null);
     if (!stats) continue;
@@ -191,7 +195,11 @@ export async function gitListedFiles(root: string): Promise<string[] | null> {
   }
 }
 
-/** Entries that differ between two trees, as the after-state of each changed path (null: removed). */
+/**
+ * Entries that differ between two trees, as the after-state of each changed path (null: removed),
+ * in the order a replay applies them: removals first, deepest first, then the rest by path, so
+ * that a folder's files are gone before a file or symlink takes the folder's place.
+ */
 export function diffTrees(before: TreeEntry[], after: TreeEntry[]): Array<{ path: string; entry: TreeEntry | null }> {
   const beforeByPath = new Map(before.map((entry) => [entry.path, entry]));
   const afterByPath = new Map(after.map((entry) => [entry.path, entry]));
@@ -203,5 +211,13 @@ export function diffTrees(before: TreeEntry[], after: TreeEntry[]): Array<{ path
   for (const entry of before) {
     if (!afterByPath.has(entry.path)) changes.push({ path: entry.path, entry: null });
   }
-  return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
+  const removals = changes.filter((change) => change.entry === null).sort((a, b) => depthFirst(a.path, b.path));
+  const writes = changes.filter((change) => change.entry !== null).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return [...removals, ...writes];
+}
+
+/** Deeper paths first; paths of one depth in reverse order (a folder's entries before the folder's name). */
+function depthFirst(a: string, b: string): number {
+  const depth = (path: string) => path.split('/').length;
+  return depth(b) - depth(a) || (a < b ? 1 : -1);
 }

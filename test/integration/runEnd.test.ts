@@ -3,6 +3,7 @@
 // the report's "tests after" is the workflow's own run of the whole suite.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmod, chown, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { startDebugRun } from '../../src/client.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
+import { connectDocker } from '../../src/sandbox/container.js';
 import { sha256 } from '../../src/sandbox/tree.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
 import {
@@ -256,6 +258,79 @@ test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, w
     // The sandbox's folder was removed, locked folder and all.
     assert.deepEqual(await readdir(join(home, 'workspaces')), []);
   } finally {
+    await worker.stop();
+    await fake.stop();
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
+test('an environment setup that leaves root-owned files behind: a worker that is not root cleans up at once, without EACCES or a retry', async () => {
+  const repo = join(parent, 'setup_leaves_root_files');
+  await mkdir(repo);
+  await writeFile(join(repo, 'calc.py'), 'def add(a, b):\n    return a - b\n');
+  await writeFile(join(repo, 'test_calc.py'), 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n');
+  // The setup runs as root in the build container, on a copy of the repository: what it makes there is root's.
+  await writeFile(
+    join(repo, 'durable-debugger.json'),
+    JSON.stringify({
+      // A token of this test run: the image is built now, never reused from an earlier run.
+      setup: [
+        `mkdir -p build/cache/inner && echo ${randomUUID()} > build/cache/inner/data && chmod 755 build && touch built.txt`,
+      ],
+    }),
+  );
+  await chmod(repo, 0o755);
+  const responses: Script['responses'] = [
+    {
+      thought: 'add subtracts.',
+      tool_calls: [{ name: 'edit_file', input: { path: 'calc.py', old_string: 'a - b', new_string: 'a + b' } }],
+    },
+    { thought: 'Fixed.', tool_calls: [{ name: 'finish', input: { root_cause: 'add subtracted' } }] },
+  ];
+  const fake = new FakeAnthropicApi({ scripts: { setup_leaves_root_files: { responses } } });
+  await fake.start();
+  const home = await mkdtemp(join(tmpdir(), 'run-end-setup-worker-'));
+  const root = process.getuid?.() === 0;
+  const socket = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
+  const user = root ? { uid: 1000, gid: (await stat(socket)).gid } : undefined;
+  if (user) await chown(home, user.uid, user.gid);
+  const taskQueue = uniqueTaskQueue('setup-root-files');
+  let built: string | null = null;
+  const worker = await startWorkerProcess(
+    { address: server.address, home },
+    {
+      taskQueue,
+      hostId: 'not-root-setup',
+      fakeUrl: fake.url,
+      user,
+      env: { HOME: home, DURABLE_DEBUGGER_WORKSPACES: join(home, 'workspaces') },
+    },
+  );
+  try {
+    const handle = await startDebugRun(server.client, { input: { repo }, taskQueue });
+    const report = (await handle.result()) as DebugReport;
+    built = report.environment?.image ?? null;
+    assert.equal(report.status, 'fixed', `${report.stopDetail}\n${worker.output()}`);
+    // Built once by this run: a first attempt that failed its clean-up would leave a retry reusing it.
+    assert.equal(report.environment?.reused, false, 'the environment was built by this run, in one attempt');
+    const history = await handle.fetchHistory();
+    const attempts = (history.events ?? [])
+      .filter((event) => event.activityTaskStartedEventAttributes)
+      .map((event) => event.activityTaskStartedEventAttributes?.attempt ?? 1);
+    assert.deepEqual(
+      attempts.filter((attempt) => attempt > 1),
+      [],
+      'no activity was retried',
+    );
+    assert.doesNotMatch(worker.output(), /EACCES|EPERM/);
+    // The build's copy of the repository is gone, root's files and all.
+    assert.deepEqual(await readdir(join(home, 'environment-builds', 'env-builds')).catch(() => []), []);
+  } finally {
+    if (built)
+      await connectDocker()
+        .getImage(built)
+        .remove({ force: true })
+        .catch(() => undefined);
     await worker.stop();
     await fake.stop();
     await rm(home, { recursive: true, force: true });

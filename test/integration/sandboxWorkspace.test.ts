@@ -218,3 +218,46 @@ test('the snapshot is taken once: later changes to the user’s checkout do not 
   });
   assert.match((await sandbox.tool('read_file', { path: 'src/app.py' })).content, /1\ta = 1\n2\tb = 2/);
 });
+
+test('a command that turns folders into a symlink (inside or outside the workspace) or a file: every later rebuild gives the workspace the run saw', async () => {
+  const own = await startTestSandbox({
+    files: { 'src/x.py': 'x = 1\n', 'lib/x.py': 'y = 2\n', 'pkg/mod.py': 'z = 3\n', 'vendor/v.py': 'v\n' },
+  });
+  try {
+    await own.run(`rm -rf src pkg vendor && ln -s lib src && echo 'now a file' > pkg && ln -s ${outsideFolder} vendor`);
+    const seen = own.log.digest;
+    for (const attempt of ['another host', 'the same host again']) {
+      await own.host.destroy(own.sandboxId);
+      const prepared = await own.host.prepare({
+        sandboxId: own.sandboxId,
+        workflowId: 'test-workflow',
+        runId: 'test-run',
+        log: own.log,
+        limits: own.limits,
+      });
+      assert.match(prepared.rebuiltBecause ?? '', /not on this worker/, attempt);
+      const listed = await own.run('ls -l; cat lib/x.py src/x.py pkg');
+      assert.equal(own.log.digest, seen, attempt);
+      assert.match(listed.content, /src -> lib/);
+      assert.match(listed.content, new RegExp(`vendor -> ${outsideFolder}`));
+      assert.match(listed.content, /y = 2\ny = 2\nnow a file/);
+    }
+    assert.equal(await readFile(outsideFile, 'utf8'), 'SECRET=do-not-read\n');
+  } finally {
+    await own.stop();
+  }
+});
+
+test('a command that replaces the protected tests folder with a symlink outside: the test files are restored in the workspace, nothing is written outside', async () => {
+  const own = await startTestSandbox({ files: { 'tests/test_x.py': 'def test_x():\n    assert False\n' } });
+  try {
+    const outcome = await own.run(`rm -rf tests && ln -s ${outsideFolder} tests`);
+    assert.equal(outcome.isError, false, outcome.content);
+    assert.match(outcome.content, /they were restored: tests\/test_x\.py/);
+    assert.deepEqual(outcome.mutations, []);
+    assert.match((await own.tool('read_file', { path: 'tests/test_x.py' })).content, /assert False/);
+    await assert.rejects(stat(join(outsideFolder, 'test_x.py')), { code: 'ENOENT' });
+  } finally {
+    await own.stop();
+  }
+});

@@ -145,6 +145,12 @@ test('a bad --input fails the run at once, naming the field', async () => {
     ['bad-types', '{"repo": "/tmp", "budgets": {"maxIterations": "ten"}}', /budgets\.maxIterations/],
     ['bad-unknown-field', '{"repo": "/tmp", "colour": "blue"}', /unknown field\(s\) "colour"/],
     ['bad-missing-path', '{"repo": "/no/such/repository"}', /repo: "\/no\/such\/repository" does not exist/],
+    // Never resolved against the worker's folder (which holds fixtures/ here: it would have worked, wrongly).
+    [
+      'bad-relative-repo',
+      '{"repo": "fixtures/01_off_by_one"}',
+      /repo: "fixtures\/01_off_by_one" is a relative path: give the repository's absolute path/,
+    ],
     [
       'bad-no-tests',
       `{"repo": "${join(projectRoot, 'deploy', 'sandbox-image')}"}`,

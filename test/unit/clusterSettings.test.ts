@@ -2,11 +2,21 @@
 // versions, the same configuration files, the same setup script and search attributes. These
 // tests read both, so that a change to one that the other lacks fails here.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { searchAttributeArguments, temporalServerEnvironment } from '../../deploy/cluster/clusterLauncher.js';
-import { clusterConfigFiles, clusterVersions } from '../../deploy/cluster/clusterSettings.js';
+import {
+  clusterAddresses,
+  clusterConfigFiles,
+  clusterDatabaseUrl,
+  clusterPassword,
+  clusterPaths,
+  clusterVersions,
+  newClusterPassword,
+} from '../../deploy/cluster/clusterSettings.js';
 import { projectRoot } from '../../src/config.js';
 
 const compose = readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8');
@@ -53,8 +63,70 @@ test('docker-compose.yml registers the search attributes of src/temporal/searchA
 });
 
 test('every variable npm run cluster sets for the Temporal server is read by deploy/temporal/server.yaml', () => {
-  for (const name of Object.keys(temporalServerEnvironment())) {
+  for (const name of Object.keys(temporalServerEnvironment('a password'))) {
     assert.ok(serverConfig.includes(`(env "${name}")`), `deploy/temporal/server.yaml reads ${name}`);
   }
   assert.match(serverConfig.split('\n')[0] as string, /^# enable-template$/, 'templating is on (the first line)');
+});
+
+test('docker-compose.yml publishes the Temporal frontend and the Web UI on 127.0.0.1 only', () => {
+  const published = [...compose.matchAll(/^\s*ports:\s*\n((?:\s*(?:#.*|- .*)\n)+)/gm)].flatMap((match) =>
+    [...(match[1] as string).matchAll(/^\s*- "?([^"\n]+)"?\s*$/gm)].map((port) => port[1] as string),
+  );
+  assert.deepEqual(published.sort(), ['127.0.0.1:7233:7233', '127.0.0.1:8233:8080']);
+});
+
+test('no fixed database password: docker-compose.yml takes POSTGRES_PASSWORD, with no default, and server.yaml has none', () => {
+  const passwords = [...compose.matchAll(/^\s*(POSTGRES_PASSWORD|SQL_PASSWORD|POSTGRES_PWD):\s*(.*)$/gm)];
+  assert.deepEqual(
+    passwords.map((match) => match[1]),
+    ['POSTGRES_PASSWORD', 'SQL_PASSWORD', 'POSTGRES_PWD'],
+  );
+  for (const match of passwords)
+    assert.match(match[2] as string, /^\$\{POSTGRES_PASSWORD:\?set POSTGRES_PASSWORD [^}]+\}$/);
+  assert.doesNotMatch(serverConfig, /default "[^"]*" \(env "POSTGRES_PWD"\)/);
+});
+
+test('docker compose refuses to start without POSTGRES_PASSWORD, saying what to set', (t) => {
+  const compose = ['docker-compose', 'docker'].find(
+    (command) => spawnSync(command, command === 'docker' ? ['compose', 'version'] : ['version']).status === 0,
+  );
+  if (!compose) return t.skip('neither `docker compose` nor docker-compose is installed');
+  const config = (env: NodeJS.ProcessEnv) =>
+    spawnSync(compose, [...(compose === 'docker' ? ['compose'] : []), 'config'], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, ...env },
+    });
+  const unset = config({});
+  assert.notEqual(unset.status, 0);
+  assert.match(unset.stderr, /set POSTGRES_PASSWORD to a password of your own/);
+  const set = config({ POSTGRES_PASSWORD: 'a-password-of-ours' });
+  assert.equal(set.status, 0, set.stderr);
+  assert.equal(set.stdout.match(/a-password-of-ours/g)?.length, 3);
+  assert.match(set.stdout, /127\.0\.0\.1:7233:7233/);
+});
+
+test('npm run cluster: each cluster gets a password of its own, in a file only its owner reads, never in what is shown', () => {
+  const homes = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'cluster-password-')));
+  try {
+    const paths = homes.map((home) => clusterPaths({ DURABLE_DEBUGGER_CLUSTER_HOME: home }));
+    assert.throws(
+      () => clusterPassword(paths[0]),
+      /The cluster has no password file \(.*\): start it with `npm run cluster`/,
+    );
+    const passwords = paths.map((each) => newClusterPassword(each));
+    assert.notEqual(passwords[0], passwords[1]);
+    for (const [index, password] of passwords.entries()) {
+      assert.match(password, /^[A-Za-z0-9_-]{32}$/, '192 random bits, safe in a URL');
+      assert.equal(clusterPassword(paths[index]), password);
+      assert.equal(statSync(paths[index]!.passwordFile).mode & 0o777, 0o600);
+    }
+    assert.ok(clusterDatabaseUrl(paths[0]).includes(`:${passwords[0]}@`));
+    assert.doesNotMatch(clusterAddresses.postgresqlUrl(), /:[^/@]*@/, 'the URL shown has no password');
+    // A new cluster in the same place gets a new password.
+    assert.notEqual(newClusterPassword(paths[0]!), passwords[0]);
+  } finally {
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
+  }
 });

@@ -5,6 +5,7 @@ import {
   defaultModelEndpoint,
   modelEndpointPattern,
   modelTaskQueueFor,
+  modelWorkerWaitMs,
   waitingForModelWorker,
 } from '../../src/agent/modelEndpoint.js';
 import { modelEndpointId, platformEndpointId, secretIdentity } from '../../src/model/endpoint.js';
@@ -81,4 +82,20 @@ test('the run input accepts an endpoint name and refuses anything else', () => {
     () => parseDebugInput({ repo: '/r', modelEndpoint: 'Bad Name/../x' }),
     /modelEndpoint: a model endpoint name/,
   );
+});
+
+test('waits for a model worker double from the first, up to the longest and never past the time budget', () => {
+  const wait = { firstSeconds: 30, maxSeconds: 600 };
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 100].map((waits) => modelWorkerWaitMs(wait, waits) / 1000),
+    [60, 120, 240, 480, 600, 600, 600],
+  );
+  assert.equal(modelWorkerWaitMs(wait, 3, 90_000), 90_000, 'the time budget ends the wait');
+  assert.equal(modelWorkerWaitMs(wait, 3, -5), 1_000, 'at least a second');
+  assert.equal(modelWorkerWaitMs({ firstSeconds: 30, maxSeconds: 10 }, 2), 30_000, 'never shorter than the first');
+  // With the defaults, a day of waiting is about 150 waits (each about 5 history events), not 2,880.
+  let waits = 0;
+  for (let elapsed = 30_000; elapsed < 86_400_000; waits++) elapsed += modelWorkerWaitMs(wait, waits + 1);
+  assert.ok(waits < 150, `${waits} waits in a day`);
+  assert.equal(parseDebugInput({ repo: '/r' }).modelWorkerWait.firstSeconds, 30);
 });

@@ -64,6 +64,19 @@ test('workflow input errors name the field', () => {
   assert.throws(() => parseDebugInput({}), /repo: /);
   assert.throws(() => parseDebugInput({ repo: '/x', budgets: { maxIterations: 'many' } }), /budgets\.maxIterations: /);
   assert.throws(() => parseDebugInput({ repo: '/x', colour: 'blue' }), /unknown field\(s\) "colour"/);
+  // Relative to what? A worker would resolve it against its own folder.
+  for (const relative of ['myrepo', './myrepo', '../x', '~/src/app'])
+    assert.throws(
+      () => parseDebugInput({ repo: relative }),
+      new RegExp(
+        `Invalid debugRepository input: repo: "${relative.replace(/[.]/g, '\\.')}" is a relative path: give the repository's absolute path`,
+      ),
+    );
+  assert.throws(
+    () => parseDebugInput({ repo: '' }),
+    /Invalid debugRepository input: repo: repo must be the path of the repository to debug$/,
+  );
+  assert.equal(parseDebugInput({ repo: 'C:\\src\\app' }).repo, 'C:\\src\\app');
   const input = parseDebugInput({ repo: '/x' });
   assert.equal(input.budgets.maxIterations, 30);
   assert.equal(input.sandbox.memoryMb, 2048);

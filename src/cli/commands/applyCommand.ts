@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { DebugReport } from '../../agent/report.js';
 import { applyFix, withSession } from '../commandSupport.js';
+import { refuseUnlessBranchable, refuseUnlessFolder } from '../runOptions.js';
 
 export function applyCommand(program: Command): void {
   program
@@ -10,10 +11,15 @@ export function applyCommand(program: Command): void {
     .argument('<workflow-id>')
     .option('--repo <path>', "the repository to apply it to (default: the run's repository)")
     .option('--json', 'print JSON')
-    .action(async (workflowId: string, options: { repo?: string; json?: boolean }) =>
-      withSession(async (session) => {
+    .action(async (workflowId: string, options: { repo?: string; json?: boolean }) => {
+      // A repository named here is checked before anything connects.
+      if (options.repo) {
+        refuseUnlessFolder(options.repo);
+        refuseUnlessBranchable(options.repo, workflowId);
+      }
+      return withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
         await applyFix(session, report, options.repo ?? report.repository, Boolean(options.json));
-      }),
-    );
+      });
+    });
 }

@@ -1,7 +1,6 @@
 // `dev`: the embedded Temporal server and a worker in the foreground, with the Web UI link.
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { startScriptedModel } from '../../demo/scriptedModel.js';
 import { positiveInteger, providerOption } from '../commandSupport.js';
 import { runWorkerInForeground, scriptedNotice, scriptedWorkerModel } from '../foregroundWorker.js';
 
@@ -18,6 +17,8 @@ export function devCommand(program: Command): void {
       positiveInteger,
     )
     .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
+      // Loaded when used: the command line answers quickly without the demo's modules.
+      const { startScriptedModel } = await import('../../demo/scriptedModel.js');
       const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
       try {
         await runWorkerInForeground(

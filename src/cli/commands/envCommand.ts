@@ -1,9 +1,16 @@
 // `env list|prune`: the environment images (dependencies installed for a repository).
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { connectDocker } from '../../sandbox/container.js';
-import { listEnvironmentImages, pruneEnvironmentImages } from '../../sandbox/environment/imageList.js';
 import { positiveNumber } from '../commandSupport.js';
+
+/** Docker and the image list, loaded when used: the command line answers quickly without them. */
+async function images() {
+  const [{ connectDocker }, list] = await Promise.all([
+    import('../../sandbox/container.js'),
+    import('../../sandbox/environment/imageList.js'),
+  ]);
+  return { docker: connectDocker(), ...list };
+}
 
 export function envCommand(program: Command): void {
   const env = program
@@ -14,8 +21,9 @@ export function envCommand(program: Command): void {
     .description('list the environment images on this Docker engine')
     .option('--json', 'print JSON lines')
     .action(async (options: { json?: boolean }) => {
-      const images = await listEnvironmentImages(connectDocker());
-      for (const info of images) {
+      const { docker, listEnvironmentImages } = await images();
+      const found = await listEnvironmentImages(docker);
+      for (const info of found) {
         if (options.json) {
           console.log(JSON.stringify(info));
           continue;
@@ -26,14 +34,15 @@ export function envCommand(program: Command): void {
           `${pc.bold(info.image)}  ${info.description ?? info.kind ?? ''}${packages} · ${(info.sizeBytes / 1e6).toFixed(0)} MB · ${info.createdAt.toISOString()}${used}`,
         );
       }
-      if (!options.json && images.length === 0) console.log('No environment images.');
+      if (!options.json && found.length === 0) console.log('No environment images.');
     });
   env
     .command('prune')
     .description('remove environment images that no container uses (the next run of their repository builds again)')
     .option('--older-than-days <n>', 'only images built more than n days ago', positiveNumber)
     .action(async (options: { olderThanDays?: number }) => {
-      const removed = await pruneEnvironmentImages(connectDocker(), {
+      const { docker, pruneEnvironmentImages } = await images();
+      const removed = await pruneEnvironmentImages(docker, {
         olderThanMs: (options.olderThanDays ?? 0) * 86_400_000,
       });
       for (const info of removed) console.log(`removed ${info.image} (${(info.sizeBytes / 1e6).toFixed(0)} MB)`);

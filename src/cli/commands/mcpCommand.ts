@@ -1,11 +1,8 @@
 // `mcp`: durable-debugger as an MCP server for other agents (src/cli/mcpServer.ts), over stdio, or
 // streamable HTTP with --port. A worker runs in this process for as long as the server does.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Command } from 'commander';
 import { positiveInteger, providerOption, withSession } from '../commandSupport.js';
-import { createMcpServer } from '../mcpServer.js';
 import { log, workerForThisCommand, type Session } from '../session.js';
 
 export function mcpCommand(program: Command): void {
@@ -30,6 +27,11 @@ export function mcpCommand(program: Command): void {
 
 /** One client on stdin/stdout, until it closes stdin or the process is told to stop. */
 async function serveStdio(session: Session, version: string): Promise<void> {
+  // Loaded when served: every other command answers without the MCP modules.
+  const [{ StdioServerTransport }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../mcpServer.js'),
+  ]);
   const server = createMcpServer(session, version);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((done) => {
@@ -50,6 +52,10 @@ async function serveStdio(session: Session, version: string): Promise<void> {
  * reaches it may start runs on this machine's folders.
  */
 async function serveHttp(session: Session, version: string, port: number): Promise<void> {
+  const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('../mcpServer.js'),
+  ]);
   const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
   const http = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== '/mcp') {

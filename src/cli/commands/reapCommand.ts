@@ -1,7 +1,5 @@
 // `reap`: remove sandbox containers and workspaces whose run has ended.
 import type { Command } from 'commander';
-import { reapOrphans } from '../../reaper.js';
-import { connectDocker } from '../../sandbox/container.js';
 import { withSession } from '../commandSupport.js';
 
 export function reapCommand(program: Command): void {
@@ -10,6 +8,8 @@ export function reapCommand(program: Command): void {
     .description('remove sandbox containers and workspaces whose run has ended (or is unknown)')
     .action(async () =>
       withSession(async (session) => {
+        const { reapOrphans } = await import('../../reaper.js');
+        const { connectDocker } = await import('../../sandbox/container.js');
         const reaped = await reapOrphans({
           docker: connectDocker(),
           client: session.client,

@@ -1,7 +1,6 @@
 // `result <id>`: a finished run's report, or its whole patch.
 import type { Command } from 'commander';
 import type { DebugReport } from '../../agent/report.js';
-import { webUiLink } from '../../client.js';
 import { exitCodeFor, withSession } from '../commandSupport.js';
 import { formatReport, wholePatch } from '../printReport.js';
 
@@ -17,7 +16,10 @@ export function resultCommand(program: Command): void {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
         if (options.patch) process.stdout.write(await wholePatch(session.config, report));
         else if (options.json) console.log(JSON.stringify(report, null, 2));
-        else console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));
+        else {
+          const { webUiLink } = await import('../../client.js');
+          console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));
+        }
         process.exitCode = exitCodeFor(report);
       }),
     );

@@ -1,10 +1,9 @@
 // `run <repo>`: start a run and follow it live to its report.
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { startDebugRun } from '../../client.js';
 import { applyFix, exitCodeFor, follow, withSession } from '../commandSupport.js';
 import {
-  inputFrom,
+  checkedRunInput,
   noteConservativePrice,
   refuseWhenNobodyServesTheModel,
   runOptions,
@@ -23,13 +22,16 @@ export function runCommand(program: Command): void {
       '--apply',
       'when fixed, commit the patch on a new branch durable-debugger/<id> of the repository (a git repository)',
     )
-    .action(async (repo: string, options: RunOptions) =>
-      withSession(async (session) => {
-        const input = { ...inputFrom(repo, options), ...(await endpointOfSession(session)) };
+    .action(async (repo: string, options: RunOptions) => {
+      // Checked before anything connects or starts: a mistake is answered at once.
+      const checked = checkedRunInput(repo, options);
+      return withSession(async (session) => {
+        const input = { ...checked, ...(await endpointOfSession(session)) };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
         noteConservativePrice(input, session);
         const worker = await workerForThisCommand(session);
         try {
+          const { startDebugRun } = await import('../../client.js');
           const handle = await startDebugRun(session.client, {
             input,
             taskQueue: session.config.taskQueue,
@@ -42,6 +44,6 @@ export function runCommand(program: Command): void {
         } finally {
           await worker.shutdown();
         }
-      }),
-    );
+      });
+    });
 }

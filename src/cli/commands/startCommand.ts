@@ -1,9 +1,8 @@
 // `start <repo>`: start a run, print its workflow id and return.
 import type { Command } from 'commander';
 import { modelTaskQueueFor, waitingForModelWorker } from '../../agent/modelEndpoint.js';
-import { startDebugRun } from '../../client.js';
 import { withSession } from '../commandSupport.js';
-import { inputFrom, noteConservativePrice, runOptions, type RunOptions } from '../runOptions.js';
+import { checkedRunInput, noteConservativePrice, runOptions, type RunOptions } from '../runOptions.js';
 import { endpointOfSession, hasWorker, log } from '../session.js';
 
 export function startCommand(program: Command): void {
@@ -12,10 +11,13 @@ export function startCommand(program: Command): void {
       .command('start')
       .description('start a run, print its workflow id and return')
       .argument('<repo>', 'repository with failing tests'),
-  ).action(async (repo: string, options: RunOptions) =>
-    withSession(async (session) => {
-      const input = { ...inputFrom(repo, options), ...(await endpointOfSession(session)) };
+  ).action(async (repo: string, options: RunOptions) => {
+    // Checked before anything connects or starts: a mistake is answered at once.
+    const checked = checkedRunInput(repo, options);
+    return withSession(async (session) => {
+      const input = { ...checked, ...(await endpointOfSession(session)) };
       noteConservativePrice(input, session);
+      const { startDebugRun } = await import('../../client.js');
       const handle = await startDebugRun(session.client, {
         input,
         taskQueue: session.config.taskQueue,
@@ -31,6 +33,6 @@ export function startCommand(program: Command): void {
           `No worker answers its model calls yet: ${waitingForModelWorker(input.modelEndpoint, session.config.taskQueue)}.`,
         );
       }
-    }),
-  );
+    });
+  });
 }

@@ -28,6 +28,7 @@ import {
   type Toolchain,
 } from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
+import { removeFolder } from '../ownerAccess.js';
 import { WorkspaceFolder } from '../workspaceFolder.js';
 
 const run = promisify(execFile);
@@ -433,7 +434,8 @@ export class EnvironmentBuilder {
       return { packages, installScripts };
     } finally {
       if (container) await removeContainer(docker, container.id);
-      await rm(inputDir, { recursive: true, force: true });
+      // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.
+      await removeFolder(inputDir, { docker, image: baseImage });
     }
   }
 

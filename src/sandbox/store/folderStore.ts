@@ -5,7 +5,7 @@ import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { checkDigest, type Tree } from '../tree.js';
-import type { ContentStore } from './contentStore.js';
+import { verifiedBlob, verifiedTree, type ContentStore } from './contentStore.js';
 
 export class FolderStore implements ContentStore {
   constructor(readonly root: string) {}
@@ -31,7 +31,7 @@ export class FolderStore implements ContentStore {
   }
 
   async getBlob(blob: string): Promise<Buffer> {
-    return readFile(this.blobPath(blob));
+    return verifiedBlob(this, blob, await readFile(this.blobPath(blob)));
   }
 
   async putTree(tree: Tree): Promise<void> {
@@ -41,7 +41,7 @@ export class FolderStore implements ContentStore {
   }
 
   async getTree(digest: string): Promise<Tree> {
-    return JSON.parse(await readFile(this.treePath(digest), 'utf8')) as Tree;
+    return verifiedTree(this, digest, await readFile(this.treePath(digest), 'utf8'));
   }
 
   describe(): string {

@@ -5,7 +5,7 @@
 // does not fail the activity that happened to be writing.
 import pg from 'pg';
 import { checkDigest, type Tree } from '../tree.js';
-import type { ContentStore } from './contentStore.js';
+import { verifiedBlob, verifiedTree, type ContentStore } from './contentStore.js';
 
 export const blobsTable = 'durable_debugger_blobs';
 export const treesTable = 'durable_debugger_trees';
@@ -76,7 +76,7 @@ export class PostgresStore implements ContentStore {
     );
     const row = result.rows[0];
     if (!row) throw new Error(`blob ${blob} is not in the content store ${this.location}`);
-    return row.content;
+    return verifiedBlob(this, blob, row.content);
   }
 
   async putTree(tree: Tree): Promise<void> {
@@ -96,7 +96,7 @@ export class PostgresStore implements ContentStore {
     );
     const row = result.rows[0];
     if (!row) throw new Error(`snapshot tree ${digest} is not in the content store ${this.location}`);
-    return JSON.parse(row.tree) as Tree;
+    return verifiedTree(this, digest, row.tree);
   }
 
   describe(): string {
