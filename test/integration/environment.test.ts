@@ -323,7 +323,7 @@ test(
 );
 
 test(
-  'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN had network, the sandbox has none',
+  'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN steps ran on the registry proxy’s network, the sandbox has none',
   { timeout: 600_000 },
   async () => {
     const repo = join(scratch, 'dockerfile', 'dockerfile_env');
@@ -378,7 +378,8 @@ test(
     await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
     await writeFile(
       join(repo, 'durable-debugger.Dockerfile'),
-      'FROM durable-debugger-no-such-image-7c1e:1\nRUN true\n',
+      // An image repository files may name (an environment image's name), but not one this engine has.
+      'FROM durable-debugger-env:no-such-image-7c1e\nRUN true\n',
     );
     const requestsBefore = worker.fake.requests.length;
     const { report } = await runToReport(
@@ -390,7 +391,7 @@ test(
     assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
     assert.match(
       report.stopDetail,
-      /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/,
+      /builds FROM durable-debugger-env:no-such-image-7c1e, which is not on this Docker engine: durable-debugger never pulls images/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore);
   },
