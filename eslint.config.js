@@ -4,7 +4,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'fixtures/', 'dist/', '.durable-debugger/', 'test-output/', 'workflows-mutant-*/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'fixtures/',
+      'test/integration/repositories/',
+      'dist/',
+      '.durable-debugger/',
+      'test-output/',
+      'workflows-mutant-*/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

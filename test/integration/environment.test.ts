@@ -13,6 +13,7 @@ import { connectDocker, labels } from '../../src/sandbox/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
+import { hostSettingsInImage } from '../support/imageInspection.js';
 import {
   runToReport,
   startTestServer,
@@ -517,5 +518,30 @@ test(
       /package\.json packageManager pins pnpm@9\.15\.0 with sha512 0000000000000000…, and the registry's pnpm@9\.15\.0 has another hash/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+
+test(
+  'no environment image built here carries the host’s package settings: not in Config.Env, not as a file of a layer',
+  { timeout: 600_000 },
+  async () => {
+    const images = [];
+    for (const image of imagesToRemove)
+      if (
+        await docker
+          .getImage(image)
+          .inspect()
+          .catch(() => null)
+      )
+        images.push(image);
+    assert.ok(images.length >= 5, `only ${images.length} images to inspect`);
+    const problems: string[] = [];
+    // Lines of the settings files a build receives (pip.conf, npmrc, env.sh).
+    const markers = [
+      'disable-pip-version-check = true',
+      'https-proxy=http://127.0.0.1:',
+      "export HTTPS_PROXY='http://127.0.0.1:",
+    ];
+    for (const image of images)
+      problems.push(...(await hostSettingsInImage(docker, image, 'durable-debugger-sandbox:1', markers)));
+    assert.deepEqual(problems, []);
   },
 );
