@@ -518,6 +518,8 @@ test(
       /package\.json packageManager pins pnpm@9\.15\.0 with sha512 0000000000000000…, and the registry's pnpm@9\.15\.0 has another hash/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);
 
 test(
   'no environment image built here carries the host’s package settings: not in Config.Env, not as a file of a layer',
