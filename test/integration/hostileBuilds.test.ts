@@ -224,8 +224,11 @@ async function buildHostile(name: string, probeCase: string, prepare?: (repo: st
   return { report, attempts };
 }
 
-/** Every attempt failed but the one at the registry, which must work. */
-function assertConfined(attempts: Attempt[]): void {
+/**
+ * Every attempt failed but the one at the registry, which must work. A Dockerfile's RUN steps keep
+ * Docker's default capabilities (its builder refuses security options; docs/environments.md).
+ */
+function assertConfined(attempts: Attempt[], options: { dockerBuilder?: boolean } = {}): void {
   const byName = new Map(attempts.map((attempt) => [attempt.attempt, attempt]));
   const expected = [
     "the Temporal server's port",
@@ -239,6 +242,7 @@ function assertConfined(attempts: Attempt[]): void {
     '/root/.npmrc',
     "the host's npmrc",
     'credential variables',
+    'privileges beyond owning files',
     'the package registry through the proxy',
   ];
   assert.deepEqual([...byName.keys()], expected, 'the probe ran every attempt');
@@ -247,6 +251,7 @@ function assertConfined(attempts: Attempt[]): void {
       assert.equal(attempt.reached, true, `the registry must still work: ${attempt.detail}`);
       continue;
     }
+    if (attempt.attempt === 'privileges beyond owning files' && options.dockerBuilder) continue;
     assert.equal(attempt.reached, false, `${attempt.attempt} was reached: ${attempt.detail}`);
   }
   // The proxy itself refused (not merely a missing route): 403 for every host that is no registry.
@@ -300,7 +305,7 @@ test('a Dockerfile RUN step reaches nothing but the registries', { timeout: 600_
     await cp(join(repositories, 'probe.py'), join(repo, 'hostile', 'probe.py'));
     await writeFile(join(repo, 'hostile', 'targets.json'), targets('pypi.org:443'));
   });
-  assertConfined(attempts);
+  assertConfined(attempts, { dockerBuilder: true });
 });
 
 test(

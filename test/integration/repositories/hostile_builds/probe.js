@@ -68,6 +68,16 @@ function read(attempt, file) {
     .filter(([, value]) => canaries.some((canary) => value.includes(canary)))
     .map(([name]) => name);
   record('credential variables', leaked.length > 0, leaked.join(', ') || "none of the worker's");
+  const status = Object.fromEntries(
+    fs
+      .readFileSync('/proc/self/status', 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(':\t'))
+      .map((line) => line.split(':\t').map((part) => part.trim())),
+  );
+  // Root may own, chown and write its files (CHOWN, DAC_OVERRIDE, FOWNER), nothing more; no setuid binary raises it.
+  const extra = BigInt(`0x${status.CapEff}`) & ~0b1011n;
+  record('privileges beyond owning files', extra !== 0n || status.NoNewPrivs !== '1', `CapEff=${status.CapEff} NoNewPrivs=${status.NoNewPrivs}`);
   await throughProxy('the package registry through the proxy', targets.registry);
   fs.mkdirSync('/hostile-probes', { recursive: true });
   fs.writeFileSync(`/hostile-probes/${testCase}.json`, JSON.stringify(results, null, 2));

@@ -64,6 +64,11 @@ read("the host's npmrc", targets["hostNpmrc"])
 canaries = [base64.b64decode(canary).decode() for canary in targets["canaries"]]
 leaked = sorted(name for name, value in os.environ.items() if any(canary in value for canary in canaries))
 record("credential variables", bool(leaked), ", ".join(leaked) or "none of the worker's")
+status = dict(line.split(":\t", 1) for line in pathlib.Path("/proc/self/status").read_text().splitlines() if ":\t" in line)
+# Root may own, chown and write its files (CHOWN, DAC_OVERRIDE, FOWNER), nothing more; no setuid binary raises it.
+extra = int(status["CapEff"], 16) & ~0b1011
+record("privileges beyond owning files", bool(extra) or status["NoNewPrivs"].strip() != "1",
+       f"CapEff={status['CapEff'].strip()} NoNewPrivs={status['NoNewPrivs'].strip()}")
 # The registries still work: what the build is for.
 through_proxy("the package registry through the proxy", targets["registry"])
 
