@@ -409,3 +409,25 @@ test(
     }
   },
 );
+
+test(
+  'a build that needs a host that is no registry fails with environment_error naming the host it tried',
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'repositories', 'downloads_a_browser');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+    await writeFile(
+      join(repo, 'durable-debugger.json'),
+      JSON.stringify({
+        setup: ['python3 -c "import urllib.request; urllib.request.urlopen(\'https://proxy.golang.org/\')"'],
+      }),
+    );
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-download-${process.pid}`);
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(
+      report.stopDetail,
+      /The build tried to reach proxy\.golang\.org:443, which is not a package registry/,
+    );
+  },
+);
