@@ -425,9 +425,6 @@ test(
     );
     const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-download-${process.pid}`);
     assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
-    assert.match(
-      report.stopDetail,
-      /The build tried to reach proxy\.golang\.org:443, which is not a package registry/,
-    );
+    assert.match(report.stopDetail, /The build tried to reach proxy\.golang\.org:443, which is not a package registry/);
   },
 );
