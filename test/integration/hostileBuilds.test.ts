@@ -428,3 +428,41 @@ test(
     assert.match(report.stopDetail, /The build tried to reach proxy\.golang\.org:443, which is not a package registry/);
   },
 );
+
+test(
+  'changed package settings build a new image; a rotated token reuses the one built',
+  { timeout: 600_000 },
+  async () => {
+    const repo = join(scratch, 'repositories', 'settings_change');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+    await writeFile(join(repo, 'durable-debugger.json'), JSON.stringify({ setup: ['true'] }));
+    const environmentOf = async (label: string) => {
+      const { report } = await runToReport(
+        server,
+        worker.taskQueue,
+        { repo },
+        `hostile-settings-${label}-${process.pid}`,
+      );
+      assert.equal(report.status, 'no_failing_tests', report.stopDetail);
+      imagesBuilt.add(report.environment?.image as string);
+      return report.environment;
+    };
+    const first = await environmentOf('first');
+    const npmrc = await readFile(hostNpmrc, 'utf8');
+    await writeFile(hostNpmrc, npmrc.replace(`${canary}-registry-token`, `${canary}-rotated-token`));
+    const rotated = await environmentOf('rotated');
+    assert.equal(rotated?.image, first?.image, 'a new token is no new environment');
+    assert.equal(rotated?.reused, true);
+    const timeout = process.env.PIP_DEFAULT_TIMEOUT;
+    process.env.PIP_DEFAULT_TIMEOUT = '77';
+    try {
+      const changed = await environmentOf('changed');
+      assert.notEqual(changed?.image, first?.image, 'pip settings changed: a new image');
+      assert.equal(changed?.reused, false);
+    } finally {
+      if (timeout === undefined) delete process.env.PIP_DEFAULT_TIMEOUT;
+      else process.env.PIP_DEFAULT_TIMEOUT = timeout;
+    }
+  },
+);
