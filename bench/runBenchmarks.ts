@@ -186,7 +186,7 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
     const kinds = environment.fixtures
       .map(
         (cost) =>
-          `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
+          `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold (${number(cost.coldHostNetworkMs / 1000)} s on the host's network) vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
       )
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);

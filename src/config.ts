@@ -5,6 +5,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defaultModels, modelProviders, type ModelSettings } from './model/providerSettings.js';
+import { parseAllowedImages } from './sandbox/environment/imagePolicy.js';
 import type { ContentStoreLocation } from './sandbox/store/openStore.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,6 +30,7 @@ const environmentSchema = z.object({
     .regex(/^[a-zA-Z0-9._-]+$/, 'use letters, digits, dots, dashes and underscores')
     .optional(),
   DURABLE_DEBUGGER_REPO_ROOTS: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_ALLOWED_IMAGES: z.string().min(1).optional(),
   DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
@@ -67,6 +69,8 @@ export interface Config {
   hostId: string;
   /** Folders that runs' repositories must lie under; null: any folder the worker can read. */
   repoRoots: string[] | null;
+  /** Images a repository's own files may build on, beyond ours (the run's input may name any). */
+  allowedImages: string[];
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
   /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
@@ -108,6 +112,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       env.DURABLE_DEBUGGER_HOST_ID ??
       `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
+    allowedImages: parseAllowedImages(env.DURABLE_DEBUGGER_ALLOWED_IMAGES),
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
     anthropic: modelSettingsFrom(env),
   };

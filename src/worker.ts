@@ -134,6 +134,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     environmentRoot: join(config.home, 'environment-builds'),
     toolchainDir: config.toolchainDir,
     repoRoots: config.repoRoots,
+    allowedImages: config.allowedImages,
   });
   const clientConnection = await Connection.connect({ address: options.address });
   await ensureSearchAttributes(clientConnection, config.namespace);

@@ -22,6 +22,7 @@ import {
   type SandboxUser,
 } from './container.js';
 import { EnvironmentBuilder } from './environment/imageBuilder.js';
+import { ImagePolicy } from './environment/imagePolicy.js';
 import { manifestCandidates, parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
 import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
 import { execInSandbox, type ExecResult } from './exec.js';
@@ -65,6 +66,8 @@ export interface SandboxHostOptions {
   toolchainDir?: string;
   /** Folders that repositories must lie under (DURABLE_DEBUGGER_REPO_ROOTS); absent: any folder. */
   repoRoots?: readonly string[] | null;
+  /** Images repository files may build on beyond ours (DURABLE_DEBUGGER_ALLOWED_IMAGES). */
+  allowedImages?: readonly string[];
 }
 
 export class SandboxHost {
@@ -88,6 +91,7 @@ export class SandboxHost {
       baseImage: options.image,
       home: options.environmentRoot ?? join(dirname(resolve(options.workspaceRoot)), 'environment-builds'),
       toolchainDir: options.toolchainDir,
+      imagePolicy: new ImagePolicy(options.image, options.allowedImages ?? []),
     });
   }
 

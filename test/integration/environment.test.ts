@@ -14,6 +14,7 @@ import { connectDocker, labels } from '../../src/sandbox/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
+import { hostSettingsInImage } from '../support/imageInspection.js';
 import {
   runToReport,
   startTestServer,
@@ -324,7 +325,7 @@ test(
 );
 
 test(
-  'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN had network, the sandbox has none',
+  'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN steps ran on the registry proxy’s network, the sandbox has none',
   { timeout: 600_000 },
   async () => {
     const repo = join(scratch, 'dockerfile', 'dockerfile_env');
@@ -379,7 +380,8 @@ test(
     await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
     await writeFile(
       join(repo, 'durable-debugger.Dockerfile'),
-      'FROM durable-debugger-no-such-image-7c1e:1\nRUN true\n',
+      // An image repository files may name (an environment image's name), but not one this engine has.
+      'FROM durable-debugger-env:no-such-image-7c1e\nRUN true\n',
     );
     const requestsBefore = worker.fake.requests.length;
     const { report } = await runToReport(
@@ -391,7 +393,7 @@ test(
     assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
     assert.match(
       report.stopDetail,
-      /builds FROM durable-debugger-no-such-image-7c1e:1, which is not on this Docker engine: durable-debugger never pulls images/,
+      /builds FROM durable-debugger-env:no-such-image-7c1e, which is not on this Docker engine: durable-debugger never pulls images/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore);
   },
@@ -630,5 +632,32 @@ test(
       /pyproject\.toml requires Python ==3\.12\.\*, which excludes the sandbox's Python 3\.11\.\d+ \(durable-debugger-sandbox:1\)\. No Debian suite on the package mirror has a Python it allows/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
+  },
+);
+
+test(
+  'no environment image built here carries the host’s package settings: not in Config.Env, not as a file of a layer',
+  { timeout: 600_000 },
+  async () => {
+    const images = [];
+    for (const image of imagesToRemove)
+      if (
+        await docker
+          .getImage(image)
+          .inspect()
+          .catch(() => null)
+      )
+        images.push(image);
+    assert.ok(images.length >= 5, `only ${images.length} images to inspect`);
+    const problems: string[] = [];
+    // Lines of the settings files a build receives (pip.conf, npmrc, env.sh).
+    const markers = [
+      'disable-pip-version-check = true',
+      'https-proxy=http://127.0.0.1:',
+      "export HTTPS_PROXY='http://127.0.0.1:",
+    ];
+    for (const image of images)
+      problems.push(...(await hostSettingsInImage(docker, image, 'durable-debugger-sandbox:1', markers)));
+    assert.deepEqual(problems, []);
   },
 );

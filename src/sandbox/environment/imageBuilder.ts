@@ -1,11 +1,14 @@
 // Builds (or reuses) the Docker image a repository's sandbox runs: the sandbox base image plus
-// the repository's dependencies, installed once in a build container that alone may reach the
-// package registries (host network, the host's CA bundle and package settings), then committed.
-// The image's tag is a hash of everything that decides its content, so a second run reuses it.
+// the repository's dependencies, installed once in a build container, then committed. What runs
+// there is untrusted (install scripts, sdist builds, setup commands, Dockerfile RUN steps): the
+// container has no network of its own, only the registry proxy (buildNetwork.ts), no
+// capabilities beyond owning its files, no new privileges, and the host's package settings as a
+// read-only folder that never enters the image (buildSettings.ts). The image's tag is a hash of
+// everything that decides its content, the settings included, so a second run reuses it.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,6 +16,10 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
+import { openBuildNetwork, networkHolderPrefix, proxyPort, type BuildNetwork } from './buildNetwork.js';
+import { buildSettings, settingsMountPoint, type BuildSettings } from './buildSettings.js';
+import { readHostPackageSettings } from './hostPackageSettings.js';
+import { ImagePolicy } from './imagePolicy.js';
 import { explainInstallFailure, explainProbeFailure, manifestCandidates, planEnvironment } from './plan.js';
 import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
@@ -20,7 +27,9 @@ import { npmForNode } from './nodeVersion.js';
 import { SandboxPythons } from './pythonImages.js';
 import {
   EnvironmentBuildError,
+  EnvironmentConfigError,
   packedToolsFolder,
+  repositoryConfigFile,
   repositoryDockerfile,
   type EnvironmentChoice,
   type EnvironmentPlan,
@@ -45,6 +54,9 @@ export const environmentLabels = {
 
 export { EnvironmentBuildError };
 
+/** What a build may do to the root filesystem it installs into: own, chown and write its files. Nothing else. */
+const buildCapabilities = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'];
+
 export interface EnvironmentRequest {
   snapshotId: string;
   choice: EnvironmentChoice;
@@ -59,6 +71,13 @@ export interface EnvironmentBuilderOptions {
   home: string;
   /** Where the toolchains (pip wheel, node and npm packages) are kept; shared by every worker of the machine. */
   toolchainDir?: string;
+  /** The images repository files may name (DURABLE_DEBUGGER_ALLOWED_IMAGES); default: ours only. */
+  imagePolicy?: ImagePolicy;
+  /**
+   * 'registries' (always, in the product): builds reach the package registries and nothing else.
+   * 'host' exists only so that the environment bench can measure what the proxy costs.
+   */
+  network?: 'registries' | 'host';
 }
 
 export interface BuildHooks {
@@ -120,6 +139,11 @@ export class EnvironmentBuilder {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
+    // An image the run's input names is the user's choice; one from durable-debugger.json is the repository's.
+    if (plan.baseImage && plan.baseImage !== request.choice.image) {
+      const refusal = this.imagePolicy.refusal(plan.baseImage, repositoryConfigFile);
+      if (refusal) throw new EnvironmentConfigError(refusal);
+    }
     const base = await docker
       .getImage(baseImage)
       .inspect()
@@ -140,6 +164,10 @@ export class EnvironmentBuilder {
       };
     }
     const toolchain = await this.toolchain(plan.toolchains);
+    const settings = await this.settingsFor({
+      pip: plan.kind === 'python' || plan.kind === 'custom',
+      npm: plan.kind === 'node' || plan.kind === 'custom',
+    });
     const key = createHash('sha256')
       .update(
         JSON.stringify({
@@ -149,6 +177,7 @@ export class EnvironmentBuilder {
           env: plan.containerEnv,
           toolchain: toolchain.names,
           repository: plan.needsRepository ? request.snapshotId : null,
+          settings: settings.digest,
         }),
       )
       .digest('hex')
@@ -179,7 +208,7 @@ export class EnvironmentBuilder {
     }
     if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
     const started = Date.now();
-    const built = await this.build(plan, baseImage, image, toolchain, request, hooks);
+    const built = await this.build(plan, baseImage, image, toolchain, settings, request, hooks);
     return {
       image,
       containerEnv: plan.containerEnv,
@@ -192,7 +221,64 @@ export class EnvironmentBuilder {
     };
   }
 
-  /** The repository's own Dockerfile, built once (never pulling its FROM images) and then reused as the others are. */
+  private get imagePolicy(): ImagePolicy {
+    return this.options.imagePolicy ?? new ImagePolicy(this.options.baseImage);
+  }
+
+  private get confined(): boolean {
+    return (this.options.network ?? 'registries') === 'registries';
+  }
+
+  /** The host's package settings a build's installers need: pip's for Python, npm's for Node, both for setup commands. */
+  private async settingsFor(ecosystems: { pip: boolean; npm: boolean }): Promise<BuildSettings> {
+    const host = await readHostPackageSettings(process.env);
+    return buildSettings(host, { ...ecosystems, proxyUrl: this.confined ? `http://127.0.0.1:${proxyPort}` : null });
+  }
+
+  /**
+   * The network a build runs on: the registry proxy, through a holder container whose network
+   * the build joins; or, for the bench's comparison only, the host's. Refused connections become
+   * lines of the build's output, so a failed install says what it tried to reach.
+   */
+  private async openNetwork(
+    settings: BuildSettings,
+    request: EnvironmentRequest,
+    log: (line: string) => void,
+  ): Promise<Pick<BuildNetwork, 'networkMode' | 'close'> & { refused: string[] }> {
+    if (!this.confined) return { networkMode: 'host', close: async () => undefined, refused: [] };
+    const network = await openBuildNetwork({
+      docker: this.options.docker,
+      image: this.options.baseImage,
+      // Short: a unix socket's path has at most 107 bytes. Under the builder's home, which Docker sees as the worker does.
+      folder: join(this.options.home, `proxy-${randomBytes(4).toString('hex')}`),
+      name: `${networkHolderPrefix}${randomBytes(4).toString('hex')}`,
+      labels: this.ownerLabels(request),
+      allowed: settings.registries,
+      upstream: settings.upstream,
+      onRefused: (target) =>
+        log(`durable-debugger: refused a connection to ${target}: builds reach only the package registries`),
+    });
+    return { networkMode: network.networkMode, close: () => network.close(), refused: network.proxy.refused };
+  }
+
+  /** The build's containers belong to the run: the reaper removes those a crashed worker left behind. */
+  private ownerLabels(request: EnvironmentRequest): Record<string, string> {
+    return {
+      [labels.project]: projectLabel,
+      [labels.workflowId]: request.owner.workflowId,
+      [labels.runId]: request.owner.runId,
+      [labels.host]: request.owner.host,
+      [labels.scope]: request.owner.scope,
+      [labels.created]: new Date().toISOString(),
+    };
+  }
+
+  /**
+   * The repository's own Dockerfile, built once (never pulling its FROM images, which must be
+   * allowed) and then reused as the others are. Its RUN steps join the registry proxy's network;
+   * they get the proxy as Docker's predefined proxy build arguments, which no image keeps, and
+   * none of the host's package settings (Docker's builder could only bake them in).
+   */
   private async prepareDockerfile(
     plan: EnvironmentPlan,
     dockerfile: NonNullable<EnvironmentPlan['dockerfile']>,
@@ -202,6 +288,8 @@ export class EnvironmentBuilder {
     const { docker, store } = this.options;
     const bases: string[] = [];
     for (const from of dockerfile.fromImages) {
+      const refusal = this.imagePolicy.refusal(from, `${repositoryDockerfile} (FROM)`);
+      if (refusal) throw new EnvironmentConfigError(refusal);
       const info = await docker
         .getImage(from)
         .inspect()
@@ -251,6 +339,15 @@ export class EnvironmentBuilder {
     const buildsRoot = join(this.options.home, 'env-builds');
     await mkdir(buildsRoot, { recursive: true });
     const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
+    const lines: string[] = [];
+    const log = (line: string) => {
+      lines.push(line);
+      if (lines.length > keptLines) lines.shift();
+      hooks.onLine?.(line);
+    };
+    // The registries of both ecosystems; of the settings, only the proxy (a Dockerfile gets no files of the host).
+    const settings = await this.settingsFor({ pip: true, npm: true });
+    const network = await this.openNetwork(settings, request, log);
     try {
       const context = join(inputDir, 'context');
       if (plan.needsRepository)
@@ -264,8 +361,17 @@ export class EnvironmentBuilder {
         {
           t: image,
           dockerfile: buildFile,
-          // Only the build reaches the network (as the other environment builds do); nothing is pulled.
-          networkmode: 'host',
+          networkmode: network.networkMode,
+          // Docker's predefined proxy arguments: RUN steps see them, the image keeps none of them.
+          buildargs: settings.variables.HTTPS_PROXY
+            ? Object.fromEntries(
+                ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'].map((name) => [
+                  name,
+                  settings.variables[name] as string,
+                ]),
+              )
+            : {},
+          memory: buildMemoryBytes,
           pull: false,
           rm: true,
           forcerm: true,
@@ -276,7 +382,6 @@ export class EnvironmentBuilder {
           },
         },
       );
-      const lines: string[] = [];
       let failure: string | null = null;
       const abort = () => (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
       hooks.signal?.addEventListener('abort', abort);
@@ -287,12 +392,7 @@ export class EnvironmentBuilder {
             (error: Error | null) => (error ? reject(error) : resolve()),
             (event: { stream?: string; error?: string }) => {
               if (event.error) failure = event.error;
-              for (const line of (event.stream ?? event.error ?? '').split(/\r?\n/)) {
-                if (!line.trim()) continue;
-                lines.push(line);
-                if (lines.length > keptLines) lines.shift();
-                hooks.onLine?.(line);
-              }
+              for (const line of (event.stream ?? event.error ?? '').split(/\r?\n/)) if (line.trim()) log(line);
             },
           );
         });
@@ -308,11 +408,12 @@ export class EnvironmentBuilder {
           .catch(() => null))
       ) {
         throw new EnvironmentBuildError(
-          `Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}). The build's last lines:\n${lines.join('\n')}`,
+          `Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}).${refusedNote(network.refused)} The build's last lines:\n${lines.join('\n')}`,
         );
       }
       return prepared(false, Date.now() - started);
     } finally {
+      await network.close();
       await rm(inputDir, { recursive: true, force: true });
     }
   }
@@ -322,6 +423,7 @@ export class EnvironmentBuilder {
     baseImage: string,
     image: string,
     toolchain: { dir: string; binds: string[] },
+    settings: BuildSettings,
     request: EnvironmentRequest,
     hooks: BuildHooks,
   ): Promise<{ packages: number | null; installScripts: InstallScriptProblem[] }> {
@@ -329,78 +431,83 @@ export class EnvironmentBuilder {
     const buildsRoot = join(this.options.home, 'env-builds');
     await mkdir(buildsRoot, { recursive: true });
     const inputDir = await mkdtemp(join(buildsRoot, 'input-'));
-    let container: Docker.Container | undefined;
-    try {
-      for (const [path, text] of Object.entries(plan.files)) {
-        await mkdir(dirname(join(inputDir, path)), { recursive: true });
-        await writeFile(join(inputDir, path), text);
+    const lines: string[] = [];
+    let packages: number | null = null;
+    let installScripts: InstallScriptProblem[] = [];
+    const log = (line: string) => {
+      const count = line.match(/^packages: (\d+)$/);
+      if (count) packages = Number(count[1]);
+      const scripts = parseInstallScriptsLine(line);
+      if (scripts) {
+        installScripts = scripts.problems;
+        return; // the runner's summary is for the report; its own lines said it all
       }
-      const settingsEnv = await hostPackageSettings.env();
+      lines.push(line);
+      if (lines.length > keptLines) lines.shift();
+      hooks.onLine?.(line);
+    };
+    let container: Docker.Container | undefined;
+    let network: Awaited<ReturnType<EnvironmentBuilder['openNetwork']>> | undefined;
+    try {
+      // Folders of their own: the plan's input files and the settings.
+      await mkdir(join(inputDir, 'input'));
+      for (const [path, text] of Object.entries(plan.files)) {
+        await mkdir(dirname(join(inputDir, 'input', path)), { recursive: true });
+        await writeFile(join(inputDir, 'input', path), text);
+      }
+      // The settings folder: mounted read-only, so nothing of it is in the committed image.
+      const settingsDir = join(inputDir, 'settings');
+      await mkdir(settingsDir, { recursive: true });
+      for (const [name, text] of Object.entries(settings.files)) await writeFile(join(settingsDir, name), text);
+      // Mount points of the find-links folders exist already: the read-only folder cannot get new ones.
+      for (const name of Object.keys(settings.folders)) await mkdir(join(settingsDir, name));
+      // Inside the container the mount shows this folder's own mode: readable by any user a setup command switches to.
+      await chmod(settingsDir, 0o755);
       const binds = [
-        `${inputDir}:/env-input:ro`,
+        `${inputDir}/input:/env-input:ro`,
         `${toolchain.dir}:/toolchain:ro`,
         ...toolchain.binds,
-        ...hostPackageSettings.binds(),
+        `${settingsDir}:${settingsMountPoint}:ro`,
+        ...Object.entries(settings.folders).map(([name, path]) => `${path}:${settingsMountPoint}/${name}:ro`),
       ];
       if (plan.needsRepository) {
         const copy = new WorkspaceFolder(join(inputDir, 'workspace'), store, { uid: 0, gid: 0 });
         await copy.rebuild(request.snapshotId, []);
         binds.push(`${copy.path}:/workspace:rw`);
       }
+      network = await this.openNetwork(settings, request, log);
       const [repo, tag] = image.split(':') as [string, string];
       container = await docker.createContainer({
         name: `${buildContainerPrefix}${tag}-${randomBytes(3).toString('hex')}`,
         Image: baseImage,
-        Cmd: ['sh', '-c', plan.script],
+        // The settings are exported by the shell, never the container's Env: `docker commit` keeps that.
+        Cmd: ['sh', '-c', `. ${settingsMountPoint}/env.sh\n${plan.script}`],
         User: '0:0',
         WorkingDir: '/',
-        Env: [
-          'HOME=/root',
-          'LANG=C.UTF-8',
-          'PATH=/usr/local/bin:/usr/bin:/bin',
-          'PYTHONDONTWRITEBYTECODE=1',
-          ...settingsEnv,
-        ],
-        // The build container belongs to the run: the reaper removes one a crashed worker left behind.
+        Env: ['HOME=/root', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PYTHONDONTWRITEBYTECODE=1'],
         Labels: {
-          [labels.project]: projectLabel,
-          [labels.workflowId]: request.owner.workflowId,
-          [labels.runId]: request.owner.runId,
-          [labels.host]: request.owner.host,
-          [labels.scope]: request.owner.scope,
-          [labels.created]: new Date().toISOString(),
+          ...this.ownerLabels(request),
           [environmentLabels.kind]: plan.kind,
           [environmentLabels.description]: plan.description,
         },
         HostConfig: {
-          NetworkMode: 'host',
+          NetworkMode: network.networkMode,
+          // Root owns what it installs, and nothing more: no raw sockets, devices, chroot, setuid binaries.
+          CapDrop: ['ALL'],
+          CapAdd: buildCapabilities,
+          SecurityOpt: ['no-new-privileges'],
           Binds: binds,
-          Memory: 4096 * 1024 * 1024,
+          Memory: buildMemoryBytes,
           PidsLimit: 4096,
           LogConfig: { Type: 'none', Config: {} },
         },
       });
-      const lines: string[] = [];
-      let packages: number | null = null;
-      let installScripts: InstallScriptProblem[] = [];
       let partial = '';
       const onText = (text: string) => {
         partial += text;
         const parts = partial.split(/\r?\n|\r/);
         partial = parts.pop() ?? '';
-        for (const line of parts) {
-          if (!line.trim()) continue;
-          const count = line.match(/^packages: (\d+)$/);
-          if (count) packages = Number(count[1]);
-          const scripts = parseInstallScriptsLine(line);
-          if (scripts) {
-            installScripts = scripts.problems;
-            continue; // the runner's summary is for the report; its own lines said it all
-          }
-          lines.push(line);
-          if (lines.length > keptLines) lines.shift();
-          hooks.onLine?.(line);
-        }
+        for (const line of parts) if (line.trim()) log(line);
       };
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
       const sink = new Writable({
@@ -419,7 +526,9 @@ export class EnvironmentBuilder {
       onText('\n');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
       if (StatusCode !== 0) {
-        throw new EnvironmentBuildError(explainInstallFailure(plan.description, StatusCode, lines));
+        throw new EnvironmentBuildError(
+          explainInstallFailure(plan.description, StatusCode, lines) + refusedNote(network.refused),
+        );
       }
       await container.commit({
         _query: { container: container.id, repo, tag, comment: plan.description },
@@ -434,6 +543,7 @@ export class EnvironmentBuilder {
       return { packages, installScripts };
     } finally {
       if (container) await removeContainer(docker, container.id);
+      await network?.close();
       // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.
       await removeFolder(inputDir, { docker, image: baseImage });
     }
@@ -570,71 +680,11 @@ async function fetchOnce(
   }
 }
 
-/** The host's package settings, as users' machines have them, passed to the build container. */
-export const hostPackageSettings = {
-  passedVariables:
-    /^(PIP_\w+|NPM_CONFIG_\w+|npm_config_\w+|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR|CURL_CA_BUNDLE)$/,
+const buildMemoryBytes = 4096 * 1024 * 1024;
 
-  async env(): Promise<string[]> {
-    const fromPipConfig = await pipConfig();
-    const variables = new Map<string, string>();
-    for (const [key, value] of Object.entries(fromPipConfig))
-      variables.set(`PIP_${key.toUpperCase().replace(/-/g, '_')}`, value);
-    for (const [key, value] of Object.entries(process.env))
-      if (value && this.passedVariables.test(key)) variables.set(key, value);
-    // Node's installers (npm, pnpm, yarn) trust only Node's own CA list: a bundle the host names for
-    // pip or OpenSSL (a company proxy's CA, often only in pip's config) is the one they need too.
-    const bundle = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT']
-      .map((key) => variables.get(key))
-      .find((path) => path?.startsWith('/'));
-    if (!variables.has('NODE_EXTRA_CA_CERTS') && bundle) variables.set('NODE_EXTRA_CA_CERTS', bundle);
-    return [...variables].map(([key, value]) => `${key}=${value}`);
-  },
-
-  /** Read-only mounts of the CA bundles, find-links folders and .npmrc the settings name (those that exist). */
-  binds(): string[] {
-    const paths = new Set<string>();
-    for (const key of ['PIP_CERT', 'REQUESTS_CA_BUNDLE', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'CURL_CA_BUNDLE']) {
-      const value = process.env[key];
-      if (value) paths.add(value);
-    }
-    for (const value of [
-      cachedPipConfig?.cert,
-      ...(cachedPipConfig?.['find-links']?.split(/\s+/) ?? []),
-      ...(process.env.PIP_FIND_LINKS?.split(/\s+/) ?? []),
-    ]) {
-      if (value && value.startsWith('/')) paths.add(value);
-    }
-    const binds = [...paths]
-      .filter((path) => path.startsWith('/') && existsSync(path))
-      .map((path) => `${path}:${path}:ro`);
-    const npmrc = process.env.NPM_CONFIG_USERCONFIG ?? join(homedir(), '.npmrc');
-    if (existsSync(npmrc) && statSync(npmrc).isFile()) binds.push(`${npmrc}:/root/.npmrc:ro`);
-    return binds;
-  },
-};
-
-let cachedPipConfig: Record<string, string> | null = null;
-
-/** pip's own configuration on this host (`pip config list`): index-url, cert, find-links, ... */
-async function pipConfig(): Promise<Record<string, string>> {
-  if (cachedPipConfig) return cachedPipConfig;
-  const config: Record<string, string> = {};
-  const output = await run('python3', ['-m', 'pip', 'config', 'list'], { timeout: 30_000 }).then(
-    (result) => result.stdout,
-    () => '',
-  );
-  for (const line of output.split('\n')) {
-    const match = line.match(/^(?:global|install|download|:env:)\.([\w-]+)='(.*)'$/);
-    if (
-      match &&
-      ['index-url', 'extra-index-url', 'cert', 'find-links', 'trusted-host', 'default-timeout'].includes(
-        match[1] as string,
-      )
-    ) {
-      config[match[1] as string] = match[2] as string;
-    }
-  }
-  cachedPipConfig = config;
-  return config;
+/** For a failed build: the hosts it tried to reach that are no registries. */
+function refusedNote(refused: string[]): string {
+  if (refused.length === 0) return '';
+  const hosts = [...new Set(refused)];
+  return ` The build tried to reach ${hosts.slice(0, 5).join(', ')}${hosts.length > 5 ? ', …' : ''}, which ${hosts.length === 1 ? 'is not a package registry' : 'are not package registries'}: builds reach only the registries named by this machine's package settings (pip config, .npmrc; see docs/environments.md).`;
 }

@@ -1,0 +1,141 @@
+// The network a build container gets: none of its own. A small container of ours (the network
+// holder, on --network none) runs a bridge from 127.0.0.1:3128 to the registry proxy's unix
+// socket, mounted into it; the build container (or a Dockerfile's RUN steps) joins the holder's
+// network namespace, so all it can reach is its own loopback and, through it, the proxy. Docker
+// without a bridge network (as here) needs nothing more than `container:<id>` network mode.
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import { removeContainer } from '../container.js';
+import type { RegistryTarget, UpstreamProxy } from './hostPackageSettings.js';
+import { RegistryProxy } from './registryProxy.js';
+
+export const proxyPort = 3128;
+export const networkHolderPrefix = 'durable-debugger-env-net-';
+const socketMountPoint = '/run/durable-debugger-proxy';
+
+/** Runs in the holder (the sandbox image's node): each connection to 127.0.0.1:3128 is piped to the proxy's socket. */
+const bridgeSource = `
+const net = require('net');
+net.createServer((client) => {
+  const proxy = net.connect(${JSON.stringify(`${socketMountPoint}/proxy.sock`)});
+  client.pipe(proxy);
+  proxy.pipe(client);
+  const end = () => { client.destroy(); proxy.destroy(); };
+  client.on('error', end);
+  proxy.on('error', end);
+}).listen(${proxyPort}, '127.0.0.1', () => console.log('bridge ready'));
+`;
+
+export interface BuildNetwork {
+  /** HostConfig.NetworkMode (or the build API's networkmode) for what runs the build. */
+  networkMode: string;
+  /** The proxy as the build reaches it. */
+  proxyUrl: string;
+  proxy: RegistryProxy;
+  close(): Promise<void>;
+}
+
+export interface BuildNetworkOptions {
+  docker: Docker;
+  /** An image with node (the sandbox image) to run the bridge. */
+  image: string;
+  /** A folder of its own for the proxy's socket; removed on close. */
+  folder: string;
+  name: string;
+  labels: Record<string, string>;
+  allowed: RegistryTarget[];
+  upstream: UpstreamProxy;
+  onRefused?: (target: string, reason: string) => void;
+}
+
+export async function openBuildNetwork(options: BuildNetworkOptions): Promise<BuildNetwork> {
+  const { docker, folder } = options;
+  await mkdir(folder, { recursive: true });
+  const socketPath = join(folder, 'proxy.sock');
+  const proxy = await RegistryProxy.start({
+    socketPath,
+    allowed: options.allowed,
+    upstream: options.upstream,
+    onRefused: options.onRefused,
+  });
+  let holder: Docker.Container | undefined;
+  const close = async () => {
+    if (holder) await removeContainer(docker, holder.id);
+    await proxy.stop();
+    await rm(folder, { recursive: true, force: true });
+  };
+  try {
+    // The holder runs as nobody: the socket and its folder must let it in.
+    await chmod(folder, 0o755);
+    await chmod(socketPath, 0o666);
+    holder = await docker.createContainer({
+      name: options.name,
+      Image: options.image,
+      Cmd: ['node', '-e', bridgeSource],
+      User: '65534:65534',
+      WorkingDir: '/',
+      Env: ['PATH=/usr/local/bin:/usr/bin:/bin'],
+      Labels: options.labels,
+      HostConfig: {
+        NetworkMode: 'none',
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        ReadonlyRootfs: true,
+        Memory: 128 * 1024 * 1024,
+        PidsLimit: 64,
+        Binds: [`${folder}:${socketMountPoint}:ro`],
+        LogConfig: { Type: 'none', Config: {} },
+      },
+    });
+    await waitForLine(holder, 'bridge ready', 30_000);
+    return { networkMode: `container:${holder.id}`, proxyUrl: `http://127.0.0.1:${proxyPort}`, proxy, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Starts the container and waits until it prints `line` (it exits or the time runs out: an error with its output). */
+async function waitForLine(container: Docker.Container, line: string, timeoutMs: number): Promise<void> {
+  const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`it printed nothing in ${timeoutMs / 1000} s`)), timeoutMs);
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      (stream as unknown as { destroy(): void }).destroy();
+      if (error)
+        reject(
+          new Error(
+            `The build's network bridge did not start (${error.message}); it needs node in the sandbox image. Its output: ${output.trim().slice(-500)}`,
+          ),
+        );
+      else resolve();
+    };
+    container.modem.demuxStream(
+      stream,
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          output += chunk.toString('utf8');
+          if (output.includes(line)) finish();
+          done();
+        },
+      }),
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          output += chunk.toString('utf8');
+          done();
+        },
+      }),
+    );
+    container
+      .start()
+      .then(() => container.wait())
+      .then(
+        (result: { StatusCode: number }) => finish(new Error(`it exited with code ${result.StatusCode}`)),
+        (error: Error) => finish(error),
+      );
+  });
+}

@@ -1,0 +1,160 @@
+// What a build container receives of the host's package settings: a folder of files (pip.conf,
+// npmrc, CA bundles, env.sh) mounted read-only, never copied into the image, and variables its
+// shell exports from env.sh before the build script (so they never enter the container's Env,
+// which `docker commit` would keep). Only the ecosystems the build installs get their files.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import {
+  registryTargets,
+  settingsDigest,
+  splitList,
+  type HostPackageSettings,
+  type RegistryTarget,
+  type UpstreamProxy,
+} from './hostPackageSettings.js';
+
+/** Where the settings folder is mounted in the build container. */
+export const settingsMountPoint = '/run/durable-debugger-settings';
+
+export interface BuildSettings {
+  /** Files of the settings folder (name → text). */
+  files: Record<string, string>;
+  /** Host folders mounted read-only at settingsMountPoint/<name> (pip's local find-links). */
+  folders: Record<string, string>;
+  /** Variables the build's shell exports (env.sh): paths and the proxy. */
+  variables: Record<string, string>;
+  /** The hosts the registry proxy lets the build reach. */
+  registries: RegistryTarget[];
+  /** The host's own proxy, which the registry proxy goes through (its credentials stay in the worker). */
+  upstream: UpstreamProxy;
+  /** A secret-free hash of what the build receives: part of the image key. */
+  digest: string;
+}
+
+export interface BuildSettingsOptions {
+  pip: boolean;
+  npm: boolean;
+  /** The proxy as the build reaches it (http://127.0.0.1:port), or null when the build has the host's network. */
+  proxyUrl: string | null;
+}
+
+export function buildSettings(host: HostPackageSettings, options: BuildSettingsOptions): BuildSettings {
+  const files: Record<string, string> = {};
+  const folders: Record<string, string> = {};
+  const variables: Record<string, string> = {};
+  const at = (name: string) => `${settingsMountPoint}/${name}`;
+  const digestParts: Record<string, Record<string, string> | string | null> = {};
+
+  if (options.proxyUrl) {
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) variables[name] = options.proxyUrl;
+    // Anything the build asks for goes to the proxy, loopback included: the proxy refuses what is no registry.
+    variables.NO_PROXY = variables.no_proxy = '';
+  }
+
+  if (options.pip) {
+    const pip: Record<string, string> = {};
+    for (const [key, value] of Object.entries(host.pip)) {
+      if (key === 'cert') continue;
+      if (key === 'find-links') {
+        const links = splitList(value).flatMap((link) => {
+          const path = link.startsWith('file:') ? fileURLToPath(link) : link;
+          if (!path.startsWith('/')) return [link];
+          if (!isFolder(path)) return [];
+          const name = `find-links-${Object.keys(folders).length}`;
+          folders[name] = path;
+          return [at(name)];
+        });
+        if (links.length) pip[key] = links.join('\n    ');
+        continue;
+      }
+      pip[key] = splitList(value).join('\n    ') || value;
+    }
+    if (host.pipCaFile) {
+      const bundle = readBundle(host.pipCaFile);
+      files['pip-ca.pem'] = bundle.text;
+      pip.cert = at('pip-ca.pem');
+      // uv, requests and OpenSSL-based tools in setup commands trust the same bundle.
+      variables.SSL_CERT_FILE = variables.REQUESTS_CA_BUNDLE = at('pip-ca.pem');
+      digestParts.pipCa = bundle.digest;
+    }
+    files['pip.conf'] = [
+      '[global]',
+      ...Object.entries(pip).map(([key, value]) => `${key} = ${value}`),
+      // Ours: a build has no use for pip's look at its own newest version.
+      'disable-pip-version-check = true',
+      '',
+    ].join('\n');
+    variables.PIP_CONFIG_FILE = at('pip.conf');
+    digestParts.pip = pip;
+  }
+
+  if (options.npm) {
+    const npm: Record<string, string> = {};
+    for (const [key, value] of Object.entries(host.npm)) if (key !== 'cafile') npm[key] = value;
+    if (host.nodeCaFile) {
+      const bundle = readBundle(host.nodeCaFile);
+      files['node-ca.pem'] = bundle.text;
+      variables.NODE_EXTRA_CA_CERTS = at('node-ca.pem');
+      if (host.npm.cafile) npm.cafile = at('node-ca.pem');
+      digestParts.nodeCa = bundle.digest;
+    }
+    digestParts.npm = { ...npm };
+    // yarn 1 reads its proxy from the npmrc only; npm and pnpm take it from there too.
+    if (options.proxyUrl) npm.proxy = npm['https-proxy'] = options.proxyUrl;
+    files.npmrc = Object.entries(npm)
+      .map(([key, value]) => `${key}=${value}\n`)
+      .join('');
+    variables.NPM_CONFIG_USERCONFIG = at('npmrc');
+    // Yarn 4 reads no npmrc: the same settings as its own variables.
+    if (options.proxyUrl) variables.YARN_HTTP_PROXY = variables.YARN_HTTPS_PROXY = options.proxyUrl;
+    if (npm.registry) variables.YARN_NPM_REGISTRY_SERVER = npm.registry;
+    if (npm['strict-ssl'] === 'false') variables.YARN_ENABLE_STRICT_SSL = 'false';
+    const registryToken = npm.registry && npm[`${nerfDart(npm.registry)}:_authToken`];
+    if (registryToken) variables.YARN_NPM_AUTH_TOKEN = registryToken;
+  }
+
+  files['env.sh'] = Object.entries(variables)
+    .map(([key, value]) => `export ${key}=${shellQuote(value)}\n`)
+    .join('');
+  return {
+    files,
+    folders,
+    variables,
+    registries: registryTargets(host, { pip: options.pip, npm: options.npm }),
+    upstream: host.upstream,
+    digest: settingsDigest(digestParts),
+  };
+}
+
+/** npm's key prefix for a registry's own settings: https://npm.example.com/repo/ → //npm.example.com/repo/ */
+function nerfDart(registry: string): string {
+  const url = new URL(registry);
+  return `//${url.host}${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}`;
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+const bundles = new Map<string, { stamp: string; text: string; digest: string }>();
+
+/** A CA bundle's text and hash, read again only when the file changes (every preparation asks for them). */
+function readBundle(path: string): { text: string; digest: string } {
+  const stats = statSync(path);
+  const stamp = `${stats.mtimeMs}:${stats.size}`;
+  const known = bundles.get(path);
+  if (known?.stamp === stamp) return known;
+  const text = readFileSync(path, 'utf8');
+  const bundle = { stamp, text, digest: createHash('sha256').update(text).digest('hex').slice(0, 16) };
+  bundles.set(path, bundle);
+  return bundle;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

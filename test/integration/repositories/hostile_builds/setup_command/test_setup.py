@@ -1,0 +1,2 @@
+def test_the_setup_ran():
+    assert True
