@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import type { DebugInputJson } from '../agent/input.js';
+import type { Config } from '../config.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
@@ -89,17 +90,23 @@ export function runOptions(command: Command): Command {
     .option('--json', 'print JSON lines instead of text');
 }
 
-export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
+/** The run input from the options; the user's config file gives the budgets and sandbox limits the options leave out. */
+export function inputFrom(repo: string, options: RunOptions, defaults: Config['runDefaults']): DebugInputJson {
   if (!existsSync(repo)) throw new UsageError(`The repository "${repo}" does not exist.`);
   if (options.fallbackAfter !== undefined && !options.fallbackModel)
     throw new UsageError(
       '--fallback-after needs --fallback-model: the model to call when the first one keeps failing.',
     );
   const budgets = {
+    ...defaults.budgets,
     ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
     ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
     ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
     ...(options.maxMinutes ? { maxMinutes: options.maxMinutes } : {}),
+  };
+  const sandbox = {
+    ...defaults.sandbox,
+    ...(options.commandTimeout ? { commandTimeoutSeconds: options.commandTimeout } : {}),
   };
   return {
     repo,
@@ -109,7 +116,7 @@ export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
     ...(options.fallbackModel ? { fallbackModel: options.fallbackModel } : {}),
     ...(options.fallbackAfter !== undefined ? { fallbackAfterSeconds: options.fallbackAfter } : {}),
     ...(Object.keys(budgets).length ? { budgets } : {}),
-    ...(options.commandTimeout ? { sandbox: { commandTimeoutSeconds: options.commandTimeout } } : {}),
+    ...(Object.keys(sandbox).length ? { sandbox } : {}),
     ...(options.allowTestEdits ? { allowTestEdits: true } : {}),
     ...(options.allowCommands ? { allowCommands: true } : {}),
     ...(options.attempts ? { attempts: options.attempts } : {}),
@@ -145,6 +152,6 @@ export async function refuseWhenNobodyServesTheModel(session: Session, endpoint:
     return;
   throw new UsageError(
     'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one. Set ANTHROPIC_API_KEY ' +
-      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `npm run demo`.',
+      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `durable-debugger demo`.',
   );
 }

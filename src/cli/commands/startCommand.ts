@@ -14,7 +14,7 @@ export function startCommand(program: Command): void {
       .argument('<repo>', 'repository with failing tests'),
   ).action(async (repo: string, options: RunOptions) =>
     withSession(async (session) => {
-      const input = { ...inputFrom(repo, options), ...(await endpointOfSession(session)) };
+      const input = { ...inputFrom(repo, options, session.config.runDefaults), ...(await endpointOfSession(session)) };
       noteConservativePrice(input, session);
       const handle = await startDebugRun(session.client, {
         input,
