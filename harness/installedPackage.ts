@@ -2,7 +2,7 @@
 // with `npm install -g` into a prefix of its own and run under `env -i`: a home, the system's PATH
 // plus the prefix's bin, and only the machine's own network settings. For tests and the bench.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/config.js';
 
@@ -90,6 +90,7 @@ export async function installGlobally(
   env: NodeJS.ProcessEnv,
   user?: AsUser,
 ): Promise<Installed> {
+  for (const folder of [env.HOME as string, prefix]) mkdirSync(folder, { recursive: true });
   const installed = await runCommand('npm', ['install', '-g', '--prefix', prefix, tarball], {
     cwd: env.HOME as string,
     env,

@@ -39,7 +39,11 @@ export async function installTemporalCli(config: Config, progress: Progress): Pr
   if (config.temporalAddress) return progress.done(step, `not needed (TEMPORAL_ADDRESS=${config.temporalAddress})`);
   if (config.temporalCli) {
     if (!existsSync(config.temporalCli))
-      throw new SetupError(step, `TEMPORAL_CLI=${config.temporalCli} does not exist`, 'set TEMPORAL_CLI to the binary');
+      throw new SetupError(
+        step,
+        `TEMPORAL_CLI=${config.temporalCli} does not exist`,
+        'Set TEMPORAL_CLI to the path of a temporal binary, or unset it.',
+      );
     return progress.done(step, `TEMPORAL_CLI=${config.temporalCli}`);
   }
   // A `temporal` on PATH is not used: the pinned CLI in one known place is what every command finds.

@@ -147,6 +147,27 @@ async function asFreshUser(label: string, user?: AsUser): Promise<void> {
       'tools are in the cache',
     );
     if (user) {
+      // What needs root is refused with the exact command to run instead.
+      const noImage = await runCommand('durable-debugger', ['setup'], {
+        cwd: repo,
+        env: { ...env, DURABLE_DEBUGGER_SANDBOX_IMAGE: 'durable-debugger-sandbox:not-built' },
+        user,
+      });
+      assert.equal(noImage.code, 2, noImage.output);
+      assert.match(
+        noImage.output,
+        /building it needs root \(debootstrap\)\. Run: sudo \S*node \S*durable-debugger\S* setup/,
+      );
+      const outsider = { uid: user.uid, gid: user.uid };
+      for (const args of [['setup'], ['run', '.'], ['doctor']]) {
+        const refused = await runCommand('durable-debugger', args, { cwd: repo, env, user: outsider });
+        assert.notEqual(refused.code, 0, refused.output);
+        assert.match(
+          refused.output,
+          /add yourself to the docker group: sudo usermod -aG docker /,
+          `${args[0]}: ${refused.output}`,
+        );
+      }
       const foreign = filesOf(area).filter((path) => lstatSync(path).uid !== user.uid);
       assert.deepEqual(foreign, [], 'every file the tool wrote belongs to the user');
     }
