@@ -35,8 +35,8 @@ try {
   PostgreSQL                ${clusterAddresses.postgresqlUrl()}
   Logs                      ${clusterPaths().home}
 
-  TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger worker
-  TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger run <repo>
+  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger worker
+  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger run <repo>
   npm run cluster -- stop`);
   } else if (command === 'stop') {
     await stopCluster(log);

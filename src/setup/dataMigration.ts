@@ -1,7 +1,8 @@
 // Before following the XDG base directories, the checkout's commands kept everything in the
 // checkout's own `.durable-debugger`. Setup moves it once: the runs (server database, content
 // store, patches, workspaces) into the data home and the tools into the cache, so a user of the
-// checkout keeps finding their runs. `cluster` stays: `npm run cluster` keeps its data there.
+// checkout keeps finding their runs. Only what the product writes there moves: the checkout's
+// own tooling keeps its folders (the cluster's data, the test lanes' Docker engines, durations).
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -10,16 +11,18 @@ import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import { checkoutDataHome } from '../locations.js';
 import { quote, type CheckResult } from './parts.js';
-import { SetupError, type Progress } from './progress.js';
+import { SetupError, type Progress } from './setupProgress.js';
 
 const run = promisify(execFile);
 const step = 'data home';
-const staysInCheckout = new Set(['cluster', 'tools']);
+/** What the product writes in a data home (src/temporal/embeddedServer.ts, the store, workspaces, environment builds, patches, logs). */
+const productData =
+  /^(temporal\.(db|db-wal|db-shm|log|pid)|store|runs|workspaces|environment-builds|env-builds|dockerd\.log|debootstrap\.log)$/;
 
 /** The entries of the checkout's old data home still to move (none when it is the data home itself). */
 export function checkoutDataToMove(config: Config, from = checkoutDataHome): string[] {
   if (config.home === from || !existsSync(join(from, 'temporal.db'))) return [];
-  return readdirSync(from).filter((entry) => !staysInCheckout.has(entry));
+  return readdirSync(from).filter((entry) => productData.test(entry));
 }
 
 export function checkDataHome(config: Config, from = checkoutDataHome): CheckResult {

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { Config } from '../config.js';
 import { errorText, isRoot, setupAsRootCommand, setupCommand, userName, type CheckResult } from './parts.js';
-import { SetupError, type Progress } from './progress.js';
+import { SetupError, type Progress } from './setupProgress.js';
 
 const run = promisify(execFile);
 const step = 'Docker engine';

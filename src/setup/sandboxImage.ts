@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { projectRoot } from '../locations.js';
 import { aptInstall, hasCommand } from './dockerEngine.js';
 import { errorText, isRoot, setupAsRootCommand, setupCommand, type CheckResult } from './parts.js';
-import { SetupError, type Progress } from './progress.js';
+import { SetupError, type Progress } from './setupProgress.js';
 
 const run = promisify(execFile);
 const step = 'sandbox image';

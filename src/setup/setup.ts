@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { migrateCheckoutData } from './dataMigration.js';
 import { ensureDockerEngine } from './dockerEngine.js';
 import { isRoot, setupCommand, userName } from './parts.js';
-import type { Progress } from './progress.js';
+import type { Progress } from './setupProgress.js';
 import { ensureSandboxImage } from './sandboxImage.js';
 import { installTemporalCli } from './temporalCli.js';
 

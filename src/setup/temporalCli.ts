@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import { temporalCliPath } from '../temporal/embeddedServer.js';
 import { errorText, setupCommand, type CheckResult } from './parts.js';
-import { SetupError, type Progress } from './progress.js';
+import { SetupError, type Progress } from './setupProgress.js';
 
 const run = promisify(execFile);
 export const temporalCliVersion = '1.9.1';

@@ -13,7 +13,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 
 function checkoutWithRuns(label: string): string {
   const old = join(scratch, label, 'checkout', '.durable-debugger');
-  for (const folder of ['store/blobs', 'runs', 'tools/temporal/bin', 'cluster/postgresql'])
+  for (const folder of ['store/blobs', 'runs', 'tools/temporal/bin', 'cluster/postgresql', 'test-engines/lane-2'])
     mkdirSync(join(old, folder), { recursive: true });
   writeFileSync(join(old, 'temporal.db'), 'runs');
   writeFileSync(join(old, 'runs', 'debug-1.patch'), 'patch');
@@ -32,7 +32,7 @@ function lines() {
   };
 }
 
-test('the runs move to the data home and the tools to the cache; the cluster stays; doctor warns until then', async () => {
+test("the runs move to the data home and the tools to the cache; the checkout's tooling stays; doctor warns until then", async () => {
   const old = checkoutWithRuns('move');
   const config = loadConfig({ HOME: join(scratch, 'move', 'home'), DURABLE_DEBUGGER_CONFIG: '/nonexistent.json' });
   assert.equal(checkDataHome(config, old).status, 'warn');
@@ -44,6 +44,8 @@ test('the runs move to the data home and the tools to the cache; the cluster sta
   assert.ok(existsSync(join(config.home, 'store', 'blobs')));
   assert.equal(readFileSync(join(config.toolsRoot, 'temporal', 'bin', 'temporal'), 'utf8'), 'cli');
   assert.ok(existsSync(join(old, 'cluster', 'postgresql')), 'the cluster keeps its data in the checkout');
+  assert.ok(existsSync(join(old, 'test-engines', 'lane-2')), "the test lanes' engines stay in the checkout");
+  assert.ok(!existsSync(join(config.home, 'test-engines')));
   assert.ok(!existsSync(join(old, 'temporal.db')));
   assert.ok(
     said.some((line) => /moving the checkout's earlier runs/.test(line)),

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { connectDocker } from '../../sandbox/container.js';
-import { progressLines, SetupError } from '../../setup/progress.js';
+import { progressLines, SetupError } from '../../setup/setupProgress.js';
 import { runSetup } from '../../setup/setup.js';
 import { UsageError } from '../commandSupport.js';
 
