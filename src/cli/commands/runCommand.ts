@@ -25,7 +25,10 @@ export function runCommand(program: Command): void {
     )
     .action(async (repo: string, options: RunOptions) =>
       withSession(async (session) => {
-        const input = { ...inputFrom(repo, options, session.config.runDefaults), ...(await endpointOfSession(session)) };
+        const input = {
+          ...inputFrom(repo, options, session.config.runDefaults),
+          ...(await endpointOfSession(session)),
+        };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
         noteConservativePrice(input, session);
         const worker = await workerForThisCommand(session);
