@@ -7,8 +7,8 @@
 // @grpc/grpc-js and dockerode, ssh2, @swc/core), which npm flags on every global install and which
 // nothing here needs. Bundling also starts faster than loading hundreds of modules.
 // The checkout keeps running the TypeScript sources directly (node --import tsx src/cli/main.ts).
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build, type Plugin } from 'esbuild';
 import { projectRoot } from '../src/config.js';
@@ -86,6 +86,8 @@ const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger() }
 await writeFile(join(dist, 'workflow-bundle.js'), withoutSourcesText(bundle.code));
 // source-map (the worker's stack traces of workflow code) reads its WebAssembly beside its module.
 await copyFile(join(projectRoot, 'node_modules', 'source-map', 'lib', 'mappings.wasm'), join(dist, 'mappings.wasm'));
+// So do our modules that read a file of theirs (`new URL('./file', import.meta.url)`): bundled, they are dist/cli.js.
+for (const file of await filesReadBesideTheirModule()) await copyFile(file, join(dist, basename(file)));
 for (const target of nativeTargets) {
   const from = join(projectRoot, 'node_modules', '@temporalio', 'core-bridge', 'releases', target, 'index.node');
   const to = join(dist, 'releases', target, 'index.node');
@@ -108,6 +110,26 @@ function withoutSourcesText(code: string): string {
   >;
   delete map.sourcesContent;
   return `${code.slice(0, at)}${marker}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+}
+
+/** The files our modules read beside themselves (the prebuilt workflow bundle aside, which is made here). */
+async function filesReadBesideTheirModule(): Promise<string[]> {
+  const found = new Map<string, string>();
+  for (const folder of ['src', 'activities']) {
+    for (const entry of await readdir(join(projectRoot, folder), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const module = join(entry.parentPath, entry.name);
+      for (const match of (await readFile(module, 'utf8')).matchAll(/new URL\('\.\/([^']+)', import\.meta\.url\)/g)) {
+        const name = match[1] as string;
+        if (name === 'workflow-bundle.js') continue;
+        const file = join(dirname(module), name);
+        if (found.has(name) && found.get(name) !== file)
+          throw new Error(`build: two modules read a file named ${name}`);
+        found.set(name, file);
+      }
+    }
+  }
+  return [...found.values()];
 }
 
 function quietLogger() {
