@@ -15,6 +15,7 @@ import {
   type ClusterThroughputResult,
 } from './clusterThroughput.js';
 import { openBenchEnvironment } from './benchStack.js';
+import { formatCommandStartup, measureCommandStartup, type CommandStartupResult } from './commandStartup.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
@@ -41,6 +42,7 @@ interface Results {
   environment?: EnvironmentBuildResult;
   floor?: DispatchFloorResult;
   cluster?: ClusterThroughputResult;
+  startup?: CommandStartupResult;
 }
 type Section = keyof Results;
 const sections: Section[] = [
@@ -51,6 +53,7 @@ const sections: Section[] = [
   'throughput',
   'floor',
   'environment',
+  'startup',
   'cluster',
 ];
 
@@ -85,6 +88,7 @@ try {
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
+    if (section === 'startup') results.startup = await measureCommandStartup(env, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
     progress(`${section} took ${number((performance.now() - sectionStarted) / 1000)} s`);
   }
@@ -110,6 +114,7 @@ const lines = [
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
+  ...(results.startup ? [...formatCommandStartup(results.startup), ''] : []),
   ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),
   `total: ${number(totalSeconds)} s (${number(totalSeconds / 60)} min; the limit is 15 min; scripts/setup.sh before it is not counted)`,
 ];
@@ -125,7 +130,17 @@ if (chosen.length === sections.length) {
   console.log(`saved to ${file}`);
 }
 
-function summary({ overhead, sandbox, history, tokens, throughput, environment, floor, cluster }: Results): string[] {
+function summary({
+  overhead,
+  sandbox,
+  history,
+  tokens,
+  throughput,
+  environment,
+  floor,
+  startup,
+  cluster,
+}: Results): string[] {
   const lines: string[] = [];
   if (overhead) {
     lines.push(
@@ -190,6 +205,13 @@ function summary({ overhead, sandbox, history, tokens, throughput, environment, 
       )
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);
+  }
+  if (startup) {
+    const added = (variant: CommandStartupResult['installed']) =>
+      `${number(variant.addedSeconds.median, 2)} s (${number(variant.commandSeconds.median, 1)} s for a ${number(variant.runSeconds.median, 1)} s run, ${number(variant.cpuSeconds.median, 1)} s CPU)`;
+    lines.push(
+      `9. A whole \`run\` command adds, installed: ${added(startup.installed)}; from the checkout: ${added(startup.checkout)}.`,
+    );
   }
   if (cluster) {
     lines.push(

@@ -20,6 +20,7 @@ import { devServerFlags } from '../src/temporal/serverSettings.js';
 import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../src/worker.js';
 import { searchAttributes } from '../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../src/demo/fakeAnthropicApi.js';
+import { checkoutCli } from './checkoutCli.js';
 
 export interface TestServer {
   env: TestWorkflowEnvironment;
@@ -221,7 +222,7 @@ export async function startWorkerProcess(
     user?: { uid: number; gid: number };
   },
 ): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), 'worker'], {
+  const child = spawn(process.execPath, [...checkoutCli, 'worker'], {
     cwd: projectRoot,
     env: {
       ...process.env,

@@ -1,16 +1,18 @@
 // Settings from the environment, validated once, with defaults that work on a fresh machine.
+// Each setting comes from the environment, else from the settings of the user's config file
+// (src/configFile.ts), else its default; folders follow the XDG base directories (src/locations.ts).
 import { createHash } from 'node:crypto';
-import { homedir, hostname } from 'node:os';
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { hostname } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { Budgets, SandboxLimits } from './agent/input.js';
+import { readConfigFile } from './configFile.js';
+import { cacheHomeFor, configFileFor, dataHomeFor, toolsRootFor } from './locations.js';
 import { defaultModels, modelProviders, type ModelSettings } from './model/providerSettings.js';
 import { parseAllowedImages } from './sandbox/environment/imagePolicy.js';
 import type { ContentStoreLocation } from './sandbox/store/openStore.js';
 
-export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-/** scripts/setup.sh installs here unless DURABLE_DEBUGGER_TOOLS says otherwise. */
-export const defaultToolsRoot = join(projectRoot, '.durable-debugger', 'tools');
+export { projectRoot, toolsRootFor } from './locations.js';
 
 const environmentSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
@@ -20,6 +22,7 @@ const environmentSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).default(8233),
   DURABLE_DEBUGGER_HOME: z.string().min(1).optional(),
   DURABLE_DEBUGGER_TOOLS: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_CONFIG: z.string().min(1).optional(),
   DURABLE_DEBUGGER_TASK_QUEUE: z.string().min(1).default('durable-debugger'),
   DURABLE_DEBUGGER_SANDBOX_IMAGE: z.string().min(1).default('durable-debugger-sandbox:1'),
   DURABLE_DEBUGGER_WORKSPACES: z.string().min(1).optional(),
@@ -56,9 +59,14 @@ export interface Config {
   temporalCli: string | undefined;
   temporalPort: number;
   temporalUiPort: number;
+  /** The data home: the server's database, the content store, runs, workspaces. */
   home: string;
-  /** Where setup installs tools (the Temporal CLI): one place per installation, whatever the data home. */
+  /** Where setup installs tools (the Temporal CLI): one place per user, whatever the data home. */
   toolsRoot: string;
+  /** The user's config file (it need not exist). */
+  configFile: string;
+  /** Defaults of the runs this user starts, from the config file; a command's options win. */
+  runDefaults: { budgets: Partial<Budgets>; sandbox: Partial<SandboxLimits> };
   taskQueue: string;
   sandboxImage: string;
   workspaceRoot: string;
@@ -80,15 +88,23 @@ export interface Config {
 export class ConfigError extends Error {}
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = environmentSchema.safeParse(
-    Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== '')),
-  );
+  const given = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
+  ) as Record<string, string>;
+  let file;
+  try {
+    file = readConfigFile(configFileFor(environment), Object.keys(environmentSchema.shape));
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const settings = { ...(file.model ? { ANTHROPIC_MODEL: file.model } : {}), ...file.settings, ...given };
+  const parsed = environmentSchema.safeParse(settings);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-    throw new ConfigError(`Invalid environment: ${problems}`);
+    throw new ConfigError(`Invalid environment${file.exists ? ` (or settings in ${file.path})` : ''}: ${problems}`);
   }
   const env = parsed.data;
-  const home = resolve(env.DURABLE_DEBUGGER_HOME ?? join(projectRoot, '.durable-debugger'));
+  const home = dataHomeFor(settings);
   // One workspace folder per machine name, so worker replicas sharing a data volume never collide.
   const workspaceRoot = resolve(env.DURABLE_DEBUGGER_WORKSPACES ?? join(home, 'workspaces', hostname()));
   return {
@@ -98,15 +114,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     temporalPort: env.TEMPORAL_PORT,
     temporalUiPort: env.TEMPORAL_UI_PORT,
     home,
-    toolsRoot: resolve(env.DURABLE_DEBUGGER_TOOLS ?? defaultToolsRoot),
+    toolsRoot: toolsRootFor(settings),
+    configFile: file.path,
+    runDefaults: { budgets: file.budgets, sandbox: file.sandbox },
     taskQueue: env.DURABLE_DEBUGGER_TASK_QUEUE,
     sandboxImage: env.DURABLE_DEBUGGER_SANDBOX_IMAGE,
     workspaceRoot,
     contentStore: contentStoreFrom(env.DURABLE_DEBUGGER_STORE, home),
-    toolchainDir: resolve(
-      env.DURABLE_DEBUGGER_TOOLCHAIN ??
-        join(environment.XDG_CACHE_HOME || join(homedir(), '.cache'), 'durable-debugger', 'toolchain'),
-    ),
+    toolchainDir: resolve(env.DURABLE_DEBUGGER_TOOLCHAIN ?? join(cacheHomeFor(settings), 'toolchain')),
     // Stable across restarts of the same worker, distinct for workers with different workspace roots.
     hostId:
       env.DURABLE_DEBUGGER_HOST_ID ??

@@ -2,9 +2,11 @@
 // on a queue of its own, so that every command of a run reaches the host that holds its
 // container, and model calls on the queue of its model endpoint (src/agent/modelEndpoint.ts),
 // so that a run is only ever answered with the model settings it was started with.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import {
@@ -13,7 +15,7 @@ import {
   NativeConnection,
   Runtime,
   Worker,
-  type WorkflowBundleWithSourceMap,
+  type WorkflowBundleOption,
 } from '@temporalio/worker';
 import { createAttemptActivities } from '../activities/attempts.js';
 import { createModelActivities, type ModelActivityOptions } from '../activities/model.js';
@@ -25,16 +27,23 @@ import type { PricingPlace } from './model/pricing.js';
 import { connectModelProvider } from './model/providers.js';
 import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
+import { checkDocker as checkDockerEngine } from './setup/dockerEngine.js';
+import { setupCommand } from './setup/parts.js';
+import { checkSandboxImage } from './setup/sandboxImage.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
+/** The package ships the workflow code bundled at build time (scripts/build.ts), beside this module's bundle. */
+const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
-/** The workflow code, bundled once per process. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+let bundle: Promise<WorkflowBundleOption> | null = null;
+/** The workflow code: the package's prebuilt bundle, or in the checkout its sources bundled once per process. */
+export function workflowBundle(): Promise<WorkflowBundleOption> {
+  bundle ??= existsSync(prebuiltBundlePath)
+    ? Promise.resolve({ codePath: prebuiltBundlePath })
+    : bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
   return bundle;
 }
 
@@ -119,9 +128,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const taskQueue = options.taskQueue ?? config.taskQueue;
   installQuietRuntime();
   const docker = connectDocker();
-  await checkDocker(docker, config.sandboxImage);
-
-  await mkdir(config.workspaceRoot, { recursive: true });
+  // The checks and connections do not depend on each other: side by side, they take the time of the slowest.
+  const [clientConnection, connection] = await connectWhileChecking(options.address, [
+    checkDocker(docker, config.sandboxImage),
+    mkdir(config.workspaceRoot, { recursive: true }),
+  ]);
+  await ensureSearchAttributes(clientConnection, config.namespace);
+  const client = new Client({ connection: clientConnection, namespace: config.namespace });
   const store = openContentStore(config.contentStore);
   const scope = `${options.address}/${config.namespace}`;
   const host = new SandboxHost({
@@ -136,10 +149,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     repoRoots: config.repoRoots,
     allowedImages: config.allowedImages,
   });
-  const clientConnection = await Connection.connect({ address: options.address });
-  await ensureSearchAttributes(clientConnection, config.namespace);
-  const client = new Client({ connection: clientConnection, namespace: config.namespace });
-  const connection = await NativeConnection.connect({ address: options.address });
   if (options.anthropic && !options.modelEndpoint)
     throw new Error('startWorker: a model client override needs its modelEndpoint');
   // The configured provider (none for the Anthropic API without a key), unless the caller brings a client.
@@ -149,19 +158,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const pricingPlace = options.pricingPlace ?? provider?.place;
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
-  const sharedWorker = await Worker.create({
-    connection,
-    namespace: config.namespace,
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-    activities: { ...createSharedActivities(host, hostTaskQueue, client), ...createAttemptActivities(client) },
-  });
-  const hostWorker = await Worker.create({
+  // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.
+  const sharedWorker = workflowBundle().then((bundle) =>
+    Worker.create({
+      connection,
+      namespace: config.namespace,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: { ...createSharedActivities(host, hostTaskQueue, client), ...createAttemptActivities(client) },
+    }),
+  );
+  const hostWorker = Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
     activities: createHostActivities(host, options.onToolRun),
   });
+  // Awaited below; until then a failure must not count as unhandled.
+  for (const pending of [sharedWorker, hostWorker]) pending.catch(() => undefined);
   const modelQueues: string[] = [];
   let servesDefaultEndpoint = false;
   if (anthropic && modelEndpoint) {
@@ -220,7 +234,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     log,
   });
 
-  const workers = [sharedWorker, hostWorker, ...modelWorkers];
+  const workers = [await sharedWorker, await hostWorker, ...modelWorkers];
   const done = Promise.all(workers.map((worker) => worker.run()))
     .finally(() => sweep.stop())
     .then(async () => {
@@ -240,6 +254,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await done;
     },
   };
+}
+
+/** Both connections to the server, made while the checks run; when anything fails, what opened is closed. */
+async function connectWhileChecking(
+  address: string,
+  checks: Promise<unknown>[],
+): Promise<[Connection, NativeConnection]> {
+  const [client, native, ...rest] = await Promise.allSettled([
+    Connection.connect({ address }),
+    NativeConnection.connect({ address }),
+    ...checks,
+  ] as const);
+  const failure = [client, native, ...rest].find((result) => result.status === 'rejected');
+  if (client.status === 'fulfilled' && native.status === 'fulfilled' && !failure) return [client.value, native.value];
+  if (client.status === 'fulfilled') await client.value.close().catch(() => undefined);
+  if (native.status === 'fulfilled') await native.value.close().catch(() => undefined);
+  throw (failure as PromiseRejectedResult).reason;
 }
 
 /** Pollers seen this recently still count (they long-poll for about a minute). */
@@ -270,17 +301,11 @@ async function otherEndpointServingDefault(
   return null;
 }
 
+/** Before any run starts: the engine answers and has the sandbox image, else the one command that fixes it. */
 async function checkDocker(docker: ReturnType<typeof connectDocker>, image: string): Promise<void> {
-  try {
-    await docker.ping();
-  } catch (error) {
-    throw new WorkerSetupError(
-      `The Docker engine does not answer (${(error as Error).message}). Run \`npm run setup\` to start it, or set DOCKER_HOST.`,
-    );
-  }
-  try {
-    await docker.getImage(image).inspect();
-  } catch {
-    throw new WorkerSetupError(`The sandbox image ${image} is missing. Run \`npm run setup\` to build it.`);
+  for (const check of [() => checkDockerEngine(docker), () => checkSandboxImage(docker, image)]) {
+    const result = await check();
+    if (result.status === 'fail')
+      throw new WorkerSetupError(`${result.name}: ${result.detail}. To fix it: ${result.fix ?? setupCommand}`);
   }
 }

@@ -35,9 +35,9 @@ try {
   PostgreSQL                ${clusterAddresses.postgresqlUrl()}   password in ${clusterPaths().passwordFile}
   Logs                      ${clusterPaths().home}
 
-  TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger worker
+  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger worker
   (workers that share no folder: DURABLE_DEBUGGER_STORE=postgresql://${clusterDatabase.user}:$(cat ${clusterPaths().passwordFile})@${clusterAddresses.postgresql.host}:${clusterAddresses.postgresql.port}/${clusterDatabase.application})
-  TEMPORAL_ADDRESS=${clusterAddresses.temporal} npx durable-debugger run <repo>
+  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger run <repo>
   npm run cluster -- stop`);
   } else if (command === 'stop') {
     await stopCluster(log);

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultToolsRoot, projectRoot } from '../../src/config.js';
+import { projectRoot, toolsRootFor } from '../../src/config.js';
 
 /** Pinned versions: the binaries built by `npm run cluster` and the images of docker-compose.yml. */
 export const clusterVersions = {
@@ -143,7 +143,7 @@ export interface ClusterPaths {
 /** DURABLE_DEBUGGER_CLUSTER_HOME moves the data; DURABLE_DEBUGGER_TOOLS the binaries (as for setup). */
 export function clusterPaths(environment: NodeJS.ProcessEnv = process.env): ClusterPaths {
   const home = environment.DURABLE_DEBUGGER_CLUSTER_HOME || join(projectRoot, '.durable-debugger', 'cluster');
-  const tools = environment.DURABLE_DEBUGGER_TOOLS || defaultToolsRoot;
+  const tools = toolsRootFor(environment);
   const server = join(tools, `temporal-server-${clusterVersions.temporalServer}`);
   const ui = join(tools, `temporal-ui-server-${clusterVersions.uiServer}`);
   return {

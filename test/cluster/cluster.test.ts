@@ -14,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { DebugReport } from '../../src/agent/report.js';
 import { clusterStatus, startCluster, stopCluster } from '../../deploy/cluster/clusterLauncher.js';
+import { checkoutCli } from '../../harness/checkoutCli.js';
 import { clusterAddresses, clusterNamespace } from '../../deploy/cluster/clusterSettings.js';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
@@ -84,7 +85,7 @@ async function waitForTextInSomeFrame(page: Page, text: string, timeoutMs = 60_0
 
 /** Our CLI in a real process, against the cluster, with the model behind ANTHROPIC_BASE_URL. */
 function cli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
+  const child = spawn(process.execPath, [...checkoutCli, ...args], {
     cwd: projectRoot,
     env: {
       ...process.env,

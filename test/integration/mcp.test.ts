@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture, scriptsByName } from '../../src/demo/fixtures.js';
+import { checkoutCli } from '../../harness/checkoutCli.js';
 import { containersOf, startTestServer, type TestServer } from '../../harness/devStack.js';
 import { killCliProcesses, startCli } from '../support/cli.js';
 
@@ -36,7 +37,7 @@ after(async () => {
 async function connect(): Promise<{ client: Client; transport: StdioClientTransport }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(projectRoot, 'bin', 'durable-debugger.js'), 'mcp'],
+    args: [...checkoutCli, 'mcp'],
     cwd: projectRoot,
     env: {
       ...(process.env as Record<string, string>),

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { loadConfig, projectRoot } from '../../src/config.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
+import { checkoutCli } from '../../harness/checkoutCli.js';
 import { startTestServer, type TestServer } from '../../harness/devStack.js';
 
 let server: TestServer;
@@ -20,22 +21,18 @@ before(async () => {
   server = await startTestServer();
   // The documented offline worker on the documented task queue, with no API key anywhere; a
   // little delay before each reply so the run is still going when it is steered.
-  dev = spawn(
-    process.execPath,
-    [join(projectRoot, 'bin', 'durable-debugger.js'), 'dev', '--scripted', '--reply-delay', '300'],
-    {
-      cwd: projectRoot,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: server.address,
-        DURABLE_DEBUGGER_HOME: server.home,
-        ANTHROPIC_API_KEY: '',
-        ANTHROPIC_BASE_URL: '',
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  dev = spawn(process.execPath, [...checkoutCli, 'dev', '--scripted', '--reply-delay', '300'], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      DURABLE_DEBUGGER_HOME: server.home,
+      ANTHROPIC_API_KEY: '',
+      ANTHROPIC_BASE_URL: '',
+      NO_COLOR: '1',
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   dev.stdout?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
   dev.stderr?.on('data', (chunk: Buffer) => (devOutput += chunk.toString()));
   const deadline = Date.now() + 60_000;

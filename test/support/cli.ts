@@ -1,6 +1,6 @@
 // Our CLI in a real process, as a person runs it, against a test server (and its data home).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { checkoutCli } from '../../harness/checkoutCli.js';
 import { projectRoot } from '../../src/config.js';
 
 export interface CliResult {
@@ -22,15 +22,17 @@ const running = new Set<ChildProcess>();
 
 /**
  * Starts `durable-debugger <args>` on the server's address and data home, without colours;
- * `env` adds to (or, with '', blanks) the environment, e.g. ANTHROPIC_BASE_URL for the fake API.
+ * `env` adds to (or, with '', blanks) the environment, e.g. ANTHROPIC_BASE_URL for the fake API;
+ * `cwd` is the folder it runs in (default: the checkout).
  */
 export function startCli(
   server: { address: string; home: string },
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  cwd = projectRoot,
 ): CliProcess {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'durable-debugger.js'), ...args], {
-    cwd: projectRoot,
+  const child = spawn(process.execPath, [...checkoutCli, ...args], {
+    cwd,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: server.address,
@@ -66,8 +68,9 @@ export function runCli(
   server: { address: string; home: string },
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  cwd = projectRoot,
 ): Promise<CliResult> {
-  return startCli(server, args, env).done;
+  return startCli(server, args, env, cwd).done;
 }
 
 /** Kills the CLI processes still running (a test's `after`). */

@@ -206,11 +206,11 @@ test('requires-python: which Pythons it allows, and what to do when the sandboxâ
   const sandbox = { image: 'durable-debugger-sandbox:1', version: '3.11.2' };
   assert.equal(
     explainPythonMismatch({ specifier: '>=3.12', source: 'pyproject.toml' }, sandbox),
-    'pyproject.toml requires Python >=3.12, which excludes the sandbox\'s Python 3.11.2 (durable-debugger-sandbox:1). Build a sandbox image with Python 3.13 from Debian trixie, once, as root: npm run setup -- --python 3.13 (it becomes durable-debugger-sandbox:1-python3.13, and runs that need it use it by themselves); or name an image that has such a Python (and sh, coreutils and your test runner) in durable-debugger.json ("image", with "setup" commands to install the dependencies) or build one with a durable-debugger.Dockerfile.',
+    'pyproject.toml requires Python >=3.12, which excludes the sandbox\'s Python 3.11.2 (durable-debugger-sandbox:1). Build a sandbox image with Python 3.13 from Debian trixie, once, as root: durable-debugger setup --python 3.13 (it becomes durable-debugger-sandbox:1-python3.13, and runs that need it use it by themselves); or name an image that has such a Python (and sh, coreutils and your test runner) in durable-debugger.json ("image", with "setup" commands to install the dependencies) or build one with a durable-debugger.Dockerfile.',
   );
   assert.match(
     explainPythonMismatch({ specifier: '<3.10', source: 'setup.py' }, sandbox),
-    /npm run setup -- --python 3\.9 /,
+    /durable-debugger setup --python 3\.9 /,
   );
   assert.match(
     explainPythonMismatch({ specifier: '==3.12.*', source: 'pyproject.toml' }, sandbox),

@@ -19,7 +19,7 @@ const product = [
   'test',
 ];
 /** One home for everything else, and the files tools look for at the top. */
-const homes = ['deploy', 'docs', 'bench', 'harness', 'scripts', 'bin'];
+const homes = ['deploy', 'docs', 'bench', 'harness', 'scripts'];
 const topFiles = ['README.md', 'package-lock.json', 'eslint.config.js'];
 
 /** Folders whose files copy other projects or hold recorded data: their names are not ours to choose. */

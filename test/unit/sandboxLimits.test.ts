@@ -7,10 +7,12 @@ import { effectiveLimits, sandboxLimitsSchema } from '../../src/agent/input.js';
 import { inputFrom } from '../../src/cli/runOptions.js';
 import { parseRepositoryConfig } from '../../src/sandbox/environment/plan.js';
 
+const noDefaults = { budgets: {}, sandbox: {} };
+
 test('the run’s options set the sandbox’s limits', () => {
-  const input = inputFrom('.', { memory: 4096, cpus: 2, pids: 2048, commandTimeout: 600 });
+  const input = inputFrom('.', { memory: 4096, cpus: 2, pids: 2048, commandTimeout: 600 }, noDefaults);
   assert.deepEqual(input.sandbox, { commandTimeoutSeconds: 600, memoryMb: 4096, cpus: 2, pids: 2048 });
-  assert.equal(inputFrom('.', {}).sandbox, undefined);
+  assert.equal(inputFrom('.', {}, noDefaults).sandbox, undefined);
 });
 
 test('durable-debugger.json raises the limits a suite needs, within what a repository may ask for', () => {

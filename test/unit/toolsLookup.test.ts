@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { defaultToolsRoot, projectRoot } from '../../src/config.js';
+import { projectRoot, toolsRootFor } from '../../src/config.js';
 
 test('the Temporal CLI that setup installed is found with another data home and a PATH of system folders only', () => {
   const home = mkdtempSync(join(tmpdir(), 'durable-debugger-home-'));
@@ -30,7 +30,7 @@ test('the Temporal CLI that setup installed is found with another data home and 
     });
     assert.equal(result.status, 0, result.stderr);
     const found = result.stdout.trim();
-    assert.equal(found, process.env.TEMPORAL_CLI ?? join(defaultToolsRoot, 'temporal', 'bin', 'temporal'));
+    assert.equal(found, process.env.TEMPORAL_CLI ?? join(toolsRootFor(), 'temporal', 'bin', 'temporal'));
     accessSync(found, constants.X_OK);
   } finally {
     rmSync(home, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 // `run <repo>`: start a run and follow it live to its report.
 import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
 import pc from 'picocolors';
 import { applyFix, exitCodeFor, follow, withSession } from '../commandSupport.js';
 import {
@@ -24,7 +25,7 @@ export function runCommand(program: Command): void {
     )
     .action(async (repo: string, options: RunOptions) => {
       // Checked before anything connects or starts: a mistake is answered at once.
-      const checked = checkedRunInput(repo, options);
+      const checked = checkedRunInput(repo, options, loadConfig().runDefaults);
       return withSession(async (session) => {
         const input = { ...checked, ...(await endpointOfSession(session)) };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);

@@ -1,5 +1,6 @@
 // `start <repo>`: start a run, print its workflow id and return.
 import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
 import { modelTaskQueueFor, waitingForModelWorker } from '../../agent/modelEndpoint.js';
 import { withSession } from '../commandSupport.js';
 import { checkedRunInput, noteConservativePrice, runOptions, type RunOptions } from '../runOptions.js';
@@ -13,7 +14,7 @@ export function startCommand(program: Command): void {
       .argument('<repo>', 'repository with failing tests'),
   ).action(async (repo: string, options: RunOptions) => {
     // Checked before anything connects or starts: a mistake is answered at once.
-    const checked = checkedRunInput(repo, options);
+    const checked = checkedRunInput(repo, options, loadConfig().runDefaults);
     return withSession(async (session) => {
       const input = { ...checked, ...(await endpointOfSession(session)) };
       noteConservativePrice(input, session);

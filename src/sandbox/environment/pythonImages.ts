@@ -1,5 +1,5 @@
 // The Python a repository allows (requires-python) against the sandbox's: a Python repository runs on
-// a sandbox image with one it allows, built from another Debian suite by `npm run setup -- --python
+// a sandbox image with one it allows, built from another Debian suite by `durable-debugger setup --python
 // 3.13`, or the run ends saying how to make or bring one. Each image is asked for its Python once.
 import type Docker from 'dockerode';
 import { labels, projectLabel, removeContainer } from '../container.js';
@@ -19,7 +19,7 @@ export class SandboxPythons {
 
   /**
    * A Python repository whose requires-python excludes the sandbox's Python runs on a sandbox image
-   * with one it allows (`npm run setup -- --python 3.13`), or ends saying how to make one.
+   * with one it allows (`durable-debugger setup --python 3.13`), or ends saying how to make one.
    * An image, setup commands or a Dockerfile the repository or the run names is theirs to choose.
    */
   async onAllowedPython(

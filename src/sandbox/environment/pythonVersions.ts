@@ -1,6 +1,6 @@
 // Which Python a repository allows (`requires-python`, setup.cfg/setup.py `python_requires`,
 // Poetry's `python`), and the sandbox images that bring another Python: built from Debian's own
-// suites by `npm run setup -- --python 3.13` (trixie) or `--python 3.9` (bullseye), named after the
+// suites by `durable-debugger setup --python 3.13` (trixie) or `--python 3.9` (bullseye), named after the
 // sandbox image with `-python3.X` added to its tag.
 import pep440 from '@renovatebot/pep440';
 
@@ -52,5 +52,5 @@ export function explainPythonMismatch(
   if (buildable.length === 0)
     return `${said} No Debian suite on the package mirror has a Python it allows (${debianPythons.map((python) => `${python.version} in ${python.suite}`).join(', ')}): ${bring.replace(/^or n/, 'N')}`;
   const best = buildable[0] as (typeof debianPythons)[number];
-  return `${said} Build a sandbox image with Python ${best.minor} from Debian ${best.suite}, once, as root: npm run setup -- --python ${best.minor} (it becomes ${pythonVariantImage(sandbox.image, best.minor)}, and runs that need it use it by themselves); ${bring}`;
+  return `${said} Build a sandbox image with Python ${best.minor} from Debian ${best.suite}, once, as root: durable-debugger setup --python ${best.minor} (it becomes ${pythonVariantImage(sandbox.image, best.minor)}, and runs that need it use it by themselves); ${bring}`;
 }

@@ -1,0 +1,27 @@
+// `doctor`: check each part a run needs, one line each with its fix; exit code 1 when one fails.
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { loadConfig } from '../../config.js';
+import { connectDocker } from '../../sandbox/container.js';
+import { runDoctor } from '../../setup/doctor.js';
+import type { CheckStatus } from '../../setup/parts.js';
+
+const marks: Record<CheckStatus, string> = { ok: pc.green('ok  '), warn: pc.yellow('warn'), fail: pc.red('FAIL') };
+
+export function doctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .description('check Docker, the sandbox image, Temporal, the model API, the registries and disk space')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const checks = await runDoctor(loadConfig(), connectDocker());
+      const ok = checks.every((check) => check.status !== 'fail');
+      if (options.json) console.log(JSON.stringify({ ok, checks }));
+      else
+        for (const check of checks)
+          console.log(
+            `${marks[check.status]} ${check.name}: ${check.detail}${check.fix ? pc.dim(` — fix: ${check.fix}`) : ''}`,
+          );
+      process.exitCode = ok ? 0 : 1;
+    });
+}
