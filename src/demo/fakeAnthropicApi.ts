@@ -44,6 +44,8 @@ export interface FakeApiOptions {
   latencyMs?: number;
   /** Models that answer 529 (overloaded) to every request, for the fallback model. */
   overloadedModels?: string[];
+  /** Models that answer 429 (rate limited) to every request, for the fallback model. */
+  rateLimitedModels?: string[];
   /** Speak as Amazon Bedrock or Google Vertex AI (paths, body, credentials) instead of the Anthropic API. */
   platform?: FakePlatform;
 }
@@ -144,6 +146,7 @@ export class FakeAnthropicApi {
 
     const fault =
       (this.options.overloadedModels?.includes(String(body.model)) ? 'overloaded' : null) ??
+      (this.options.rateLimitedModels?.includes(String(body.model)) ? 'rate_limit' : null) ??
       this.options.faultPlan?.(number) ??
       this.randomFault();
     if (fault) {

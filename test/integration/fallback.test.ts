@@ -82,3 +82,44 @@ test('a primary model that keeps answering 529: after --fallback-after the calls
   );
   assert.deepEqual(fake.rejected, []);
 });
+
+test('a primary model that keeps answering 429 (rate limited) falls back the same way, and the reason says so', async () => {
+  const limited = new FakeAnthropicApi({
+    scripts: scriptsByName([await loadFixture('01_off_by_one')]),
+    rateLimitedModels: ['claude-opus-4-6'],
+    retryAfterSeconds: 1,
+  });
+  await limited.start();
+  try {
+    const id = 'fallback-on-rate-limit';
+    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: limited.url };
+    const args = ['--model', 'claude-opus-4-6', '--fallback-model', 'claude-haiku-4-5', '--fallback-after', '2'];
+    const run = await runCli(server, ['run', 'fixtures/01_off_by_one', '--id', id, ...args, '--json'], env);
+    assert.equal(run.code, 0, run.output);
+    const line = run.stdout.split('\n').find((candidate) => candidate.startsWith('{"type":"report"'));
+    const report = (JSON.parse(line as string) as { report: DebugReport }).report;
+    assert.equal(report.status, 'fixed', report.stopDetail);
+    const primary = limited.requests.filter((request) => request.body.model === 'claude-opus-4-6');
+    assert.ok(
+      primary.length >= 2 && primary.every((request) => request.status === 429),
+      `${primary.length} to the primary`,
+    );
+    assert.deepEqual(
+      report.modelUsage?.map((entry) => [entry.model, entry.fallback]),
+      [['claude-haiku-4-5', true]],
+    );
+    const history = await server.client.workflow.getHandle(id).fetchHistory();
+    const results = (history.events ?? []).flatMap((event) =>
+      (event.activityTaskCompletedEventAttributes?.result?.payloads ?? []).map((payload) =>
+        Buffer.from(payload.data ?? []).toString(),
+      ),
+    );
+    assert.ok(
+      results.some((result) => result.includes('"reason":"the primary model was rate limited (429)')),
+      'the first call’s result says the primary was rate limited',
+    );
+    assert.deepEqual(limited.rejected, []);
+  } finally {
+    await limited.stop();
+  }
+});
