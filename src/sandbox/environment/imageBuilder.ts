@@ -252,25 +252,13 @@ export class EnvironmentBuilder {
       // Short: a unix socket's path has at most 107 bytes. Under the builder's home, which Docker sees as the worker does.
       folder: join(this.options.home, `proxy-${randomBytes(4).toString('hex')}`),
       name: `${networkHolderPrefix}${randomBytes(4).toString('hex')}`,
-      labels: this.ownerLabels(request),
+      labels: ownerLabels(request),
       allowed: settings.registries,
       upstream: settings.upstream,
       onRefused: (target) =>
         log(`durable-debugger: refused a connection to ${target}: builds reach only the package registries`),
     });
     return { networkMode: network.networkMode, close: () => network.close(), refused: network.proxy.refused };
-  }
-
-  /** The build's containers belong to the run: the reaper removes those a crashed worker left behind. */
-  private ownerLabels(request: EnvironmentRequest): Record<string, string> {
-    return {
-      [labels.project]: projectLabel,
-      [labels.workflowId]: request.owner.workflowId,
-      [labels.runId]: request.owner.runId,
-      [labels.host]: request.owner.host,
-      [labels.scope]: request.owner.scope,
-      [labels.created]: new Date().toISOString(),
-    };
   }
 
   /**
@@ -486,7 +474,7 @@ export class EnvironmentBuilder {
         WorkingDir: '/',
         Env: ['HOME=/root', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PYTHONDONTWRITEBYTECODE=1'],
         Labels: {
-          ...this.ownerLabels(request),
+          ...ownerLabels(request),
           [environmentLabels.kind]: plan.kind,
           [environmentLabels.description]: plan.description,
         },
