@@ -86,7 +86,10 @@ test('run, start and apply refuse a bad repository or options at once, in one li
       ['run', plain, '--attempts', '4', '--max-iterations', '2'],
       /^error: Invalid options: --attempts: 4 attempts need at least as many iterations \(--max-iterations is 2\)/,
     ],
-    [['apply', 'some-run', '--repo', plain], /^error: --apply commits the fix on a new branch of a git repository/],
+    [
+      ['apply', 'some-run', '--repo', plain],
+      /^error: Not applied, nothing changed\. ".*plain" is not a git repository: apply the patch by hand with `durable-debugger result some-run --patch \| git apply`/,
+    ],
     [['apply', 'some-run', '--repo', file], /is a file, not a folder/],
   ];
   const times: string[] = [];

@@ -15,7 +15,7 @@ export function applyCommand(program: Command): void {
       // A repository named here is checked before anything connects.
       if (options.repo) {
         refuseUnlessFolder(options.repo);
-        refuseUnlessBranchable(options.repo, workflowId);
+        refuseUnlessBranchable(options.repo, workflowId, true);
       }
       return withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;

@@ -1,8 +1,9 @@
 // Which images a repository file may build on. The run's input is the user's own choice and may
 // name any image on the engine; a repository's `durable-debugger.json` (`image`) or the FROM of
 // its `durable-debugger.Dockerfile` is untrusted, and may name only images the user allowed:
-// DURABLE_DEBUGGER_ALLOWED_IMAGES, plus ours (the sandbox image) and the environments built from
-// them, which are always allowed.
+// DURABLE_DEBUGGER_ALLOWED_IMAGES, plus ours (the sandbox image, its other-Python variants built by
+// `setup --python`) and the environments built from them, which are always allowed.
+import { pythonVariantImage } from './pythonVersions.js';
 
 /** Environment images carry this repository name (see imageBuilder). */
 const environmentImages = 'durable-debugger-env';
@@ -19,7 +20,7 @@ export class ImagePolicy {
 
   /** The entries that apply, for messages: ours first. */
   get entries(): string[] {
-    return [this.sandboxImage, `${environmentImages}:*`, ...this.allowed];
+    return [this.sandboxImage, pythonVariantImage(this.sandboxImage, '*'), `${environmentImages}:*`, ...this.allowed];
   }
 
   allows(image: string): boolean {
