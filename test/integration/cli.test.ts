@@ -159,7 +159,13 @@ test('`raise-budget --more-tokens` of a run paused on its token budget raises th
       ],
     });
     const deadline = Date.now() + 120_000;
-    while ((await handle.query(statusQuery)).phase !== 'paused') {
+    // A query times out until the worker (started above, slow on a loaded machine) polls: asked again.
+    const phase = () =>
+      handle.query(statusQuery).then(
+        (status) => status.phase,
+        () => 'no worker yet',
+      );
+    while ((await phase()) !== 'paused') {
       assert.ok(Date.now() < deadline, 'the run did not pause');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
