@@ -11,7 +11,8 @@ import { projectRoot } from '../../src/config.js';
 test('docker-compose.yml is valid and runs Temporal on PostgreSQL, its UI, and worker replicas on the host engine', () => {
   const config = execFileSync('docker-compose', ['-f', join(projectRoot, 'docker-compose.yml'), 'config'], {
     encoding: 'utf8',
-    env: { ...process.env, ANTHROPIC_API_KEY: '' },
+    // The deployment takes its database password from the environment (it has no default).
+    env: { ...process.env, ANTHROPIC_API_KEY: '', POSTGRES_PASSWORD: 'a-password-of-the-test' },
   });
   for (const service of [
     'postgresql:',

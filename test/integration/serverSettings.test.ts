@@ -54,7 +54,8 @@ test('the compose deployment loads the same dynamic config', async () => {
   assert.deepEqual(loaded, serverDynamicConfig);
   const compose = execFileSync('docker-compose', ['-f', join(projectRoot, 'docker-compose.yml'), 'config'], {
     encoding: 'utf8',
-    env: { ...process.env, ANTHROPIC_API_KEY: '' },
+    // The deployment takes its database password from the environment (it has no default).
+    env: { ...process.env, ANTHROPIC_API_KEY: '', POSTGRES_PASSWORD: 'a-password-of-the-test' },
   });
   assert.match(compose, /DYNAMIC_CONFIG_FILE_PATH: \/etc\/temporal\/config\/dynamicconfig\/durable-debugger\.yaml/);
   assert.match(compose, /deploy\/temporal\/dynamicconfig\.yaml/);
