@@ -40,17 +40,32 @@ import { openContentStore } from './sandbox/store/openStore.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
+import { startTracing, workflowTracingModule } from './temporal/tracing.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
 /** The package ships the workflow code bundled at build time (scripts/build.ts), beside this module's bundle. */
 const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
+/** The same with the OpenTelemetry workflow interceptors, for workers that trace. */
+const prebuiltTracedBundlePath = fileURLToPath(new URL('./workflow-bundle-traced.js', import.meta.url));
 
-let bundle: Promise<WorkflowBundleOption> | null = null;
-/** The workflow code: the package's prebuilt bundle, or in the checkout its sources bundled once per process. */
-export function workflowBundle(): Promise<WorkflowBundleOption> {
-  bundle ??= existsSync(prebuiltBundlePath)
-    ? Promise.resolve({ codePath: prebuiltBundlePath })
-    : bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+const bundles = new Map<boolean, Promise<WorkflowBundleOption>>();
+/**
+ * The workflow code: the package's prebuilt bundle, or in the checkout its sources bundled once
+ * per process; `traced`: with the OpenTelemetry interceptors (src/temporal/tracing.ts).
+ */
+export function workflowBundle(traced = false): Promise<WorkflowBundleOption> {
+  const prebuilt = traced ? prebuiltTracedBundlePath : prebuiltBundlePath;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    bundle = existsSync(prebuilt)
+      ? Promise.resolve({ codePath: prebuilt })
+      : bundleWorkflowCode({
+          workflowsPath,
+          logger: quietBundlerLogger,
+          ...(traced ? { workflowInterceptorModules: [workflowTracingModule()] } : {}),
+        });
+    bundles.set(traced, bundle);
+  }
   return bundle;
 }
 
@@ -218,12 +233,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
   // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.
-  const sharedWorker = workflowBundle().then((bundle) =>
+  // Spans of the workflow and of every activity, over OTLP when an endpoint is configured.
+  const tracing = config.tracesEndpoint
+    ? startTracing(config.tracesEndpoint, { hostId: config.hostId, taskQueue })
+    : null;
+  if (tracing) log(`Traces go to ${config.tracesEndpoint} (OTLP/HTTP).`);
+  const traced = tracing ? { interceptors: { activity: [tracing.activityInterceptors] } } : {};
+  const sharedWorker = workflowBundle(tracing !== null).then((bundle) =>
     Worker.create({
       connection,
       namespace: config.namespace,
       taskQueue,
       workflowBundle: bundle,
+      ...traced,
+      ...(tracing ? { sinks: tracing.sinks } : {}),
       activities: {
         ...createSharedActivities(host, hostTaskQueue, client),
         ...createAttemptActivities(client),
@@ -235,6 +258,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
+    ...traced,
     activities: createHostActivities(host, options.onToolRun, metrics),
   });
   // Polls for sandbox claims only while this host has room: a full host leaves them to others.
@@ -286,6 +310,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         taskQueue: modelQueue,
         // Other workers read the endpoint from this identity (see otherEndpointServingDefault).
         identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
+        ...traced,
         activities: createModelActivities({
           temporal: client,
           anthropic: anthropic as ModelClient,
@@ -324,6 +349,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await connection.close();
       await clientConnection.close();
       await store.close();
+      await tracing?.shutdown();
     });
   return {
     taskQueue,
