@@ -107,7 +107,7 @@ export function placeOf(state: AdmissionState, workflowId: string): QueuePlace {
     perUser !== null && heldBy(state, request.user) >= perUser
       ? `${request.user} holds ${perUser} sandbox${perUser === 1 ? '' : 'es'}, the most a user may`
       : perQueue !== null && Object.keys(state.holding).length >= perQueue
-        ? `the queue holds ${perQueue} sandboxes, the most it may`
+        ? `the queue holds ${perQueue} sandbox${perQueue === 1 ? '' : 'es'}, the most it may`
         : null;
   return { position: index + 1, queued, heldBack };
 }
