@@ -130,7 +130,7 @@ async function filesReadBesideTheirModule(): Promise<string[]> {
       const module = join(entry.parentPath, entry.name);
       for (const match of (await readFile(module, 'utf8')).matchAll(/new URL\('\.\/([^']+)', import\.meta\.url\)/g)) {
         const name = match[1] as string;
-        if (name === 'workflow-bundle.js') continue;
+        if (name === 'workflow-bundle.js' || name === 'workflow-bundle-traced.js') continue;
         const file = join(dirname(module), name);
         if (found.has(name) && found.get(name) !== file)
           throw new Error(`build: two modules read a file named ${name}`);
