@@ -17,6 +17,7 @@ import { classifyModelError } from '../src/model/errors.js';
 import type { PricingPlace } from '../src/model/pricing.js';
 import { transcriptQuery } from '../src/temporal/definitions.js';
 import { modelCallRetry } from '../src/temporal/retryPolicies.js';
+import type { WorkerMetrics } from '../src/temporal/metrics.js';
 
 export interface ModelCallRequest {
   iteration: number;
@@ -49,6 +50,8 @@ export interface ModelActivityOptions {
   cacheConversations?: boolean;
   /** Told how long each call's activity function took, and the model request within it (the bench's breakdown). */
   onModelCall?: (timing: { ms: number; requestMs: number }) => void;
+  /** The worker's Prometheus metrics (calls, tokens and cost by model). */
+  metrics?: WorkerMetrics;
 }
 
 export function createModelActivities(options: ModelActivityOptions) {
@@ -107,6 +110,7 @@ export function createModelActivities(options: ModelActivityOptions) {
         });
         const requestMs = performance.now() - requestStarted;
         options.onModelCall?.({ ms: performance.now() - started, requestMs });
+        options.metrics?.modelCall(reply.model, reply.usage, reply.costUsd);
         // The reply comes clean from the API client (no blank text, a huge thought shortened), so history stays small too.
         return { ...reply, answeredBy: options.describeAnswerer?.(reply.model) ?? reply.answeredBy };
       } catch (error) {

@@ -29,6 +29,7 @@ import {
   type ExecHooks,
   type SandboxHost,
 } from '../src/sandbox/sandboxHost.js';
+import type { WorkerMetrics } from '../src/temporal/metrics.js';
 
 function execHooks(): ExecHooks {
   const context = Context.current();
@@ -51,7 +52,11 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each tool took in the host. */
-export function createHostActivities(host: SandboxHost, onToolRun?: (tool: string, ms: number) => void) {
+export function createHostActivities(
+  host: SandboxHost,
+  onToolRun?: (tool: string, ms: number) => void,
+  metrics?: WorkerMetrics,
+) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
       // Heartbeats while it works: rebuilding a large repository takes longer than the heartbeat timeout.
@@ -71,7 +76,7 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
       let lastLine = '';
       const ticker = setInterval(() => context.heartbeat({ lastLine }), 5_000);
       try {
-        return await translateFailures(() =>
+        const prepared = await translateFailures(() =>
           host.environments.prepare(
             {
               snapshotId: request.snapshotId,
@@ -92,6 +97,8 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
             },
           ),
         );
+        metrics?.environment(prepared);
+        return prepared;
       } finally {
         clearInterval(ticker);
       }
@@ -100,6 +107,7 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
       const started = performance.now();
       const outcome = await translateFailures(() => host.runTool(request, execHooks()));
       onToolRun?.(request.call.name, performance.now() - started);
+      metrics?.toolCall(request.call.name, performance.now() - started);
       return outcome;
     },
     async runTestSuite(request: {
@@ -107,9 +115,12 @@ export function createHostActivities(host: SandboxHost, onToolRun?: (tool: strin
       expectedDigest: string;
       settings: SandboxSettings;
     }): Promise<TestSummary> {
-      return translateFailures(() =>
+      const started = performance.now();
+      const summary = await translateFailures(() =>
         host.runTestSuite(request.sandboxId, request.expectedDigest, request.settings, execHooks()),
       );
+      metrics?.testRun(performance.now() - started);
+      return summary;
     },
     async destroySandbox(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {
       return host.destroy(request.sandboxId);
@@ -151,7 +162,7 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
     async snapshotRepository(request: { repo: string; testCommand?: string }): Promise<RepositorySnapshot> {
       return translateFailures(() => host.snapshotRepository(request.repo, request.testCommand));
     },
-    /** Picks this worker to hold a sandbox: its answer is the task queue to send sandbox work to. */
+    /** Picks this worker to hold a sandbox (runs recorded before host capacity; newer ones claim on the claim queue). */
     async claimSandboxHost(): Promise<{ taskQueue: string; host: string }> {
       return { taskQueue: hostTaskQueue, host: host.options.hostId };
     },
@@ -175,5 +186,22 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
   };
 }
 
+/**
+ * The claim of a sandbox host, on the claim queue: a worker polls it only while it has room
+ * (src/worker.ts), and the sandbox counts against this host from here until it is destroyed.
+ */
+export function createClaimActivities(host: SandboxHost, hostTaskQueue: string) {
+  return {
+    async claimSandbox(request: {
+      sandboxId: string;
+      workflowId: string;
+    }): Promise<{ taskQueue: string; host: string }> {
+      host.capacity.hold(request.sandboxId, request.workflowId);
+      return { taskQueue: hostTaskQueue, host: host.options.hostId };
+    },
+  };
+}
+
 export type HostActivities = ReturnType<typeof createHostActivities>;
+export type ClaimActivities = ReturnType<typeof createClaimActivities>;
 export type SharedActivities = ReturnType<typeof createSharedActivities>;

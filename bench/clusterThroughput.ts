@@ -1,7 +1,9 @@
 // 8. The cluster point: runs per minute through the cluster of `npm run cluster` (Temporal's server
-// on PostgreSQL) with 1 and then 3 `durable-debugger worker` hosts, each with a data folder of its
-// own and the content store in PostgreSQL, the model a scripted fake answering every call after a
-// fixed latency. Both points are measured in the same bench run, so their ratio is the scaling.
+// on PostgreSQL) with 1, 2 and then 3 `durable-debugger worker` hosts, each with a data folder of
+// its own and the content store in PostgreSQL, the model a scripted fake answering every call
+// after seconds, as real models do. Each host holds `sandboxesPerHost` sandboxes at once (issue 26),
+// so one host saturates and the others take what it cannot: the ratio of the points, measured in
+// the same bench run, is the scaling.
 // Skipped, with a line saying why, when no cluster runs and its binaries are not built (building
 // them takes minutes: `npm run cluster` does it); a built but stopped cluster is started, and stopped after.
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -19,7 +21,13 @@ import { startWorkerProcess, type WorkerProcess } from '../harness/devStack.js';
 import { listFilesStep, repeatedStep } from './benchStack.js';
 import { number } from './stats.js';
 
-export const clusterBench = { modelLatencyMs: 500, runsPerBatch: 12, iterationsPerRun: 6, hostCounts: [1, 3] } as const;
+export const clusterBench = {
+  modelLatencyMs: 3_000,
+  runsPerBatch: 18,
+  iterationsPerRun: 6,
+  sandboxesPerHost: 2,
+  hostCounts: [1, 2, 3],
+} as const;
 
 export interface ClusterPoint {
   hosts: number;
@@ -62,7 +70,7 @@ export async function measureClusterThroughput(progress: (line: string) => void)
       progress(`cluster: ${clusterBench.runsPerBatch} runs with ${hosts} worker host(s)…`);
       points.push(await measurePoint(client, fake.url, repo, folder, hosts));
     }
-    const [one, three] = points as [ClusterPoint, ClusterPoint];
+    const [one, , three] = points as [ClusterPoint, ClusterPoint, ClusterPoint];
     return {
       address: clusterAddresses.temporal,
       modelLatencyMs: clusterBench.modelLatencyMs,
@@ -94,7 +102,15 @@ async function measurePoint(
       workers.push(
         await startWorkerProcess(
           { address: clusterAddresses.temporal, home: join(folder, hostId) },
-          { taskQueue, hostId, fakeUrl, env: { DURABLE_DEBUGGER_STORE: clusterDatabaseUrl() } },
+          {
+            taskQueue,
+            hostId,
+            fakeUrl,
+            env: {
+              DURABLE_DEBUGGER_STORE: clusterDatabaseUrl(),
+              DURABLE_DEBUGGER_MAX_SANDBOXES: String(clusterBench.sandboxesPerHost),
+            },
+          },
         ),
       );
     }
@@ -129,7 +145,7 @@ export function formatClusterThroughput(result: ClusterThroughputResult): string
   if ('skipped' in result) return [`8. Cluster: skipped: ${result.skipped}.`];
   return [
     `8. Cluster (${result.address}, Temporal on PostgreSQL): ${clusterBench.runsPerBatch} runs of ${result.iterationsPerRun} iterations started together, ` +
-      `the model answering after ${result.modelLatencyMs} ms; worker hosts with data folders of their own, content store in PostgreSQL`,
+      `the model answering after ${result.modelLatencyMs} ms; worker hosts with data folders of their own and room for ${clusterBench.sandboxesPerHost} sandboxes each, content store in PostgreSQL`,
     ...result.points.map(
       (point) =>
         `  ${point.hosts} host${point.hosts === 1 ? ' ' : 's'}: ${number(point.runsPerMinute)} runs/min (${point.runs} runs in ${number(point.seconds)} s; sandboxes per host: ` +

@@ -2,6 +2,7 @@
 //   dist/cli.js                    the durable-debugger command, bundled with its dependencies (esbuild)
 //   dist/workflow-worker-thread.js the Temporal worker's workflow thread, bundled the same way
 //   dist/workflow-bundle.js        the workflow code, bundled once here (Temporal's advice for production)
+//   dist/workflow-bundle-traced.js the same with OpenTelemetry's workflow interceptors (workers that trace)
 //   dist/releases/<target>/index.node  Temporal's native core, for the platforms we ship
 // The package installs no dependencies: several of ours run install scripts (protobufjs 7 under
 // @grpc/grpc-js and dockerode, ssh2, @swc/core), which npm flags on every global install and which
@@ -12,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build, type Plugin } from 'esbuild';
 import { projectRoot } from '../src/config.js';
+import { workflowTracingModule } from '../src/temporal/tracing.js';
 import { workflowsPath } from '../src/worker.js';
 
 const dist = join(projectRoot, 'dist');
@@ -84,6 +86,13 @@ await build({
 });
 const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger() });
 await writeFile(join(dist, 'workflow-bundle.js'), withoutSourcesText(bundle.code));
+// Workers that trace (OTEL_EXPORTER_OTLP_ENDPOINT) run the same code with OpenTelemetry's workflow interceptors.
+const traced = await bundleWorkflowCode({
+  workflowsPath,
+  logger: quietLogger(),
+  workflowInterceptorModules: [workflowTracingModule()],
+});
+await writeFile(join(dist, 'workflow-bundle-traced.js'), withoutSourcesText(traced.code));
 // source-map (the worker's stack traces of workflow code) reads its WebAssembly beside its module.
 await copyFile(join(projectRoot, 'node_modules', 'source-map', 'lib', 'mappings.wasm'), join(dist, 'mappings.wasm'));
 // So do our modules that read a file of theirs (`new URL('./file', import.meta.url)`): bundled, they are dist/cli.js.
@@ -121,7 +130,7 @@ async function filesReadBesideTheirModule(): Promise<string[]> {
       const module = join(entry.parentPath, entry.name);
       for (const match of (await readFile(module, 'utf8')).matchAll(/new URL\('\.\/([^']+)', import\.meta\.url\)/g)) {
         const name = match[1] as string;
-        if (name === 'workflow-bundle.js') continue;
+        if (name === 'workflow-bundle.js' || name === 'workflow-bundle-traced.js') continue;
         const file = join(dirname(module), name);
         if (found.has(name) && found.get(name) !== file)
           throw new Error(`build: two modules read a file named ${name}`);

@@ -35,6 +35,8 @@ export async function startDebugRun(
     // Otherwise Temporal lets a new run take the id of a closed one, which then hides behind it.
     ...(options.idMustBeNew ? { workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE } : {}),
     args: [input],
+    // The run's tasks wait in this order where they queue (sandbox claims above all).
+    ...(input.priority ? { priority: { priorityKey: input.priority } } : {}),
     staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}${input.resumeFrom ? ` · resumes ${input.resumeFrom}` : ''}`,
     staticDetails: [`Repository: ${input.repo}`, `Goal: ${input.goal ?? 'make the failing tests pass'}`].join('\n'),
   });

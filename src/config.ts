@@ -35,6 +35,13 @@ const environmentSchema = z.object({
   DURABLE_DEBUGGER_REPO_ROOTS: z.string().min(1).optional(),
   DURABLE_DEBUGGER_ALLOWED_IMAGES: z.string().min(1).optional(),
   DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
+  DURABLE_DEBUGGER_MAX_SANDBOXES: z.coerce.number().int().min(1).max(10_000).optional(),
+  DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS: z.coerce.number().int().min(1).max(1_000).optional(),
+  DURABLE_DEBUGGER_MAX_SANDBOXES_PER_USER: z.coerce.number().int().min(1).max(100_000).optional(),
+  DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  DURABLE_DEBUGGER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
   ANTHROPIC_MODEL: z.string().min(1).optional(),
@@ -81,6 +88,14 @@ export interface Config {
   allowedImages: string[];
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
+  /** What this worker host holds at once; unset: from its cores and memory (src/sandbox/hostCapacity.ts). */
+  capacity: { sandboxes: number | undefined; environmentBuilds: number | undefined };
+  /** Sandboxes held at once by one user's runs, and by all runs of the task queue (null: no limit). */
+  admissionLimits: { perUser: number | null; perQueue: number | null };
+  /** The port of the worker's Prometheus metrics (0: a free port; unset: none). */
+  metricsPort: number | undefined;
+  /** Where traces go over OTLP/HTTP (the full traces URL); unset: no tracing. */
+  tracesEndpoint: string | undefined;
   /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
   anthropic: ModelSettings;
 }
@@ -129,6 +144,19 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
     allowedImages: parseAllowedImages(env.DURABLE_DEBUGGER_ALLOWED_IMAGES),
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
+    capacity: {
+      sandboxes: env.DURABLE_DEBUGGER_MAX_SANDBOXES,
+      environmentBuilds: env.DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS,
+    },
+    admissionLimits: {
+      perUser: env.DURABLE_DEBUGGER_MAX_SANDBOXES_PER_USER ?? null,
+      perQueue: env.DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE ?? null,
+    },
+    metricsPort: env.DURABLE_DEBUGGER_METRICS_PORT,
+    // OpenTelemetry's own variables: the traces endpoint as given, or /v1/traces under the base endpoint.
+    tracesEndpoint:
+      env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined),
     anthropic: modelSettingsFrom(env),
   };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
+import type { HostCapacity } from './sandbox/hostCapacity.js';
 import { removeFolder } from './sandbox/ownerAccess.js';
 
 export interface ReapedItem {
@@ -22,6 +23,8 @@ export interface ReaperOptions {
   workspaceRoot?: string;
   /** A container younger than this is never judged stuck in "created". */
   createdGraceMs?: number;
+  /** This host's capacity: sandboxes held for closed runs are given back. */
+  capacity?: HostCapacity;
 }
 
 export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]> {
@@ -67,6 +70,10 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
         reaped.push({ kind: 'workspace', id: sandboxId, workflowId: owner.workflowId, reason });
       }
     }
+  }
+  // A run that ended without destroying its sandbox (terminated) no longer holds a place here.
+  for (const held of options.capacity?.heldSandboxes() ?? []) {
+    if (await verdictFor(held.workflowId)) options.capacity?.release(held.sandboxId);
   }
   return reaped;
 }

@@ -4,6 +4,7 @@
 // so that a run is only ever answered with the model settings it was started with.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +16,14 @@ import {
   NativeConnection,
   Runtime,
   Worker,
+  type ActivitySlotInfo,
+  type CustomSlotSupplier,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import { createAttemptActivities } from '../activities/attempts.js';
 import { createModelActivities, type ModelActivityOptions } from '../activities/model.js';
-import { createHostActivities, createSharedActivities } from '../activities/sandbox.js';
+import { createClaimActivities, createHostActivities, createSharedActivities } from '../activities/sandbox.js';
+import { createSandboxQueueActivities } from '../activities/sandboxQueue.js';
 import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from './agent/modelEndpoint.js';
 import { projectRoot, type Config } from './config.js';
 import type { ModelClient } from './model/anthropic.js';
@@ -27,23 +31,41 @@ import type { PricingPlace } from './model/pricing.js';
 import { connectModelProvider } from './model/providers.js';
 import { sweepPeriodically } from './reaper.js';
 import { connectDocker } from './sandbox/container.js';
+import { defaultHostCapacity, type HostCapacity } from './sandbox/hostCapacity.js';
 import { checkDocker as checkDockerEngine } from './setup/dockerEngine.js';
 import { setupCommand } from './setup/parts.js';
 import { checkSandboxImage } from './setup/sandboxImage.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
+import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
+import { WorkerMetrics } from './temporal/metrics.js';
+import { startTracing, workflowTracingModule } from './temporal/tracing.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
 /** The package ships the workflow code bundled at build time (scripts/build.ts), beside this module's bundle. */
 const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
+/** The same with the OpenTelemetry workflow interceptors, for workers that trace. */
+const prebuiltTracedBundlePath = fileURLToPath(new URL('./workflow-bundle-traced.js', import.meta.url));
 
-let bundle: Promise<WorkflowBundleOption> | null = null;
-/** The workflow code: the package's prebuilt bundle, or in the checkout its sources bundled once per process. */
-export function workflowBundle(): Promise<WorkflowBundleOption> {
-  bundle ??= existsSync(prebuiltBundlePath)
-    ? Promise.resolve({ codePath: prebuiltBundlePath })
-    : bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+const bundles = new Map<boolean, Promise<WorkflowBundleOption>>();
+/**
+ * The workflow code: the package's prebuilt bundle, or in the checkout its sources bundled once
+ * per process; `traced`: with the OpenTelemetry interceptors (src/temporal/tracing.ts).
+ */
+export function workflowBundle(traced = false): Promise<WorkflowBundleOption> {
+  const prebuilt = traced ? prebuiltTracedBundlePath : prebuiltBundlePath;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    bundle = existsSync(prebuilt)
+      ? Promise.resolve({ codePath: prebuilt })
+      : bundleWorkflowCode({
+          workflowsPath,
+          logger: quietBundlerLogger,
+          ...(traced ? { workflowInterceptorModules: [workflowTracingModule()] } : {}),
+        });
+    bundles.set(traced, bundle);
+  }
   return bundle;
 }
 
@@ -61,10 +83,17 @@ const quietBundlerLogger = {
 export class WorkerSetupError extends Error {}
 
 let runtimeInstalled = false;
-/** The SDK logs at WARN and above (its INFO lines would drown the progress output). */
-export function installQuietRuntime(): void {
+/** Where the runtime serves Prometheus metrics (host:port), once installed with them. */
+let metricsAddress: string | null = null;
+/**
+ * The SDK logs at WARN and above (its INFO lines would drown the progress output). With
+ * `metricsPort`, the SDK's runtime metrics and ours (src/temporal/metrics.ts) are served on it
+ * at /metrics. The runtime is installed once per process: the first call decides.
+ */
+export function installQuietRuntime(options: { metricsPort?: number } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  const address = options.metricsPort === undefined ? null : `0.0.0.0:${options.metricsPort}`;
   try {
     const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
     Runtime.install({
@@ -73,10 +102,45 @@ export function installQuietRuntime(): void {
         if (entry.message.startsWith('No workflows registered')) return;
         console.error(`${entry.level} ${entry.message}`, entry.meta ?? '');
       }),
+      ...(address
+        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: address, countersTotalSuffix: true } } } }
+        : {}),
     });
+    metricsAddress = address;
   } catch {
     // Already installed by whoever created the first worker in this process.
   }
+}
+
+/** Every few seconds: this host's sandboxes, and the runs of the task queue that hold one or wait (from its sandbox queue). */
+function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, taskQueue: string): NodeJS.Timeout {
+  const queue = client.workflow.getHandle(sandboxAdmissionIdFor(taskQueue));
+  const tags = { task_queue: taskQueue };
+  const update = async () => {
+    metrics.host(
+      { sandboxes: host.capacity.sandboxes, capacity: host.capacity.limits.sandboxes },
+      { ...tags, host: host.options.hostId },
+    );
+    const state = await queue.query(sandboxQueueQuery).catch(() => null);
+    if (state)
+      metrics.queue(
+        { active: Object.keys(state.holding).length, waiting: state.waiting.length + (state.placing ? 1 : 0) },
+        tags,
+      );
+  };
+  void update();
+  const timer = setInterval(() => void update(), 3_000);
+  timer.unref();
+  return timer;
+}
+
+/** A port nobody listens on now (for a metrics port of 0: the SDK's exporter needs a number). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 export interface WorkerOptions {
@@ -113,6 +177,8 @@ export interface RunningWorker {
   modelEndpoint: string | null;
   servesDefaultEndpoint: boolean;
   host: SandboxHost;
+  /** Where Prometheus metrics are served (host:port), or null. */
+  metricsAddress: string | null;
   /** Resolves when all its workers (workflows, sandbox host, model endpoints) stop. */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -126,7 +192,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { config } = options;
   const log = options.log ?? (() => undefined);
   const taskQueue = options.taskQueue ?? config.taskQueue;
-  installQuietRuntime();
+  installQuietRuntime({
+    metricsPort: config.metricsPort === 0 ? await freePort() : config.metricsPort,
+  });
+  if (config.metricsPort !== undefined && !metricsAddress)
+    log('Metrics are not served: the Temporal runtime of this process was set up before, without them.');
+  else if (metricsAddress) log(`Prometheus metrics on http://${metricsAddress}/metrics`);
+  const metrics = new WorkerMetrics(Runtime.instance().metricMeter);
   const docker = connectDocker();
   // The checks and connections do not depend on each other: side by side, they take the time of the slowest.
   const [clientConnection, connection] = await connectWhileChecking(options.address, [
@@ -148,7 +220,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     toolchainDir: config.toolchainDir,
     repoRoots: config.repoRoots,
     allowedImages: config.allowedImages,
+    capacity: { ...defaultHostCapacity(), ...definedOnly(config.capacity) },
   });
+  await host.countHeldSandboxes();
   if (options.anthropic && !options.modelEndpoint)
     throw new Error('startWorker: a model client override needs its modelEndpoint');
   // The configured provider (none for the Anthropic API without a key), unless the caller brings a client.
@@ -159,23 +233,49 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
   // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.
-  const sharedWorker = workflowBundle().then((bundle) =>
+  // Spans of the workflow and of every activity, over OTLP when an endpoint is configured.
+  const tracing = config.tracesEndpoint
+    ? startTracing(config.tracesEndpoint, { hostId: config.hostId, taskQueue })
+    : null;
+  if (tracing) log(`Traces go to ${config.tracesEndpoint} (OTLP/HTTP).`);
+  const traced = tracing ? { interceptors: { activity: [tracing.activityInterceptors] } } : {};
+  const sharedWorker = workflowBundle(tracing !== null).then((bundle) =>
     Worker.create({
       connection,
       namespace: config.namespace,
       taskQueue,
       workflowBundle: bundle,
-      activities: { ...createSharedActivities(host, hostTaskQueue, client), ...createAttemptActivities(client) },
+      ...traced,
+      ...(tracing ? { sinks: tracing.sinks } : {}),
+      activities: {
+        ...createSharedActivities(host, hostTaskQueue, client),
+        ...createAttemptActivities(client),
+        ...createSandboxQueueActivities(client, config.admissionLimits),
+      },
     }),
   );
   const hostWorker = Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
-    activities: createHostActivities(host, options.onToolRun),
+    ...traced,
+    activities: createHostActivities(host, options.onToolRun, metrics),
+  });
+  // Polls for sandbox claims only while this host has room: a full host leaves them to others.
+  const claimWorker = Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: sandboxClaimQueueFor(taskQueue),
+    activities: createClaimActivities(host, hostTaskQueue),
+    tuner: {
+      activityTaskSlotSupplier: claimSlots(host.capacity),
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+    },
   });
   // Awaited below; until then a failure must not count as unhandled.
-  for (const pending of [sharedWorker, hostWorker]) pending.catch(() => undefined);
+  for (const pending of [sharedWorker, hostWorker, claimWorker]) pending.catch(() => undefined);
   const modelQueues: string[] = [];
   let servesDefaultEndpoint = false;
   if (anthropic && modelEndpoint) {
@@ -210,6 +310,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         taskQueue: modelQueue,
         // Other workers read the endpoint from this identity (see otherEndpointServingDefault).
         identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
+        ...traced,
         activities: createModelActivities({
           temporal: client,
           anthropic: anthropic as ModelClient,
@@ -219,6 +320,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           onTranscript: options.onTranscript,
           onModelCall: options.onModelCall,
           cacheConversations: options.cacheConversations,
+          metrics,
         }),
       }),
     ),
@@ -232,15 +334,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workspaceRoot: config.workspaceRoot,
     everyMs: config.reapEverySeconds * 1000,
     log,
+    capacity: host.capacity,
   });
 
-  const workers = [await sharedWorker, await hostWorker, ...modelWorkers];
+  const gauges = metricsAddress ? watchGauges(metrics, client, host, taskQueue) : null;
+
+  const workers = [await sharedWorker, await hostWorker, await claimWorker, ...modelWorkers];
   const done = Promise.all(workers.map((worker) => worker.run()))
-    .finally(() => sweep.stop())
+    .finally(() => {
+      sweep.stop();
+      if (gauges) clearInterval(gauges);
+    })
     .then(async () => {
       await connection.close();
       await clientConnection.close();
       await store.close();
+      await tracing?.shutdown();
     });
   return {
     taskQueue,
@@ -248,6 +357,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     modelEndpoint: anthropic ? modelEndpoint : null,
     servesDefaultEndpoint,
     host,
+    metricsAddress,
     done,
     async shutdown() {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -271,6 +381,24 @@ async function connectWhileChecking(
   if (client.status === 'fulfilled') await client.value.close().catch(() => undefined);
   if (native.status === 'fulfilled') await native.value.close().catch(() => undefined);
   throw (failure as PromiseRejectedResult).reason;
+}
+
+/** The claim queue's task slots: one for each sandbox this host still has room for. */
+function claimSlots(capacity: HostCapacity): CustomSlotSupplier<ActivitySlotInfo> {
+  return {
+    type: 'custom',
+    reserveSlot: async (_context, signal) => {
+      await capacity.reserveClaim(signal);
+      return {};
+    },
+    tryReserveSlot: () => (capacity.tryReserveClaim() ? {} : null),
+    markSlotUsed: () => undefined,
+    releaseSlot: () => capacity.releaseClaim(),
+  };
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 /** Pollers seen this recently still count (they long-poll for about a minute). */

@@ -86,7 +86,7 @@ class DebugRun {
       statusView(state, input, {
         now: Date.now(),
         awaitingApproval: this.approval.awaiting,
-        waitingFor: this.model.waitingFor,
+        waitingFor: this.sandbox.claim.waitingFor ?? this.model.waitingFor,
       });
     this.approval.register();
     registerRunHandlers({
@@ -195,6 +195,7 @@ class DebugRun {
    */
   private async start(): Promise<Stop | null> {
     const { state, input } = this;
+    await this.sandbox.claim.ask();
     if (input.resumeFrom && !state.snapshot) {
       const workflowId = input.resumeFrom;
       const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions(
@@ -212,9 +213,11 @@ class DebugRun {
       state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
     }
     if (!state.sandbox) {
-      // A repository whose dependencies cannot be installed ends here, before any model call.
-      const failure = await this.sandbox.move().then(() => null, environmentFailureMessage);
-      if (failure) return { condition: 'environment_error', detail: failure };
+      // A repository whose dependencies cannot be installed ends here, before any model call;
+      // a run stopped while it waits for a sandbox host ends before it has one.
+      const placed = await this.sandbox.move().then(Boolean, environmentFailureMessage);
+      if (typeof placed === 'string') return { condition: 'environment_error', detail: placed };
+      if (!placed) return { condition: 'stop_signal', detail: state.stopRequested as string };
     }
     if (!state.baseline) {
       this.progress.setPhase('baseline');

@@ -1,1 +1,2 @@
 export { debugRepository } from './debugRepository.js';
+export { sandboxAdmission } from './sandboxAdmission.js';

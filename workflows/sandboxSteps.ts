@@ -8,10 +8,9 @@ import {
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { HostActivities, SharedActivities } from '../activities/sandbox.js';
-import { environmentActivityRetry, sandboxActivityRetry, sharedActivityRetry } from '../src/temporal/retryPolicies.js';
+import type { HostActivities } from '../activities/sandbox.js';
+import { environmentActivityRetry, sandboxActivityRetry } from '../src/temporal/retryPolicies.js';
 import { describeEnvironment, environmentForSandbox } from '../src/agent/environment.js';
-import { sandboxIdFor } from '../src/agent/ids.js';
 import type { DebugInput } from '../src/agent/input.js';
 import { sandboxLimitsOf, sandboxSettings, workspaceDigest } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
@@ -20,12 +19,10 @@ import type { TestSummary } from '../src/agent/testResults.js';
 import { describeToolCall } from '../src/agent/tools.js';
 import { judgeFix, type FixVerdict, type RunnableCall } from '../src/agent/turn.js';
 import { isFailureOfType, isHostUnreachable } from './failures.js';
+import { SandboxClaim } from './sandboxClaim.js';
+import { shared } from './sharedActivities.js';
 
-/** Work that any worker can do (snapshots, patches, saved states, removing a container). */
-export const shared = proxyActivities<SharedActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: sharedActivityRetry,
-});
+export { shared } from './sharedActivities.js';
 
 /** Sandbox activities go to the worker that holds the container; if it is gone, they time out waiting to start. */
 function hostActivities(hostTaskQueue: string, commandTimeoutSeconds: number) {
@@ -55,17 +52,22 @@ const maxPrepareAttempts = 3;
 
 export class SandboxSteps {
   private preparing: Promise<void> | null = null;
+  /** Where the sandbox lives; while it waits for a host with room, `claim.waitingFor` says so. */
+  readonly claim: SandboxClaim;
 
   constructor(
     private readonly state: RunState,
     private readonly input: DebugInput,
-  ) {}
+  ) {
+    this.claim = new SandboxClaim(state, input);
+  }
 
-  /** Places the sandbox on whichever worker answers, and prepares it there. */
-  async move(): Promise<void> {
-    await claimSandboxHost(this.state);
+  /** Places the sandbox on a worker host with room, and prepares it there; false when a stop ended the wait for one. */
+  async move(): Promise<boolean> {
+    if (!(await this.claim.claim(this.state.sandbox !== undefined))) return false;
     await prepareEnvironment(this.state, this.input);
     await this.prepare();
+    return true;
   }
 
   async runTool(call: RunnableCall): Promise<ToolOutcome> {
@@ -106,18 +108,8 @@ export class SandboxSteps {
 
   async destroy(): Promise<void> {
     const placement = this.state.sandbox;
-    if (!placement) return;
-    try {
-      await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions(
-        { summary: 'destroy the sandbox' },
-        [{ sandboxId: placement.sandboxId }],
-      );
-    } catch {
-      // Its worker is gone: remove the container from any worker; that worker's startup sweep removes the folder.
-      await shared.removeSandboxContainer
-        .executeWithOptions({ summary: 'remove the sandbox container' }, [{ sandboxId: placement.sandboxId }])
-        .catch(() => undefined);
-    }
+    if (placement) await destroyContainer(placement);
+    await this.claim.release();
   }
 
   /**
@@ -148,21 +140,12 @@ export class SandboxSteps {
   /** Concurrent reads that all find the sandbox missing share one preparation. */
   private async prepare(): Promise<void> {
     if (!this.preparing) {
-      this.preparing = prepareSandbox(this.state, this.input).finally(() => {
+      this.preparing = prepareSandbox(this.state, this.input, this.claim).finally(() => {
         this.preparing = null;
       });
     }
     return this.preparing;
   }
-}
-
-/** The worker that answers on the shared task queue becomes the sandbox's host. */
-async function claimSandboxHost(state: RunState): Promise<void> {
-  const { taskQueue: hostQueue, host } = await shared.claimSandboxHost.executeWithOptions(
-    { summary: 'choose a worker for the sandbox' },
-    [],
-  );
-  state.sandbox = { sandboxId: sandboxIdFor(workflowInfo().workflowId), taskQueue: hostQueue, host };
 }
 
 /** Builds or reuses the image with the repository's dependencies, on the sandbox's host (the only step with network). */
@@ -186,7 +169,7 @@ async function prepareEnvironment(state: RunState, input: DebugInput): Promise<v
 }
 
 /** Makes the container and the workspace (the snapshot with the log replayed) on the host; another host if that one is gone. */
-async function prepareSandbox(state: RunState, input: DebugInput): Promise<void> {
+async function prepareSandbox(state: RunState, input: DebugInput, claim: SandboxClaim): Promise<void> {
   const workspace = state.workspace;
   if (!state.sandbox || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
   const info = workflowInfo();
@@ -210,7 +193,22 @@ async function prepareSandbox(state: RunState, input: DebugInput): Promise<void>
       return;
     } catch (error) {
       if (attempt >= maxPrepareAttempts || !isHostUnreachable(error)) throw error;
-      await claimSandboxHost(state);
+      await claim.claim(true);
     }
+  }
+}
+
+/** Destroys the sandbox on its host, or removes its container from any worker when the host is gone. */
+async function destroyContainer(placement: NonNullable<RunState['sandbox']>): Promise<void> {
+  try {
+    await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions(
+      { summary: 'destroy the sandbox' },
+      [{ sandboxId: placement.sandboxId }],
+    );
+  } catch {
+    // Its worker is gone: remove the container from any worker; that worker's startup sweep removes the folder.
+    await shared.removeSandboxContainer
+      .executeWithOptions({ summary: 'remove the sandbox container' }, [{ sandboxId: placement.sandboxId }])
+      .catch(() => undefined);
   }
 }

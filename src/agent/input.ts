@@ -102,6 +102,12 @@ export const debugInputSchema = z.strictObject({
   /** When a budget runs out, wait this long for a raiseBudget update before ending the run. */
   pauseOnBudgetMinutes: z.number().min(0).max(10_080).default(0),
   budgets: budgetsSchema.default(budgetsSchema.parse({})),
+  /** The time budget (maxMinutes) also counts the time the run waits for a sandbox host with room. */
+  countWaitingTime: z.boolean().default(false),
+  /** Who started the run (our CLI sets the login name): a per-user limit counts the runs by it. */
+  user: z.string().min(1).max(100).optional(),
+  /** Among runs waiting for a sandbox host: 1 goes first, 5 last (Temporal's priority key; default 3). */
+  priority: z.number().int().min(1).max(5).optional(),
   sandbox: sandboxLimitsSchema.default(sandboxLimitsSchema.parse({})),
   observation: z
     .strictObject({

@@ -97,6 +97,7 @@ export function resumeEarlierState(
     rootCause: earlier.rootCause,
     fixSummary: earlier.fixSummary,
     compactions: earlier.compactions,
+    waitedForHostMs: earlier.waitedForHostMs,
     workflowRuns: earlier.workflowRuns + 1,
     resumedFrom: from.workflowId,
   } satisfies Partial<RunState>);
@@ -134,10 +135,15 @@ export function beginIteration(state: RunState): void {
 
 // ── Budgets and the context window ─────────────────────────────────────────────────────────
 
+/** The run's time as its time budget counts it: since it started, less the time it waited for a sandbox host. */
+export function workingMs(state: Pick<RunState, 'startedAt' | 'waitedForHostMs'>, now: number): number {
+  return now - state.startedAt - (state.waitedForHostMs ?? 0);
+}
+
 /** A stop asked for or a spent budget, before the next model call. */
 export function stopBeforeNextCall(state: RunState, now: number): Stop | null {
   if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
-  return budgetStop(state.budgets, budgetUsage(state, now - state.startedAt));
+  return budgetStop(state.budgets, budgetUsage(state, workingMs(state, now)));
 }
 
 /** A stop signal or the time budget ends a wait for a model worker (the waiting iteration is not spent). */
@@ -148,14 +154,14 @@ export function stopWhileWaiting(state: RunState, now: number): Stop | null {
     iterations: state.iteration - 1,
     tokens: state.tokens,
     costUsd: state.costUsd,
-    elapsedMs: now - state.startedAt,
+    elapsedMs: workingMs(state, now),
     nextRequestTokens: 0,
   });
 }
 
 /** A raise covers whatever budget is spent, so a paused run goes on (the same rule as `resume`); the model is told. */
 export function raiseBudgets(state: RunState, input: DebugInput, asked: BudgetRaise, now: number): void {
-  const usage = budgetUsage(state, now - state.startedAt);
+  const usage = budgetUsage(state, workingMs(state, now));
   const raise = completeRaise(asked, state.budgets, usage, input.budgets);
   const { budgets, applied } = applyRaise(state.budgets, usage, raise);
   state.budgets = budgets;
@@ -229,6 +235,8 @@ export function shrinkForCheckpoint(state: RunState): void {
 export function testsAfterRun(state: RunState, stop: Stop): { known: TestSummary } | 'run' | 'none' {
   const workspace = state.workspace;
   if (stop.condition === 'no_failing_tests' || stop.condition === 'environment_error' || !workspace) return 'none';
+  // Stopped before any host held its sandbox: nothing ran (a test run would fail before it was asked for).
+  if (!state.sandbox) return 'none';
   // Only the workflow's own run of the whole suite counts, never the model's run_tests.
   if (state.lastSuiteRun && state.lastSuiteRun.digest === workspace.digest)
     return { known: state.lastSuiteRun.summary };
@@ -303,6 +311,7 @@ export function statusView(
     costNote: state.costNote ?? null,
     budgets: state.budgets,
     elapsedMs: live.now - state.startedAt,
+    waitedForHostMs: state.waitedForHostMs ?? 0,
     toolCalls: state.toolCalls.length + (state.earlierToolCalls ?? 0),
     model: state.model,
     answeredBy: state.answeredBy,

@@ -79,6 +79,8 @@ export interface RunState {
   rootCause: string | null;
   fixSummary: string | null;
   compactions: number;
+  /** Time spent waiting for a sandbox host with room, which the time budget does not count (absent: none). */
+  waitedForHostMs?: number;
   workflowRuns: number;
   resumedFrom: string | null;
 }
@@ -93,6 +95,8 @@ export interface RunStatusView {
   costNote: string | null;
   budgets: Budgets;
   elapsedMs: number;
+  /** Of elapsedMs, the time spent waiting for a sandbox host (not counted by the time budget unless the input says so). */
+  waitedForHostMs?: number;
   toolCalls: number;
   model: string | null;
   answeredBy: string | null;

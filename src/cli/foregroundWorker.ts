@@ -1,9 +1,11 @@
 // A worker in the foreground (`worker`, `dev`), with the scripted model when asked for.
+import { InvalidArgumentError, type Command } from 'commander';
 import { scriptedModelEndpoint } from '../agent/modelEndpoint.js';
 import { loadConfig } from '../config.js';
 import type { ScriptedModel } from '../demo/scriptedModel.js';
 import type { TemporalServer } from '../temporal/embeddedServer.js';
 import type { RunningWorker, WorkerOptions } from '../worker.js';
+import { positiveInteger } from './commandSupport.js';
 import { log } from './session.js';
 
 export function scriptedNotice(url: string): string {
@@ -27,8 +29,9 @@ export function scriptedWorkerModel(
 export async function runWorkerInForeground(
   announce: (worker: RunningWorker, server: TemporalServer) => void,
   model: Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> = {},
+  settings: Record<string, string> = {},
 ): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig({ ...process.env, ...settings });
   // Loaded here, not at start: the command line answers quickly without them.
   const [{ ensureTemporalServer }, { startWorker }] = await Promise.all([
     import('../temporal/embeddedServer.js'),
@@ -41,4 +44,49 @@ export async function runWorkerInForeground(
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await worker.done;
+}
+
+export interface HostOptions {
+  maxSandboxes?: number;
+  maxBuilds?: number;
+  metricsPort?: number;
+}
+
+/** The worker host's flags (`worker`, `dev`): each overrides its variable. */
+export function hostOptions(command: Command): Command {
+  return command
+    .option(
+      '--max-sandboxes <n>',
+      'sandboxes this host holds at once (DURABLE_DEBUGGER_MAX_SANDBOXES; default: from cores and memory)',
+      positiveInteger,
+    )
+    .option(
+      '--max-builds <n>',
+      'environment builds this host runs at once (DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS; default: cores / 2)',
+      positiveInteger,
+    )
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics on this port (DURABLE_DEBUGGER_METRICS_PORT)',
+      portNumber,
+    );
+}
+
+export function hostSettings(options: HostOptions): Record<string, string> {
+  return Object.fromEntries(
+    [
+      ['DURABLE_DEBUGGER_MAX_SANDBOXES', options.maxSandboxes],
+      ['DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS', options.maxBuilds],
+      ['DURABLE_DEBUGGER_METRICS_PORT', options.metricsPort],
+    ]
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [key, String(value)]),
+  );
+}
+
+function portNumber(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InvalidArgumentError('expected a port number (0: any free port)');
+  return port;
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidInputError, parseDebugInput, sandboxLimitsSchema, type DebugInputJson } from '../agent/input.js';
 import type { Config } from '../config.js';
@@ -37,6 +38,9 @@ export interface RunOptions {
   approve?: boolean;
   approvalTimeout?: number;
   patchAllChanges?: boolean;
+  priority?: number;
+  user?: string;
+  countWaitingTime?: boolean;
 }
 
 const defaultLimits = sandboxLimitsSchema.parse({});
@@ -92,6 +96,9 @@ export function runOptions(command: Command): Command {
       '--patch-all-changes',
       'put every change into the patch, also files the agent never edited (test outputs, binary files commands wrote)',
     )
+    .option('--priority <1-5>', 'among runs waiting for a sandbox host: 1 goes first, 5 last (default 3)', priorityKey)
+    .option('--user <name>', 'who the run is for, as a per-user limit counts it (default: your login name)')
+    .option('--count-waiting-time', 'the time budget also counts the time spent waiting for a sandbox host')
     .option('--id <workflow-id>', 'the workflow id (default: debug-<repo>-<time>)')
     .option(
       '--env-image <image>',
@@ -222,6 +229,9 @@ export function inputFrom(repo: string, options: RunOptions, defaults: Config['r
     ...(options.approve ? { approve: true } : {}),
     ...(options.approvalTimeout ? { approvalTimeoutMinutes: options.approvalTimeout } : {}),
     ...(options.patchAllChanges ? { patchAllChanges: true } : {}),
+    ...(options.priority ? { priority: options.priority } : {}),
+    user: options.user ?? loginName(),
+    ...(options.countWaitingTime ? { countWaitingTime: true } : {}),
     ...(options.envImage || options.setup?.length
       ? {
           environment: {
@@ -231,6 +241,20 @@ export function inputFrom(repo: string, options: RunOptions, defaults: Config['r
         }
       : {}),
   };
+}
+
+function priorityKey(value: string): number {
+  const key = Number(value);
+  if (!Number.isInteger(key) || key < 1 || key > 5) throw new UsageError(`--priority must be 1 to 5 (got "${value}")`);
+  return key;
+}
+
+function loginName(): string {
+  try {
+    return userInfo().username || 'unknown';
+  } catch {
+    return 'unknown'; // no passwd entry for this uid (a container)
+  }
 }
 
 /** A cost budget counts a model without a listed price at a conservative price: say so before the run starts. */

@@ -18,6 +18,7 @@ import {
   createSandboxContainer,
   findSandboxContainer,
   labels,
+  listProjectContainers,
   removeContainer,
   type SandboxUser,
 } from './container.js';
@@ -25,6 +26,7 @@ import { EnvironmentBuilder } from './environment/imageBuilder.js';
 import { ImagePolicy } from './environment/imagePolicy.js';
 import { manifestCandidates, parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
 import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
+import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './hostCapacity.js';
 import { execInSandbox, type ExecResult } from './exec.js';
 import { heapExhausted, readMemoryCounters } from './memoryCounters.js';
 import { removeFolder } from './ownerAccess.js';
@@ -68,6 +70,8 @@ export interface SandboxHostOptions {
   repoRoots?: readonly string[] | null;
   /** Images repository files may build on beyond ours (DURABLE_DEBUGGER_ALLOWED_IMAGES). */
   allowedImages?: readonly string[];
+  /** Sandboxes and environment builds held at once (default: from the machine's cores and memory). */
+  capacity?: HostCapacityLimits;
 }
 
 export class SandboxHost {
@@ -81,11 +85,14 @@ export class SandboxHost {
   private readonly oomKillsSeen = new Map<string, number>();
 
   readonly environments: EnvironmentBuilder;
+  readonly capacity: HostCapacity;
 
   constructor(readonly options: SandboxHostOptions) {
     const uid = process.getuid?.() ?? 1000;
     this.user = uid === 0 ? { uid: 1000, gid: 1000 } : { uid, gid: process.getgid?.() ?? uid };
+    this.capacity = new HostCapacity(options.capacity ?? defaultHostCapacity());
     this.environments = new EnvironmentBuilder({
+      buildSlot: (signal) => this.capacity.environmentBuildSlot(signal),
       docker: options.docker,
       store: options.store,
       baseImage: options.image,
@@ -373,7 +380,22 @@ export class SandboxHost {
     await removeFolder(join(this.options.workspaceRoot, sandboxId));
     this.folders.delete(sandboxId);
     this.journals.delete(sandboxId);
+    this.capacity.release(sandboxId);
     return { containerRemoved: Boolean(existing) };
+  }
+
+  /** A restarted worker counts the sandboxes its containers still hold for their runs (the reaper frees closed runs'). */
+  async countHeldSandboxes(): Promise<void> {
+    for (const container of await listProjectContainers(this.options.docker)) {
+      const sandboxId = container.Labels[labels.sandboxId];
+      const workflowId = container.Labels[labels.workflowId];
+      if (
+        container.Labels[labels.host] !== this.options.hostId ||
+        container.Labels[labels.scope] !== this.options.scope
+      )
+        continue;
+      if (sandboxId && workflowId) this.capacity.hold(sandboxId, workflowId);
+    }
   }
 }
 

@@ -1,12 +1,34 @@
 // The run's queries, signals and updates, shared by the workflow, the activities and clients.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AdmissionLimits, AdmissionState, SandboxRequest } from '../agent/admission.js';
 import type { BudgetRaise } from '../agent/budgetRaise.js';
 import type { Message } from '../agent/conversation.js';
 import type { DebugInput } from '../agent/input.js';
-import type { RunState, RunStatusView } from '../agent/runState.js';
+import type { RunState, RunStatusView, SandboxPlacement } from '../agent/runState.js';
 
 export const workflowType = 'debugRepository';
+
+/**
+ * Where runs ask for a sandbox host: every worker polls it only while it has room for one more
+ * sandbox (src/sandbox/hostCapacity.ts), so a claim waits here until some host has room.
+ */
+export function sandboxClaimQueueFor(taskQueue: string): string {
+  return `${taskQueue}/sandbox-claims`;
+}
+
+/** The queue of runs waiting for a sandbox (workflows/sandboxAdmission.ts): one workflow per task queue. */
+export const sandboxAdmissionType = 'sandboxAdmission';
+export function sandboxAdmissionIdFor(taskQueue: string): string {
+  return `durable-debugger-sandbox-queue/${taskQueue}`;
+}
+/** A run asks the queue for a sandbox, with the limits its worker is configured with. */
+export const sandboxRequestSignal = defineSignal<[SandboxRequest, AdmissionLimits]>('sandboxRequest');
+/** A run gives its sandbox back (or stops waiting for one). */
+export const sandboxReleaseSignal = defineSignal<[string]>('sandboxRelease');
+/** The queue tells a run where its sandbox is. */
+export const sandboxPlacedSignal = defineSignal<[SandboxPlacement]>('sandboxPlaced');
+export const sandboxQueueQuery = defineQuery<AdmissionState>('sandboxQueue');
 
 export interface TranscriptView {
   messages: Message[];

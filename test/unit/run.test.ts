@@ -351,6 +351,9 @@ test('the end: the tests after the run are the last suite run on this workspace,
   state.iteration = 3;
   state.rootCause = 'off by one';
   const stop = { condition: 'finish_verified' as const, detail: 'verified' };
+  // Stopped while it waited for a sandbox host: no sandbox ever held the workspace, nothing to run.
+  assert.equal(testsAfterRun(state, stop), 'none');
+  state.sandbox = { sandboxId: 'sandbox-w', taskQueue: 'q/host/h', host: 'h' };
   assert.equal(testsAfterRun(state, stop), 'run');
   state.lastSuiteRun = { digest: 'snap', summary: passing };
   assert.deepEqual(testsAfterRun(state, stop), { known: passing });

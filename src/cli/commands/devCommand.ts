@@ -2,10 +2,17 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { positiveInteger, providerOption } from '../commandSupport.js';
-import { runWorkerInForeground, scriptedNotice, scriptedWorkerModel } from '../foregroundWorker.js';
+import {
+  hostOptions,
+  hostSettings,
+  runWorkerInForeground,
+  scriptedNotice,
+  scriptedWorkerModel,
+  type HostOptions,
+} from '../foregroundWorker.js';
 
 export function devCommand(program: Command): void {
-  providerOption(program.command('dev'))
+  const command = providerOption(program.command('dev'))
     .description('the embedded Temporal server and a worker in the foreground, with the Web UI link')
     .option(
       '--scripted',
@@ -15,24 +22,25 @@ export function devCommand(program: Command): void {
       '--reply-delay <ms>',
       'with --scripted: pause before each scripted reply, to watch or steer a run',
       positiveInteger,
-    )
-    .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
-      // Loaded when used: the command line answers quickly without the demo's modules.
-      const { startScriptedModel } = await import('../../demo/scriptedModel.js');
-      const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
-      try {
-        await runWorkerInForeground(
-          (worker, server) => {
-            console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
-            if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
-            console.log(
-              `Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`,
-            );
-          },
-          scripted ? scriptedWorkerModel(scripted) : {},
-        );
-      } finally {
-        await scripted?.stop();
-      }
-    });
+    );
+  hostOptions(command).action(async (options: { scripted?: boolean; replyDelay?: number } & HostOptions) => {
+    // Loaded when used: the command line answers quickly without the demo's modules.
+    const { startScriptedModel } = await import('../../demo/scriptedModel.js');
+    const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
+    try {
+      await runWorkerInForeground(
+        (worker, server) => {
+          console.log(`Temporal server ${server.address}${server.uiUrl ? ` · Web UI ${server.uiUrl}` : ''}`);
+          if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
+          console.log(
+            `Worker on task queue ${worker.taskQueue}. Start runs with \`durable-debugger start <repo>\` or the Temporal CLI. Ctrl-C to stop.`,
+          );
+        },
+        scripted ? scriptedWorkerModel(scripted) : {},
+        hostSettings(options),
+      );
+    } finally {
+      await scripted?.stop();
+    }
+  });
 }

@@ -2,11 +2,18 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { positiveInteger, providerOption } from '../commandSupport.js';
-import { runWorkerInForeground, scriptedNotice, scriptedWorkerModel } from '../foregroundWorker.js';
+import {
+  hostOptions,
+  hostSettings,
+  runWorkerInForeground,
+  scriptedNotice,
+  scriptedWorkerModel,
+  type HostOptions,
+} from '../foregroundWorker.js';
 import { log } from '../session.js';
 
 export function workerCommand(program: Command): void {
-  providerOption(program.command('worker'))
+  const command = providerOption(program.command('worker'))
     .description('run a worker in the foreground (Ctrl-C to stop); runs whose worker died continue here')
     .option(
       '--scripted',
@@ -16,24 +23,26 @@ export function workerCommand(program: Command): void {
       '--reply-delay <ms>',
       'with --scripted: pause before each scripted reply (a fixed model latency)',
       positiveInteger,
-    )
-    .action(async (options: { scripted?: boolean; replyDelay?: number }) => {
-      // Loaded when used: the command line answers quickly without the demo's modules.
-      const { startScriptedModel } = await import('../../demo/scriptedModel.js');
-      const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
-      try {
-        await runWorkerInForeground(
-          (worker) => {
-            if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
-            log(
-              `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
-                `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
-            );
-          },
-          scripted ? scriptedWorkerModel(scripted) : {},
-        );
-      } finally {
-        await scripted?.stop();
-      }
-    });
+    );
+  hostOptions(command).action(async (options: { scripted?: boolean; replyDelay?: number } & HostOptions) => {
+    // Loaded when used: the command line answers quickly without the demo's modules.
+    const { startScriptedModel } = await import('../../demo/scriptedModel.js');
+    const scripted = options.scripted ? await startScriptedModel({ latencyMs: options.replyDelay }) : null;
+    try {
+      await runWorkerInForeground(
+        (worker) => {
+          if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
+          log(
+            `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
+              `room for ${worker.host.capacity.limits.sandboxes} sandboxes and ${worker.host.capacity.limits.environmentBuilds} environment builds at once, ` +
+              `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
+          );
+        },
+        scripted ? scriptedWorkerModel(scripted) : {},
+        hostSettings(options),
+      );
+    } finally {
+      await scripted?.stop();
+    }
+  });
 }

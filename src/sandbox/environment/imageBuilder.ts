@@ -78,6 +78,8 @@ export interface EnvironmentBuilderOptions {
    * 'host' exists only so that the environment bench can measure what the proxy costs.
    */
   network?: 'registries' | 'host';
+  /** Waits for one of the host's build slots (src/sandbox/hostCapacity.ts); the result gives it back. */
+  buildSlot?: (signal?: AbortSignal) => Promise<() => void>;
 }
 
 export interface BuildHooks {
@@ -183,16 +185,17 @@ export class EnvironmentBuilder {
       .digest('hex')
       .slice(0, 16);
     const image = `${environmentRepository}:${key}`;
-    const existing = await docker
-      .getImage(image)
-      .inspect()
-      .catch(() => null);
     const toolchainNotes = [...toolchain.notes, ...(plan.toolchainNotes ?? [])];
     const described = (installScripts: InstallScriptProblem[]) => ({
       ...(toolchainNotes.length ? { toolchain: toolchainNotes } : {}),
       ...(installScripts.length ? { installScripts } : {}),
     });
-    if (existing) {
+    const reused = async (): Promise<PreparedEnvironment | null> => {
+      const existing = await docker
+        .getImage(image)
+        .inspect()
+        .catch(() => null);
+      if (!existing) return null;
       const labelsOf = existing.Config.Labels ?? {};
       const packages = labelsOf[environmentLabels.packages];
       return {
@@ -205,20 +208,44 @@ export class EnvironmentBuilder {
         packages: packages ? Number(packages) : null,
         ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts])),
       };
-    }
-    if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
-    const started = Date.now();
-    const built = await this.build(plan, baseImage, image, toolchain, settings, request, hooks);
-    return {
-      image,
-      containerEnv: plan.containerEnv,
-      kind: plan.kind,
-      description: plan.description,
-      reused: false,
-      buildMs: Date.now() - started,
-      packages: built.packages,
-      ...described(built.installScripts),
     };
+    const found = await reused();
+    if (found) return found;
+    return this.withBuildSlot(hooks, async () => {
+      // A build that held the slot meanwhile may have made this very image.
+      const madeMeanwhile = await reused();
+      if (madeMeanwhile) return madeMeanwhile;
+      if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
+      const started = Date.now();
+      const built = await this.build(plan, baseImage, image, toolchain, settings, request, hooks);
+      return {
+        image,
+        containerEnv: plan.containerEnv,
+        kind: plan.kind,
+        description: plan.description,
+        reused: false,
+        buildMs: Date.now() - started,
+        packages: built.packages,
+        ...described(built.installScripts),
+      };
+    });
+  }
+
+  /** Runs a build in one of the host's build slots, saying so while it waits for one. */
+  private async withBuildSlot<T>(hooks: BuildHooks, build: () => Promise<T>): Promise<T> {
+    if (!this.options.buildSlot) return build();
+    const waiting = setTimeout(() => hooks.onLine?.('waiting for an environment build slot on this host'), 1_000);
+    let release: () => void;
+    try {
+      release = await this.options.buildSlot(hooks.signal);
+    } finally {
+      clearTimeout(waiting);
+    }
+    try {
+      return await build();
+    } finally {
+      release();
+    }
   }
 
   private get imagePolicy(): ImagePolicy {
@@ -273,7 +300,7 @@ export class EnvironmentBuilder {
     request: EnvironmentRequest,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
-    const { docker, store } = this.options;
+    const { docker } = this.options;
     const bases: string[] = [];
     for (const from of dockerfile.fromImages) {
       const refusal = this.imagePolicy.refusal(from, `${repositoryDockerfile} (FROM)`);
@@ -315,14 +342,29 @@ export class EnvironmentBuilder {
         packages: null,
       };
     };
-    if (
-      await docker
+    const exists = () =>
+      docker
         .getImage(image)
         .inspect()
-        .catch(() => null)
-    )
-      return prepared(true, 0);
+        .then(
+          () => true,
+          () => false,
+        );
+    if (await exists()) return prepared(true, 0);
+    return this.withBuildSlot(hooks, async () =>
+      (await exists()) ? prepared(true, 0) : this.buildDockerfile(plan, dockerfile, image, request, hooks, prepared),
+    );
+  }
 
+  private async buildDockerfile(
+    plan: EnvironmentPlan,
+    dockerfile: NonNullable<EnvironmentPlan['dockerfile']>,
+    image: string,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+    prepared: (reused: boolean, buildMs: number) => Promise<PreparedEnvironment>,
+  ): Promise<PreparedEnvironment> {
+    const { docker, store } = this.options;
     const started = Date.now();
     const buildsRoot = join(this.options.home, 'env-builds');
     await mkdir(buildsRoot, { recursive: true });
