@@ -4,6 +4,7 @@
 // host leaves the next run in the queue for another host; builds wait here for a build slot.
 // Knows nothing of Temporal.
 import { availableParallelism, totalmem } from 'node:os';
+import { sandboxLimitsSchema } from '../agent/input.js';
 
 export interface HostCapacityLimits {
   /** Sandboxes held at once (claimed and not yet destroyed). */
@@ -12,8 +13,8 @@ export interface HostCapacityLimits {
   environmentBuilds: number;
 }
 
-/** A run's default sandbox memory cap (src/agent/input.ts sandboxLimitsSchema.memoryMb). */
-const sandboxMemoryMb = 512;
+/** A run's default sandbox memory cap: a host never promises more than its memory in such caps. */
+const sandboxMemoryMb = sandboxLimitsSchema.parse({}).memoryMb;
 
 /**
  * Defaults from the machine: a sandbox is idle while its run waits for the model (seconds per
