@@ -19,6 +19,7 @@ import { loadFixture } from '../src/demo/fixtures.js';
 import { lastPreparedHost } from '../harness/reliability/scenarios.js';
 import { startWorkerProcess, type WorkerProcess } from '../harness/devStack.js';
 import { listFilesStep, repeatedStep } from './benchStack.js';
+import { sampleServerLoad, serverLoadBetween, type ServerLoad } from './serverLoad.js';
 import { number } from './stats.js';
 
 export const clusterBench = {
@@ -36,6 +37,8 @@ export interface ClusterPoint {
   runsPerMinute: number;
   /** How many runs' sandboxes each host held. */
   sandboxesPerHost: Record<string, number>;
+  /** What the Temporal server and PostgreSQL did meanwhile (their own metrics and CPU). */
+  server: ServerLoad;
 }
 
 export type ClusterThroughputResult =
@@ -115,6 +118,7 @@ async function measurePoint(
       );
     }
     const started = Date.now();
+    const loadBefore = await sampleServerLoad();
     const reports = await Promise.all(
       Array.from({ length: clusterBench.runsPerBatch }, async () => {
         const handle = await startDebugRun(client, {
@@ -125,6 +129,7 @@ async function measurePoint(
       }),
     );
     const seconds = (Date.now() - started) / 1000;
+    const server = serverLoadBetween(loadBefore, await sampleServerLoad());
     const short = reports.filter(({ report }) => report.iterations !== clusterBench.iterationsPerRun);
     if (short.length > 0)
       throw new Error(
@@ -135,7 +140,14 @@ async function measurePoint(
       const holder = (await lastPreparedHost(handle)) ?? 'unknown';
       sandboxesPerHost[holder] = (sandboxesPerHost[holder] ?? 0) + 1;
     }
-    return { hosts, runs: reports.length, seconds, runsPerMinute: (reports.length / seconds) * 60, sandboxesPerHost };
+    return {
+      hosts,
+      runs: reports.length,
+      seconds,
+      runsPerMinute: (reports.length / seconds) * 60,
+      sandboxesPerHost,
+      server,
+    };
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
   }
@@ -151,7 +163,9 @@ export function formatClusterThroughput(result: ClusterThroughputResult): string
         `  ${point.hosts} host${point.hosts === 1 ? ' ' : 's'}: ${number(point.runsPerMinute)} runs/min (${point.runs} runs in ${number(point.seconds)} s; sandboxes per host: ` +
         `${Object.entries(point.sandboxesPerHost)
           .map(([host, count]) => `${host} ${count}`)
-          .join(', ')})`,
+          .join(', ')}); ` +
+        `Temporal server ${number(point.server.temporalCores, 2)} cores, PostgreSQL ${number(point.server.postgresqlCores, 2)} cores, ` +
+        `${number(point.server.persistenceRequestsPerSecond)} persistence requests/s at ${number(point.server.persistenceLatencyMs, 1)} ms`,
     ),
     `  3 hosts vs 1: ${number(result.scaling, 2)}× the runs per minute (all hosts of this bench share one machine's cores and Docker engine).`,
   ];

@@ -33,9 +33,11 @@ try {
   Temporal frontend (gRPC)  ${clusterAddresses.temporal}   namespace ${clusterNamespace}
   Web UI                    ${clusterAddresses.webUi}
   PostgreSQL                ${clusterAddresses.postgresqlUrl()}   password in ${clusterPaths().passwordFile}
+  Server metrics            ${clusterAddresses.serverMetrics}
   Logs                      ${clusterPaths().home}
 
-  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger worker
+  TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger worker --metrics-port 9464
+  (its metrics: http://127.0.0.1:9464/metrics; a Grafana dashboard of them: deploy/grafana/durable-debugger-workers.json)
   (workers that share no folder: DURABLE_DEBUGGER_STORE=postgresql://${clusterDatabase.user}:$(cat ${clusterPaths().passwordFile})@${clusterAddresses.postgresql.host}:${clusterAddresses.postgresql.port}/${clusterDatabase.application})
   TEMPORAL_ADDRESS=${clusterAddresses.temporal} durable-debugger run <repo>
   npm run cluster -- stop`);

@@ -312,6 +312,7 @@ export function temporalServerEnvironment(password: string): Record<string, stri
     WORKER_GRPC_PORT: String(clusterPorts.worker),
     WORKER_MEMBERSHIP_PORT: String(clusterPorts.workerMembership),
     DYNAMIC_CONFIG_FILE_PATH: join(projectRoot, clusterConfigFiles.dynamicConfig),
+    PROMETHEUS_ENDPOINT: `${host}:${clusterPorts.serverMetrics}`,
   };
 }
 

@@ -59,6 +59,7 @@ export const clusterPorts = {
   matchingMembership: 16935 + offset,
   workerMembership: 16939 + offset,
   webUi: 18233 + offset,
+  serverMetrics: 17290 + offset,
 } as const;
 
 export const clusterDatabase = {
@@ -81,6 +82,8 @@ export const clusterAddresses = {
   /** TEMPORAL_ADDRESS for workers and clients. */
   temporal: `${host}:${clusterPorts.frontendGrpc}`,
   webUi: `http://${host}:${clusterPorts.webUi}`,
+  /** The Temporal server's Prometheus metrics. */
+  serverMetrics: `http://${host}:${clusterPorts.serverMetrics}/metrics`,
   postgresql: { host, port: clusterPorts.postgresql, user: clusterDatabase.user },
   /** A database on the cluster's PostgreSQL, without the password: what is shown. */
   postgresqlUrl: (database: string = clusterDatabase.application) =>
