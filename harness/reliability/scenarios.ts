@@ -454,7 +454,7 @@ export async function lastPreparedHost(handle: WorkflowHandle): Promise<string |
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && prepares.has(Number(completed.scheduledEventId))) {
       const data = completed.result?.payloads?.[0]?.data;
-      host = data ? ((JSON.parse(Buffer.from(data).toString('utf8')) as { host?: string }).host ?? host) : host;
+      host = data?.length ? ((JSON.parse(Buffer.from(data).toString('utf8')) as { host?: string }).host ?? host) : host;
     }
   }
   return host;

@@ -133,7 +133,7 @@ async function activities(handle: WorkflowHandle): Promise<ActivityRecord[]> {
 }
 
 function decode(payload: temporal.api.common.v1.IPayload | null | undefined): unknown {
-  return payload?.data ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;
+  return payload?.data?.length ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;
 }
 
 /** The result of every tool call, by the tool's name, in order. */
