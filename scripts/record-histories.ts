@@ -15,7 +15,7 @@ import type { DebugInputJson } from '../src/agent/input.js';
 import { startDebugRun } from '../src/client.js';
 import { loadConfig, projectRoot } from '../src/config.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
-import { approveUpdate, hintSignal, statusQuery } from '../src/temporal/definitions.js';
+import { approveUpdate, hintSignal, sandboxAdmissionIdFor, statusQuery } from '../src/temporal/definitions.js';
 import { fixtureInput, loadFixture } from '../src/demo/fixtures.js';
 import { FakeAnthropicApi } from '../src/demo/fakeAnthropicApi.js';
 import { modelEndpointId } from '../src/model/endpoint.js';
@@ -45,6 +45,8 @@ const scenarios: Array<{
   overloadedModels?: string[];
   /** The run's model worker starts only after this many of the run's waits for it timed out. */
   modelWorkerAfterWaits?: number;
+  /** Also record the history of the task queue's sandbox queue (workflows/sandboxAdmission.ts), still open. */
+  sandboxQueue?: string;
 }> = [
   { name: 'fixed-off-by-one', responses: steps },
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
@@ -64,6 +66,8 @@ const scenarios: Array<{
     input: { modelWorkerWait: { firstSeconds: 1, maxSeconds: 2 } },
     modelWorkerAfterWaits: 3,
   },
+  // A run placed by the sandbox queue on a host with capacity (issue 26), and the queue's own history.
+  { name: 'placed-by-the-sandbox-queue', responses: steps, sandboxQueue: 'sandbox-queue' },
 ];
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name));
@@ -105,6 +109,7 @@ try {
     await handle.result();
     await record(scenario.name, handle.workflowId, handle.firstExecutionRunId);
     if (scenario.child) await record(`${scenario.name}-${scenario.child}`, `${handle.workflowId}-${scenario.child}`);
+    if (scenario.sandboxQueue) await record(scenario.sandboxQueue, sandboxAdmissionIdFor(taskQueue));
     for (const each of [worker, late, waiting]) await each?.stop();
     await fake.stop();
   }

@@ -41,7 +41,7 @@ test('stored histories replay against the current workflow code', async () => {
 
 test('the replay check catches a workflow change that breaks determinism', async () => {
   installQuietRuntime();
-  // A copy of the workflow with one extra timer before any work (parents of attempts included):
+  // A copy of the workflows with one extra timer before any work (parents of attempts included):
   // old histories cannot match it.
   const mutant = await mkdtemp(join(projectRoot, 'workflows-mutant-'));
   try {
@@ -57,6 +57,15 @@ test('the replay check catches a workflow change that breaks determinism', async
     assert.match(changed, /await sleep/);
     assert.notEqual(changed, source);
     await writeFile(file, changed);
+    // The sandbox queue's workflow too (its own history is stored): a timer before anything else.
+    const queueFile = join(mutant, 'sandboxAdmission.ts');
+    const queueSource = await readFile(queueFile, 'utf8');
+    const queueChanged = queueSource.replace(
+      /(export async function sandboxAdmission\([^)]*\): Promise<void> \{\n)/,
+      "$1  await sleep('1 second');\n",
+    );
+    assert.notEqual(queueChanged, queueSource);
+    await writeFile(queueFile, queueChanged);
     const bundle = await bundleWorkflowCode({ workflowsPath: join(mutant, 'index.ts'), logger: silent });
     const failures = await replayFailures(bundle);
     assert.equal(failures.length, (await storedHistories()).length);
