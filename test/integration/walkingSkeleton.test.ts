@@ -75,9 +75,10 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
 
   // The workflow ran the tests itself after finish (verification), then built the patch.
   const activities = await activityTypes(handle);
+  // The run takes its place in the sandbox queue first; the queue's workflow claims a host for it.
   assert.deepEqual(activities.slice(0, 5), [
+    'requestSandbox',
     'snapshotRepository',
-    'claimSandboxHost',
     'prepareEnvironment',
     'prepareSandbox',
     'runTestSuite',
