@@ -21,6 +21,7 @@ import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOption
 import { searchAttributes } from '../src/temporal/definitions.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../src/demo/fakeAnthropicApi.js';
 import { checkoutCli } from './checkoutCli.js';
+import { freePort } from '../src/freePort.js';
 
 export interface TestServer {
   env: TestWorkflowEnvironment;
@@ -182,18 +183,7 @@ export async function containersOf(server: TestServer): Promise<number> {
   return containers.filter((container) => container.Labels[labels.scope]?.startsWith(server.address)).length;
 }
 
-/** A TCP port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const port = (probe.address() as { port: number }).port;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface WorkerProcess {
   hostId: string;

@@ -4,7 +4,6 @@
 // so that a run is only ever answered with the model settings it was started with.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +25,7 @@ import { createClaimActivities, createHostActivities, createSharedActivities } f
 import { createSandboxQueueActivities } from '../activities/sandboxQueue.js';
 import { defaultModelEndpoint, describeModelEndpoint, modelTaskQueueFor } from './agent/modelEndpoint.js';
 import { projectRoot, type Config } from './config.js';
+import { freePort } from './freePort.js';
 import type { ModelClient } from './model/anthropic.js';
 import type { PricingPlace } from './model/pricing.js';
 import { connectModelProvider } from './model/providers.js';
@@ -134,15 +134,6 @@ function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, 
   return timer;
 }
 
-/** A port nobody listens on now (for a metrics port of 0: the SDK's exporter needs a number). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 export interface WorkerOptions {
   config: Config;
   address: string;
@@ -193,7 +184,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const log = options.log ?? (() => undefined);
   const taskQueue = options.taskQueue ?? config.taskQueue;
   installQuietRuntime({
-    metricsPort: config.metricsPort === 0 ? await freePort() : config.metricsPort,
+    metricsPort: config.metricsPort === 0 ? await freePort('0.0.0.0') : config.metricsPort,
   });
   if (config.metricsPort !== undefined && !metricsAddress)
     log('Metrics are not served: the Temporal runtime of this process was set up before, without them.');

@@ -21,6 +21,21 @@ export function fixBranchName(workflowId: string): string {
 }
 
 /**
+ * Why the fix of run `workflowId` cannot become a branch of `repo`, or null: not a git repository,
+ * no commit to branch from, or its branch already there. `apply --repo` asks before connecting.
+ */
+export function applyRefusal(repo: string, workflowId: string): string | null {
+  if (!gitSucceeds(repo, ['rev-parse', '--is-inside-work-tree']))
+    return `"${repo}" is not a git repository: apply the patch by hand with \`durable-debugger result ${workflowId} --patch | git apply\`, or make it one with a first commit.`;
+  if (!gitSucceeds(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']))
+    return `${repo} has no commit yet: commit its files first.`;
+  const branch = fixBranchName(workflowId);
+  if (gitSucceeds(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]))
+    return `The branch ${branch} already exists in ${repo}; delete it first to create it again.`;
+  return null;
+}
+
+/**
  * Creates `durable-debugger/<id>` in `repo` with the run's whole patch (`patch`: the report's,
  * or, when the report holds only its beginning, the one read back from the content store), or
  * refuses with nothing changed.
@@ -32,19 +47,12 @@ export function createFixBranch(repo: string, report: DebugReport, patch: string
     );
   }
   if (!patch.trim()) throw new FixBranchRefused(`Run ${report.workflowId} has an empty patch.`);
+  const refusal = applyRefusal(repo, report.workflowId);
+  if (refusal) throw new FixBranchRefused(refusal);
   const git = gitIn(repo);
-  const prefix = git(['rev-parse', '--show-prefix'], {
-    refusal: `${repo} is not a git repository: apply the patch by hand with \`durable-debugger result ${report.workflowId} --patch | git apply\`.`,
-  }).trim();
-  git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
-    refusal: `${repo} has no commit yet: commit its files first.`,
-  });
-
+  const prefix = git(['rev-parse', '--show-prefix']).trim();
   const branch = fixBranchName(report.workflowId);
   git(['check-ref-format', '--branch', branch], { refusal: `"${branch}" is not a valid branch name.` });
-  if (gitSucceeds(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])) {
-    throw new FixBranchRefused(`The branch ${branch} already exists in ${repo}; delete it first to create it again.`);
-  }
 
   const scratch = mkdtempSync(join(tmpdir(), 'durable-debugger-apply-'));
   try {

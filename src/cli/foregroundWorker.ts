@@ -26,6 +26,38 @@ export function scriptedWorkerModel(
   };
 }
 
+/** What `--scripted` and `--reply-delay` (of `dev` and `worker`) ask for. */
+export interface ScriptedOptions {
+  scripted?: boolean;
+  replyDelay?: number;
+}
+
+/** Adds `--scripted` and `--reply-delay`; `replyDelayUse` ends the delay's help (why one would pause). */
+export function scriptedOptions(command: Command, replyDelayUse: string): Command {
+  return command
+    .option(
+      '--scripted',
+      "answer model calls with the fixtures' scripted responses (offline, no API key; fixture runs only)",
+    )
+    .option('--reply-delay <ms>', `with --scripted: pause before each scripted reply${replyDelayUse}`, positiveInteger);
+}
+
+/** Runs `work` with the scripted model when `--scripted` asks for one (stopped after), else with none. */
+export async function withScriptedModel(
+  options: ScriptedOptions,
+  work: (scripted: ScriptedModel | null) => Promise<void>,
+): Promise<void> {
+  if (!options.scripted) return work(null);
+  // Loaded when used: the command line answers quickly without the demo's modules.
+  const { startScriptedModel } = await import('../demo/scriptedModel.js');
+  const scripted = await startScriptedModel({ latencyMs: options.replyDelay });
+  try {
+    await work(scripted);
+  } finally {
+    await scripted.stop();
+  }
+}
+
 export async function runWorkerInForeground(
   announce: (worker: RunningWorker, server: TemporalServer) => void,
   model: Pick<WorkerOptions, 'anthropic' | 'modelEndpoint' | 'describeAnswerer'> = {},

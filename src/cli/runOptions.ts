@@ -150,29 +150,25 @@ export function refuseUnlessFolder(repo: string): void {
 }
 
 /**
- * `--apply` (and `apply`) commit the fix on a new branch of the repository: refused at once where
- * that cannot happen (not a git repository, no commit to branch from, the fix's branch already there).
- * `applying` names the fixed run when the `apply` command asks, so the refusal can say how to apply by hand.
+ * `--apply` commits the fix on a new branch of the repository: refused at once where that cannot
+ * happen (not a git repository, no commit to branch from, the branch of --id already there).
  */
-export function refuseUnlessBranchable(repo: string, workflowId?: string, applying = false): void {
-  const refusal = branchRefusal(repo, workflowId, applying);
-  if (refusal) throw new UsageError(applying ? `Not applied, nothing changed. ${refusal}` : refusal);
-}
-
-function branchRefusal(repo: string, workflowId: string | undefined, applying: boolean): string | null {
+export function refuseUnlessBranchable(repo: string, workflowId?: string): void {
   const git = (...args: string[]) => spawnSync('git', ['-C', repo, ...args], { stdio: 'ignore' }).status === 0;
-  const command = applying ? 'apply' : '--apply';
   if (!git('rev-parse', '--is-inside-work-tree')) {
-    return applying
-      ? `"${repo}" is not a git repository: apply the patch by hand with \`durable-debugger result ${workflowId} --patch | git apply\`, or make it one with a first commit.`
-      : `--apply commits the fix on a new branch of a git repository, and "${repo}" is not one: leave out --apply (the patch is printed), or make it a git repository with a first commit.`;
+    throw new UsageError(
+      `--apply commits the fix on a new branch of a git repository, and "${repo}" is not one: leave out --apply (the patch is printed), or make it a git repository with a first commit.`,
+    );
   }
-  if (!git('rev-parse', '--verify', '--quiet', 'HEAD^{commit}'))
-    return `${command} needs a commit to branch from, and "${repo}" has none yet: commit its files first.`;
+  if (!git('rev-parse', '--verify', '--quiet', 'HEAD^{commit}')) {
+    throw new UsageError(`--apply needs a commit to branch from, and "${repo}" has none yet: commit its files first.`);
+  }
   const branch = workflowId && fixBranchName(workflowId);
-  if (branch && git('rev-parse', '--verify', '--quiet', `refs/heads/${branch}`))
-    return `${command} would create the branch ${branch}, which already exists in "${repo}": delete it${applying ? '' : ', or choose another --id'}.`;
-  return null;
+  if (branch && git('rev-parse', '--verify', '--quiet', `refs/heads/${branch}`)) {
+    throw new UsageError(
+      `--apply would create the branch ${branch}, which already exists in "${repo}": delete it, or choose another --id.`,
+    );
+  }
 }
 
 /** An input error in the words of the command line: each field that has an option is named by it. */

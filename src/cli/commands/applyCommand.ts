@@ -2,7 +2,9 @@
 import type { Command } from 'commander';
 import type { DebugReport } from '../../agent/report.js';
 import { applyFix, withSession } from '../commandSupport.js';
-import { refuseUnlessBranchable, refuseUnlessFolder } from '../runOptions.js';
+import { applyRefusal } from '../fixBranch.js';
+import { UsageError } from '../commandSupport.js';
+import { refuseUnlessFolder } from '../runOptions.js';
 
 export function applyCommand(program: Command): void {
   program
@@ -15,7 +17,8 @@ export function applyCommand(program: Command): void {
       // A repository named here is checked before anything connects.
       if (options.repo) {
         refuseUnlessFolder(options.repo);
-        refuseUnlessBranchable(options.repo, workflowId, true);
+        const refusal = applyRefusal(options.repo, workflowId);
+        if (refusal) throw new UsageError(`Not applied, nothing changed. ${refusal}`);
       }
       return withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
