@@ -1,6 +1,7 @@
 // Removes what runs leave behind when they cannot clean up after themselves (a terminated
 // workflow, a worker killed for good): containers whose workflow is closed or unknown,
-// containers stuck in "created", and workspace folders nobody owns any more.
+// containers stuck in "created", workspace folders nobody owns any more, and places in the
+// sandbox queue held by runs that ended (so the queue, and its gauges, count live runs only).
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
@@ -8,9 +9,10 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
 import type { HostCapacity } from './sandbox/hostCapacity.js';
 import { removeFolder } from './sandbox/ownerAccess.js';
+import { sandboxAdmissionIdFor, sandboxQueueQuery, sandboxReleaseSignal } from './temporal/definitions.js';
 
 export interface ReapedItem {
-  kind: 'container' | 'workspace';
+  kind: 'container' | 'workspace' | 'queue place';
   id: string;
   workflowId: string | null;
   reason: string;
@@ -25,6 +27,8 @@ export interface ReaperOptions {
   createdGraceMs?: number;
   /** This host's capacity: sandboxes held for closed runs are given back. */
   capacity?: HostCapacity;
+  /** The task queue whose sandbox queue gives back the places of closed runs. */
+  taskQueue?: string;
 }
 
 export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]> {
@@ -75,6 +79,26 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
   for (const held of options.capacity?.heldSandboxes() ?? []) {
     if (await verdictFor(held.workflowId)) options.capacity?.release(held.sandboxId);
   }
+  if (options.taskQueue) reaped.push(...(await releaseQueuePlaces(options.client, options.taskQueue, verdictFor)));
+  return reaped;
+}
+
+/** Runs that ended without telling the sandbox queue (terminated) leave it: their place, held or waited for, is given back. */
+async function releaseQueuePlaces(
+  client: Client,
+  taskQueue: string,
+  verdictFor: (workflowId: string) => Promise<string | null>,
+): Promise<ReapedItem[]> {
+  const queue = client.workflow.getHandle(sandboxAdmissionIdFor(taskQueue));
+  const state = await queue.query(sandboxQueueQuery).catch(() => null);
+  if (!state) return [];
+  const reaped: ReapedItem[] = [];
+  for (const workflowId of [...Object.keys(state.holding), ...state.waiting.map((each) => each.workflowId)]) {
+    const reason = await verdictFor(workflowId);
+    if (!reason) continue;
+    await queue.signal(sandboxReleaseSignal, workflowId);
+    reaped.push({ kind: 'queue place', id: workflowId, workflowId, reason });
+  }
   return reaped;
 }
 
@@ -90,7 +114,8 @@ async function closedReason(client: Client, workflowId: string): Promise<string 
 }
 
 export interface PeriodicSweep {
-  stop(): void;
+  /** Stops sweeping; resolves once a sweep under way is over (it uses the worker's connections). */
+  stop(): Promise<void>;
 }
 
 /**
@@ -112,5 +137,10 @@ export function sweepPeriodically(
   sweep();
   const timer = setInterval(sweep, options.everyMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
 }

@@ -113,7 +113,7 @@ export function installQuietRuntime(options: { metricsPort?: number } = {}): voi
 }
 
 /** Every few seconds: this host's sandboxes, and the runs of the task queue that hold one or wait (from its sandbox queue). */
-function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, taskQueue: string): NodeJS.Timeout {
+function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, taskQueue: string) {
   const queue = client.workflow.getHandle(sandboxAdmissionIdFor(taskQueue));
   const tags = { task_queue: taskQueue };
   const update = async () => {
@@ -128,10 +128,20 @@ function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, 
         tags,
       );
   };
-  void update();
-  const timer = setInterval(() => void update(), 3_000);
+  let updating: Promise<void> | null = null;
+  const tick = () => {
+    updating ??= update().finally(() => (updating = null));
+  };
+  tick();
+  const timer = setInterval(tick, 3_000);
   timer.unref();
-  return timer;
+  return {
+    /** Stops; resolves once an update under way is over (it uses the worker's connection). */
+    stop: async () => {
+      clearInterval(timer);
+      await updating;
+    },
+  };
 }
 
 export interface WorkerOptions {
@@ -326,15 +336,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     everyMs: config.reapEverySeconds * 1000,
     log,
     capacity: host.capacity,
+    taskQueue,
   });
 
   const gauges = metricsAddress ? watchGauges(metrics, client, host, taskQueue) : null;
 
   const workers = [await sharedWorker, await hostWorker, await claimWorker, ...modelWorkers];
   const done = Promise.all(workers.map((worker) => worker.run()))
-    .finally(() => {
-      sweep.stop();
-      if (gauges) clearInterval(gauges);
+    .finally(async () => {
+      await sweep.stop();
+      await gauges?.stop();
     })
     .then(async () => {
       await connection.close();

@@ -31,11 +31,40 @@ export async function runDoctor(config: Config, docker: Docker): Promise<CheckRe
         ? checkSandboxImage(docker, config.sandboxImage)
         : { name: 'sandbox image', status: 'fail' as const, detail: 'not checked: the Docker engine does not answer' },
     ),
+    dockerCheck.then((engine) =>
+      engine.status === 'ok'
+        ? checkEnvironmentImages(docker)
+        : {
+            name: 'environment images',
+            status: 'warn' as const,
+            detail: 'not checked: the Docker engine does not answer',
+          },
+    ),
     checkTemporalCli(config),
     checkTemporalServer(config),
     checkModelApi(config),
     checkRegistries(),
   ]);
+}
+
+/** Environment images built by earlier versions keep the host's package settings (registry credentials) in Config.Env. */
+async function checkEnvironmentImages(docker: Docker): Promise<CheckResult> {
+  const name = 'environment images';
+  try {
+    const { listEnvironmentImages } = await import('../sandbox/environment/imageList.js');
+    const images = await listEnvironmentImages(docker);
+    const stale = images.filter((image) => image.hostSettings.length > 0);
+    if (stale.length === 0) return { name, status: 'ok', detail: `${images.length} on this Docker engine` };
+    const settings = [...new Set(stale.flatMap((image) => image.hostSettings))].join(', ');
+    return {
+      name,
+      status: 'warn',
+      detail: `${stale.length} of ${images.length}, built by an earlier version, keep host settings in their configuration (${settings}) and are never reused`,
+      fix: 'durable-debugger env prune --stale',
+    };
+  } catch (error) {
+    return { name, status: 'warn', detail: `cannot tell (${errorText(error)})` };
+  }
 }
 
 /** The data home's file system: environment images and workspaces take room. */

@@ -15,6 +15,7 @@ import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import { hostSettingsInImage } from '../support/imageInspection.js';
+import { startCli } from '../support/cli.js';
 import {
   runToReport,
   startTestServer,
@@ -173,6 +174,66 @@ test('env prune removes only environment images no container uses', { timeout: 1
     'an unused image was kept',
   );
   await assert.rejects(docker.getImage(image).inspect());
+});
+
+test('images an earlier version built with host settings in Config.Env: env list and doctor name them, env prune --stale removes only them', async () => {
+  const sandboxImage = server.config().sandboxImage;
+  const secret = `stale-secret-${process.pid}`;
+  const commit = async (tag: string, env: string[]) => {
+    const container = await docker.createContainer({ Image: sandboxImage, Cmd: ['true'], Env: env });
+    try {
+      await container.commit({
+        repo: 'durable-debugger-env',
+        tag,
+        changes: `LABEL durable-debugger.environment.kind=python`,
+      });
+    } finally {
+      await container.remove({ force: true });
+    }
+    return `durable-debugger-env:${tag}`;
+  };
+  const stale = await commit(`stale-${process.pid}`, [
+    `PIP_INDEX_URL=https://ci:${secret}@pypi.example.org/simple`,
+    `NPM_CONFIG_REGISTRY=https://npm.example.org/`,
+  ]);
+  const clean = await commit(`clean-${process.pid}`, []);
+  try {
+    const listed = await listEnvironmentImages(docker);
+    assert.deepEqual(listed.find((info) => info.image === stale)?.hostSettings, [
+      'PIP_INDEX_URL',
+      'NPM_CONFIG_REGISTRY',
+    ]);
+    assert.deepEqual(listed.find((info) => info.image === clean)?.hostSettings, []);
+
+    const list = await startCli(server, ['env', 'list']).done;
+    assert.equal(list.code, 0, list.output);
+    assert.match(list.output, new RegExp(`${stale}.*keeps host settings \\(PIP_INDEX_URL, NPM_CONFIG_REGISTRY\\)`));
+    assert.doesNotMatch(list.output, new RegExp(`${clean}.*keeps host settings`));
+    assert.ok(!list.output.includes(secret), 'env list printed a setting’s value');
+
+    const doctor = await startCli(server, ['doctor', '--json']).done;
+    const checks = JSON.parse(doctor.stdout.trim().split('\n').pop() as string) as {
+      checks: Array<{ name: string; status: string; detail: string; fix?: string }>;
+    };
+    const check = checks.checks.find((each) => each.name === 'environment images');
+    assert.equal(check?.status, 'warn', doctor.output);
+    assert.equal(check?.fix, 'durable-debugger env prune --stale');
+    assert.ok(!doctor.output.includes(secret), 'doctor printed a setting’s value');
+
+    const removed = await pruneEnvironmentImages(docker, { only: [stale, clean], stale: true });
+    assert.deepEqual(
+      removed.map((info) => info.image),
+      [stale],
+    );
+    await assert.rejects(docker.getImage(stale).inspect());
+    assert.ok(await docker.getImage(clean).inspect(), 'an image without host settings was removed');
+  } finally {
+    for (const image of [stale, clean])
+      await docker
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => undefined);
+  }
 });
 
 test(

@@ -1,12 +1,14 @@
 // The worker serves Prometheus metrics (issue 26): during a real run on the dev server and real
 // Docker, its endpoint answers with the Temporal SDK's runtime metrics and ours (runs active and
 // waiting, sandboxes per host, model calls, tokens and cost by model, tool-call latency by tool),
-// and after it the environment prepared and test-run durations.
+// and after it the environment prepared and test-run durations. A run terminated from outside
+// (it cannot give its sandbox back) stops counting as active at the worker's next sweep.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { fixtureInput, loadFixture, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
+import { sandboxAdmissionIdFor, sandboxQueueQuery } from '../../src/temporal/definitions.js';
 import { installQuietRuntime } from '../../src/worker.js';
 import {
   freePort,
@@ -29,7 +31,12 @@ before(async () => {
   fixture = await loadFixture('01_off_by_one');
   worker = await startTestWorker(server, {
     fake: { scripts: scriptsByName([fixture]), latencyMs: 800 },
-    configOverrides: { DURABLE_DEBUGGER_METRICS_PORT: String(port), DURABLE_DEBUGGER_MAX_SANDBOXES: '3' },
+    configOverrides: {
+      DURABLE_DEBUGGER_METRICS_PORT: String(port),
+      DURABLE_DEBUGGER_MAX_SANDBOXES: '3',
+      // The sweep that gives back what terminated runs held (the last test).
+      DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '2',
+    },
   });
 });
 
@@ -93,4 +100,34 @@ test('the metrics endpoint answers during a run with the SDK runtime metrics and
       0) >= 1,
     afterRun,
   );
+});
+
+/** Scrapes until `accept` holds for the active-runs gauge, or 60 s have passed; the last value seen. */
+async function activeRunsUntil(accept: (active: number | null) => boolean): Promise<number | null> {
+  const deadline = Date.now() + 60_000;
+  let active: number | null = null;
+  while (Date.now() < deadline) {
+    active = sample(await scrape(), 'durable_debugger_runs_active\\{[^}]*\\}');
+    if (accept(active)) break;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  return active;
+}
+
+test('a run terminated while it holds a sandbox no longer counts as active after the next sweep', async () => {
+  const handle = await startDebugRun(server.client, {
+    input: fixtureInput(fixture),
+    taskQueue: worker.taskQueue,
+    workflowId: `metrics-terminated-${process.pid}`,
+  });
+  const queue = server.client.workflow.getHandle(sandboxAdmissionIdFor(worker.taskQueue));
+  const holds = async () => Boolean((await queue.query(sandboxQueueQuery)).holding[handle.workflowId]);
+  const deadline = Date.now() + 60_000;
+  while (!(await holds()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(await holds(), 'the run never got a sandbox');
+  // The gauge is read every 3 s: wait for it to count the run.
+  assert.equal(await activeRunsUntil((active) => active === 1), 1, 'the run never counted as active');
+  await handle.terminate('terminated from outside');
+  assert.equal(await activeRunsUntil((active) => active === 0), 0, 'the terminated run still counts as active');
+  assert.equal(await holds(), false, 'the sandbox queue still counts the terminated run');
 });

@@ -6,12 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
+import { hostSettingVariable as settingVariable } from '../../src/sandbox/environment/imageList.js';
 
 const run = promisify(execFile);
-
-/** Variables that would carry the host's package settings or our build's plumbing. */
-const settingVariable =
-  /^(PIP_\w+|NPM_CONFIG_\w+|npm_config_\w+|YARN_\w+|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy)=/;
 
 /** Paths of settings files: the build's settings folder, and the files installers read their settings from. */
 const settingPath =

@@ -5,7 +5,9 @@ import { withSession } from '../commandSupport.js';
 export function reapCommand(program: Command): void {
   program
     .command('reap')
-    .description('remove sandbox containers and workspaces whose run has ended (or is unknown)')
+    .description(
+      'remove sandbox containers, workspaces and places in the sandbox queue whose run has ended (or is unknown)',
+    )
     .action(async () =>
       withSession(async (session) => {
         const { reapOrphans } = await import('../../reaper.js');
@@ -15,6 +17,7 @@ export function reapCommand(program: Command): void {
           client: session.client,
           scope: `${session.server.address}/${session.config.namespace}`,
           workspaceRoot: session.config.workspaceRoot,
+          taskQueue: session.config.taskQueue,
         });
         for (const item of reaped) console.log(`removed ${item.kind} ${item.id} (${item.reason})`);
         if (reaped.length === 0) console.log('Nothing to reap.');
