@@ -10,7 +10,7 @@ import {
   planEnvironment,
 } from '../../src/sandbox/environment/plan.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
-import { packedFileName } from '../../src/sandbox/environment/imageBuilder.js';
+import { packedFileName } from '../../src/sandbox/environment/toolchain.js';
 import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
 import {
   pythonLock,

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
-import { EnvironmentBuildError, verifyPackedHash } from '../../src/sandbox/environment/imageBuilder.js';
+import { EnvironmentBuildError } from '../../src/sandbox/environment/imageBuilder.js';
+import { verifyPackedHash } from '../../src/sandbox/environment/toolchain.js';
 
 const run = promisify(execFile);
 
