@@ -9,7 +9,7 @@ import {
   type Message,
 } from '../../src/agent/conversation.js';
 import { compactConversation } from '../../src/agent/compaction.js';
-import { validateRequest } from '../../src/demo/fakeAnthropicApi.js';
+import { validateRequest } from '../../src/demo/fakeApiRules.js';
 
 const assistantWithCalls = (...ids: string[]) => ({
   role: 'assistant' as const,

@@ -2,7 +2,7 @@
 // known), so that a request our code builds wrongly fails in tests, not in front of a user.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { thinkingKey, validateRequest } from '../../src/demo/fakeAnthropicApi.js';
+import { thinkingKey, validateRequest } from '../../src/demo/fakeApiRules.js';
 
 type Body = Record<string, unknown>;
 const task = { role: 'user', content: [{ type: 'text', text: 'task' }] };

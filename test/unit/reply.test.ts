@@ -12,7 +12,7 @@ import { startRunState } from '../../src/agent/run.js';
 import type { RunState } from '../../src/agent/runState.js';
 import { sortToolCalls } from '../../src/agent/turn.js';
 import { projectRoot } from '../../src/config.js';
-import { validateRequest } from '../../src/demo/fakeAnthropicApi.js';
+import { validateRequest } from '../../src/demo/fakeApiRules.js';
 
 const call = (id: string, name = 'read_file', input: unknown = { path: 'a.py' }): AssistantBlock => ({
   type: 'tool_use',
