@@ -40,6 +40,7 @@ import { openContentStore } from './sandbox/store/openStore.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
+import { workerHostIdentity } from './temporal/workerIdentity.js';
 import { startTracing, workflowTracingModule } from './temporal/tracing.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
@@ -233,6 +234,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const pricingPlace = options.pricingPlace ?? provider?.place;
 
   const hostTaskQueue = hostTaskQueueFor(taskQueue, config.hostId);
+  // The `hosts` command finds this host, and its metrics, by the identity its workers poll with.
+  const identity = workerHostIdentity({
+    pid: process.pid,
+    machine: hostname(),
+    hostId: config.hostId,
+    metricsPort: metricsAddress ? Number(metricsAddress.slice(metricsAddress.lastIndexOf(':') + 1)) : null,
+  });
   // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.
   // Spans of the workflow and of every activity, over OTLP when an endpoint is configured.
   const tracing = config.tracesEndpoint
@@ -245,6 +253,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       connection,
       namespace: config.namespace,
       taskQueue,
+      identity,
       workflowBundle: bundle,
       ...traced,
       ...(tracing ? { sinks: tracing.sinks } : {}),
@@ -259,6 +268,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
+    identity,
     ...traced,
     activities: createHostActivities(host, options.onToolRun, metrics),
   });
@@ -267,6 +277,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.namespace,
     taskQueue: sandboxClaimQueueFor(taskQueue),
+    identity,
     activities: createClaimActivities(host, hostTaskQueue),
     tuner: {
       activityTaskSlotSupplier: claimSlots(host.capacity),

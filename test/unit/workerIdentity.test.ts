@@ -1,0 +1,37 @@
+// A worker host's identity carries its host id and where its metrics are (issue 26): what the
+// `hosts` command reads back from the task queue's pollers.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseWorkerHostIdentity, workerHostIdentity } from '../../src/temporal/workerIdentity.js';
+
+test('a host with a metrics port advertises it at its machine name, and it reads back', () => {
+  const identity = workerHostIdentity({
+    pid: 4321,
+    machine: 'gpu-box-7',
+    hostId: 'gpu-box-7-1a2b3c4d',
+    metricsPort: 9464,
+  });
+  assert.equal(identity, '4321@gpu-box-7 host:gpu-box-7-1a2b3c4d metrics:http://gpu-box-7:9464/metrics');
+  assert.deepEqual(parseWorkerHostIdentity(identity), {
+    process: '4321@gpu-box-7',
+    hostId: 'gpu-box-7-1a2b3c4d',
+    metricsUrl: 'http://gpu-box-7:9464/metrics',
+  });
+});
+
+test('a host without metrics says so; a machine named by an IPv6 address is put in brackets', () => {
+  assert.deepEqual(
+    parseWorkerHostIdentity(workerHostIdentity({ pid: 1, machine: 'a.example', hostId: 'a', metricsPort: null })),
+    { process: '1@a.example', hostId: 'a', metricsUrl: null },
+  );
+  assert.equal(
+    parseWorkerHostIdentity(workerHostIdentity({ pid: 1, machine: 'fd00::1', hostId: 'a', metricsPort: 80 }))
+      .metricsUrl,
+    'http://[fd00::1]:80/metrics',
+  );
+});
+
+test("other pollers' identities (the SDK's default, a model worker's, anything) have no host and no metrics", () => {
+  for (const identity of ['77@box', '77@box model:abc123', '', 'x host:', 'x host:a metrics:file:///etc/passwd'])
+    assert.deepEqual(parseWorkerHostIdentity(identity), { process: identity, hostId: null, metricsUrl: null });
+});
