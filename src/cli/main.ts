@@ -12,6 +12,7 @@ import { devCommand } from './commands/devCommand.js';
 import { doctorCommand } from './commands/doctorCommand.js';
 import { envCommand } from './commands/envCommand.js';
 import { hintCommand } from './commands/hintCommand.js';
+import { hostsCommand } from './commands/hostsCommand.js';
 import { listCommand } from './commands/listCommand.js';
 import { mcpCommand } from './commands/mcpCommand.js';
 import { raiseBudgetCommand } from './commands/raiseBudgetCommand.js';
@@ -52,6 +53,7 @@ const commands: CommandRegistration[] = [
   resumeCommand,
   raiseBudgetCommand,
   reapCommand,
+  hostsCommand,
   envCommand,
   setupCommand,
   doctorCommand,
