@@ -16,7 +16,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from
 import { loadConfig } from '../src/config.js';
 import type { TestServer } from '../harness/devStack.js';
 import { measureCpu } from './processCpu.js';
-import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
+import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverTaskTimes.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 import { taskTimings } from './workflowTimeline.js';
 

@@ -11,7 +11,7 @@ import { benchModel, listFilesStep, msPerIteration, repeatedStep, type BenchEnvi
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
 import { formatIterationCpu, measureIterationCpu, type IterationCpu } from './iterationCpu.js';
 import { runPlainLoop } from './plainLoop.js';
-import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverMetrics.js';
+import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverTaskTimes.js';
 import { figure, figureTable, number, percent, repeat, signed, table, type Figure } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
@@ -47,7 +47,7 @@ export interface OverheadResult {
   floorMsPerIteration?: Figure;
   floorTimeline?: Record<keyof IterationTimeline, Figure>;
   /**
-   * The server's own handling of an iteration's tasks (its latency histograms, bench/serverMetrics.ts),
+   * The server's own handling of an iteration's tasks (its latency histograms, bench/serverTaskTimes.ts),
    * in our runs and in the floor's: what no worker can take away.
    */
   serverTimes?: { ours: Record<keyof ServerTaskTimes, Figure>; floor: Record<keyof ServerTaskTimes, Figure> };

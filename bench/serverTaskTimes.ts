@@ -10,6 +10,8 @@
 //     the frontend serves it (service_latency), which writes what the next task needs.
 // What an iteration takes beyond these is the network and the worker. The two steps can overlap
 // a little: the next task is written, and its dispatch clock starts, inside the completion call.
+import { parsePrometheusText } from '../src/temporal/prometheusText.js';
+import { histogramKey, histogramsOf, readServerMetrics, type Histograms } from '../deploy/cluster/serverMetrics.js';
 import { figure, type Figure } from './stats.js';
 
 /** Mean milliseconds per task of each step, and the server's own time per iteration (2 × each). */
@@ -21,8 +23,6 @@ export interface ServerTaskTimes {
   /** 2 × (the four above): the server's own handling of one iteration's four tasks. */
   perIterationMs: number;
 }
-
-type Histograms = Map<string, { sum: number; count: number }>;
 
 const steps: Record<
   Exclude<keyof ServerTaskTimes, 'perIterationMs'>,
@@ -42,39 +42,30 @@ const steps: Record<
   activityCompletionMs: { metric: 'service_latency', service: 'frontend', operation: 'RespondActivityTaskCompleted' },
 };
 
-const key = (metric: string, service: string, operation: string) => `${metric} ${service} ${operation}`;
-const wanted = new Set(Object.values(steps).map((step) => key(step.metric, step.service, step.operation)));
+const wanted = new Set(Object.values(steps).map((step) => histogramKey(step.metric, step.service, step.operation)));
 
 /** The histograms the steps read, from the server's metrics page. */
 export async function readHistograms(metricsUrl: string): Promise<Histograms> {
-  const response = await fetch(metricsUrl);
-  if (!response.ok) throw new Error(`the server's metrics (${metricsUrl}) answered ${response.status}`);
-  return parseHistograms(await response.text());
+  return stepHistograms(histogramsOf(await readServerMetrics(metricsUrl), systemNamespace));
 }
 
 /** The histograms the steps read, from Prometheus text, summed over their other labels (namespace, task type). */
 export function parseHistograms(text: string): Histograms {
-  const histograms: Histograms = new Map();
-  for (const line of text.split('\n')) {
-    const match = /^(\w+)_(sum|count)\{(.*)\} (\S+)$/.exec(line);
-    if (!match) continue;
-    const [, metric, part, labels, value] = match as unknown as [string, string, 'sum' | 'count', string, string];
-    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(labels)?.[1] ?? '';
-    if (label('namespace') === 'temporal_system') continue; // the server's own system workflows
-    const id = key(metric, label('service_name'), label('operation'));
-    if (!wanted.has(id)) continue;
-    const histogram = histograms.get(id) ?? { sum: 0, count: 0 };
-    histogram[part] += Number(value);
-    histograms.set(id, histogram);
-  }
-  return histograms;
+  return stepHistograms(histogramsOf(parsePrometheusText(text), systemNamespace));
+}
+
+/** The server's own system workflows are not the run's. */
+const systemNamespace = (labels: Record<string, string>) => labels.namespace === 'temporal_system';
+
+function stepHistograms(histograms: Histograms): Histograms {
+  return new Map([...histograms].filter(([id]) => wanted.has(id)));
 }
 
 /** The server's mean time per task of each step between two readings (histogram sums are in seconds). */
 export function serverTaskTimes(before: Histograms, after: Histograms): ServerTaskTimes {
   const meanMs = (step: keyof typeof steps) => {
     const { metric, service, operation } = steps[step];
-    const id = key(metric, service, operation);
+    const id = histogramKey(metric, service, operation);
     const [start, end] = [before.get(id) ?? { sum: 0, count: 0 }, after.get(id) ?? { sum: 0, count: 0 }];
     const count = end.count - start.count;
     if (count > 0) return ((end.sum - start.sum) / count) * 1000;

@@ -40,20 +40,28 @@ export interface TestServer {
 /**
  * `persistent`: keep the server's database in a file (in `home`), as the embedded server does.
  * `extraArgs`: dev server flags instead of the product's dynamic config (src/temporal/serverSettings.ts).
- * `metrics`: serve the server's metrics on a known port (the benchmarks read its latency histograms).
+ * `metrics`: serve the server's metrics on a known port (the benchmarks read its latency histograms),
+ * or on this port. `port`: the frontend's port (default: a free one).
  */
 export async function startTestServer(
-  options: { uiPort?: number; persistent?: boolean; extraArgs?: string[]; metrics?: boolean } = {},
+  options: {
+    uiPort?: number;
+    persistent?: boolean;
+    extraArgs?: string[];
+    metrics?: boolean | number;
+    port?: number;
+  } = {},
 ): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
-  const metricsPort = options.metrics ? await freePort() : null;
+  const metricsPort = typeof options.metrics === 'number' ? options.metrics : options.metrics ? await freePort() : null;
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: temporalCliPath(base) },
       searchAttributes: Object.values(searchAttributes),
       ip: '127.0.0.1',
+      ...(options.port ? { port: options.port } : {}),
       ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
       ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
       extraArgs: [

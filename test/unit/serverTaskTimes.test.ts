@@ -1,8 +1,8 @@
-// The bench's reading of the Temporal server's own latency histograms (bench/serverMetrics.ts):
+// The bench's reading of the Temporal server's own latency histograms (bench/serverTaskTimes.ts):
 // the floor it reports rests on it, so a misread label or unit would misstate whose time is whose.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseHistograms, serverTaskTimes } from '../../bench/serverMetrics.js';
+import { parseHistograms, serverTaskTimes } from '../../bench/serverTaskTimes.js';
 
 /** Prometheus text in the server's shape (sums in seconds), `scale` times the counts and sums. */
 function metricsPage(scale: number, extra = ''): string {
