@@ -49,7 +49,7 @@ export interface ServerFigures {
   persistence: OperationFigure;
   /** The persistence operations with the most requests. */
   busiestPersistence: Array<OperationFigure & { operation: string }>;
-  /** Requests the frontend served (clients and workers) and their mean latency. */
+  /** Requests the frontend served (clients and workers) and their mean latency, long polls left out (longPoll). */
   frontend: OperationFigure;
 }
 interface OperationFigure {
@@ -67,7 +67,7 @@ export function serverFigures(samples: Sample[]): ServerFigures {
       // The same operation as several services call it is one operation of the store.
       const total = persistence.get(operation) ?? { sum: 0, count: 0 };
       persistence.set(operation, { sum: total.sum + histogram.sum, count: total.count + histogram.count });
-    } else if (metric === 'service_latency' && service === 'frontend') {
+    } else if (metric === 'service_latency' && service === 'frontend' && !longPoll(operation)) {
       frontend.sum += histogram.sum;
       frontend.count += histogram.count;
     }
@@ -89,6 +89,11 @@ export function serverFigures(samples: Sample[]): ServerFigures {
   };
 }
 
+/** Calls that wait for work or for an event by design (up to a minute): their time is not the server's latency. */
+function longPoll(operation: string): boolean {
+  return operation.startsWith('Poll') || operation === 'GetWorkflowExecutionHistory';
+}
+
 function figureOf(histogram: Histogram): OperationFigure {
   return { requests: histogram.count, meanMs: histogram.count > 0 ? (histogram.sum / histogram.count) * 1000 : null };
 }
@@ -99,6 +104,6 @@ export function formatServerFigures(figures: ServerFigures): string[] {
   return [
     `persistence: ${line(figures.persistence)}`,
     ...figures.busiestPersistence.map((figure) => `  ${figure.operation}: ${line(figure)}`),
-    `frontend: ${line(figures.frontend)}`,
+    `frontend: ${line(figures.frontend)} (long polls left out)`,
   ];
 }

@@ -174,20 +174,25 @@ export function formatTaskQueueView(view: TaskQueueView, now = Date.now()): stri
   return lines;
 }
 
+/** How each environment result reads (src/temporal/metrics.ts records them). */
+const environmentResults: Record<string, string> = { built: 'built', reused: 'reused (cached)', none: 'none needed' };
+const tokenKinds = ['input', 'output', 'cache_read', 'cache_write'];
+
 function formatFigures(figures: HostFigures): string[] {
+  const environments = Object.entries(figures.environmentBuilds)
+    .map(([result, count]) => `${environmentResults[result] ?? result} ${count}`)
+    .join(', ');
   const lines = [
     `sandboxes ${figures.sandboxes}/${figures.capacity}; tool calls ${figures.toolCalls}` +
       (figures.toolCallMeanMs === null ? '' : `, mean ${Math.round(figures.toolCallMeanMs)} ms`) +
-      `; environments: ${
-        Object.entries(figures.environmentBuilds)
-          .map(([result, count]) => `${result} ${count}`)
-          .join(', ') || 'none prepared yet'
-      }`,
+      `; environments: ${environments || 'none prepared yet'}`,
     `model calls ${figures.modelCalls}`,
   ];
   for (const [name, model] of Object.entries(figures.models)) {
-    const tokens = Object.entries(model.tokens)
-      .map(([kind, count]) => `${kind} ${count}`)
+    const kinds = [...tokenKinds, ...Object.keys(model.tokens).filter((kind) => !tokenKinds.includes(kind))];
+    const tokens = kinds
+      .filter((kind) => model.tokens[kind] !== undefined)
+      .map((kind) => `${kind} ${model.tokens[kind]}`)
       .join(', ');
     lines.push(`  ${name}: ${model.calls} calls, tokens ${tokens || 'none'}, $${model.costUsd.toFixed(4)}`);
   }

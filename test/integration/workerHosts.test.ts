@@ -198,7 +198,7 @@ test("`npm run cluster -- metrics` prints the Temporal server's persistence figu
   );
   const persistence = /^ {2}persistence: (\d+) requests, mean (\d+\.\d+) ms$/m.exec(output);
   assert.ok(persistence && Number(persistence[1]) > 0 && Number(persistence[2]) > 0, output);
-  assert.match(output, /^ {2}frontend: \d+ requests, mean \d+\.\d+ ms$/m);
+  assert.match(output, /^ {2}frontend: \d+ requests, mean \d+\.\d+ ms \(long polls left out\)$/m);
   assert.match(output, new RegExp(`^Task queue ${taskQueue}: 0 runs hold a sandbox, 0 waiting for one$`, 'm'));
   assert.match(output, /^ {2}host-a .*\n {4}sandboxes 0\/2; /m);
   assert.match(output, /^ {2}host-b .*\n {4}sandboxes 0\/3; /m);
