@@ -5,6 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporalServerPid } from '../deploy/cluster/clusterLauncher.js';
 import { clusterAddresses, clusterPaths } from '../deploy/cluster/clusterSettings.js';
+import { readServerMetrics } from '../deploy/cluster/serverMetrics.js';
+import { sumOf } from '../src/temporal/prometheusText.js';
 
 export interface ServerLoadSample {
   at: number;
@@ -26,12 +28,12 @@ export interface ServerLoad {
 const clockTicksPerSecond = 100;
 
 export async function sampleServerLoad(): Promise<ServerLoadSample> {
-  const text = await fetch(clusterAddresses.serverMetrics).then((response) => response.text());
+  const samples = await readServerMetrics(clusterAddresses.serverMetrics);
   return {
     at: Date.now(),
-    persistenceRequests: sumOf(text, 'persistence_requests'),
-    persistenceLatencySeconds: sumOf(text, 'persistence_latency_sum'),
-    persistenceLatencyCount: sumOf(text, 'persistence_latency_count'),
+    persistenceRequests: sumOf(samples, 'persistence_requests'),
+    persistenceLatencySeconds: sumOf(samples, 'persistence_latency_sum'),
+    persistenceLatencyCount: sumOf(samples, 'persistence_latency_count'),
     cpuSeconds: { temporal: cpuOf(temporalServerPid()), postgresql: postgresqlCpu() },
   };
 }
@@ -46,17 +48,6 @@ export function serverLoadBetween(before: ServerLoadSample, after: ServerLoadSam
     temporalCores: (after.cpuSeconds.temporal - before.cpuSeconds.temporal) / seconds,
     postgresqlCores: (after.cpuSeconds.postgresql - before.cpuSeconds.postgresql) / seconds,
   };
-}
-
-/** The sum of a metric over all its label sets, from Prometheus' text format. */
-function sumOf(text: string, name: string): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (Number.isFinite(value)) sum += value;
-  }
-  return sum;
 }
 
 /** utime + stime of a process, in seconds (0 when it is gone). */
