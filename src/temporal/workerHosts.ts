@@ -152,6 +152,12 @@ export function hostFigures(samples: Sample[], hostId: string | null): HostFigur
   };
 }
 
+/**
+ * A live worker polls again within about a minute (a long poll); Temporal lists a stopped one for
+ * a few minutes more.
+ */
+const goneAfterMs = 90_000;
+
 /** The view as lines for a person. */
 export function formatTaskQueueView(view: TaskQueueView, now = Date.now()): string[] {
   const lines = [
@@ -162,10 +168,9 @@ export function formatTaskQueueView(view: TaskQueueView, now = Date.now()): stri
   ];
   if (view.hosts.length === 0) lines.push('  No worker host polls it (start one with `durable-debugger worker`).');
   for (const host of view.hosts) {
+    const seconds = host.lastPoll === null ? null : Math.max(0, Math.round((now - Date.parse(host.lastPoll)) / 1000));
     const age =
-      host.lastPoll === null
-        ? ''
-        : `  last poll ${Math.max(0, Math.round((now - Date.parse(host.lastPoll)) / 1000))} s ago`;
+      seconds === null ? '' : `  last poll ${seconds} s ago${seconds * 1000 > goneAfterMs ? ' (probably gone)' : ''}`;
     lines.push(`  ${host.hostId ?? '(no host id)'}  ${host.identity.split(' ')[0]}${age}`);
     if (!host.metricsUrl) lines.push('    metrics: not served (start the worker with --metrics-port)');
     else if (!host.metrics) lines.push(`    metrics: ${host.metricsUrl} did not answer: ${host.metricsError}`);

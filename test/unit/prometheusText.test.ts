@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, test } from 'node:test';
 import { parsePrometheusText, scrapeMetrics, sumBy, sumOf } from '../../src/temporal/prometheusText.js';
-import { hostFigures } from '../../src/temporal/workerHosts.js';
 
 test('samples: names, labels (escaped quotes, backslashes, newlines, commas, braces), values and timestamps', () => {
   const samples = parsePrometheusText(
@@ -47,39 +46,6 @@ test('garbled lines are left out, the rest is read; sums skip values that are no
   assert.equal(sumOf(samples, 'tokens_total'), 18);
   assert.equal(sumOf(samples, 'tokens_total', { kind: 'input' }), 13);
   assert.deepEqual(Object.fromEntries(sumBy(samples, 'tokens_total', 'model')), { m: 15, n: 3 });
-});
-
-test("a host's figures: its own gauges, model calls, tokens and cost by model, tool calls' mean, environments", () => {
-  const samples = parsePrometheusText(
-    [
-      'durable_debugger_sandboxes{host="a",task_queue="q"} 2',
-      'durable_debugger_sandbox_capacity{host="a",task_queue="q"} 4',
-      'durable_debugger_sandboxes{host="other",task_queue="q"} 9',
-      'durable_debugger_model_calls_total{model="m1"} 3',
-      'durable_debugger_model_calls_total{model="m2"} 1',
-      'durable_debugger_model_tokens_total{kind="input",model="m1"} 100',
-      'durable_debugger_model_tokens_total{kind="output",model="m1"} 20',
-      'durable_debugger_model_cost_microusd_total{model="m1"} 1500',
-      'durable_debugger_tool_call_ms_sum{tool="run_tests"} 900',
-      'durable_debugger_tool_call_ms_count{tool="run_tests"} 2',
-      'durable_debugger_tool_call_ms_sum{tool="read_file"} 10',
-      'durable_debugger_tool_call_ms_count{tool="read_file"} 3',
-      'durable_debugger_environment_builds_total{result="built"} 1',
-      'durable_debugger_environment_builds_total{result="reused"} 2',
-    ].join('\n'),
-  );
-  assert.deepEqual(hostFigures(samples, 'a'), {
-    sandboxes: 2,
-    capacity: 4,
-    modelCalls: 4,
-    models: {
-      m1: { calls: 3, tokens: { input: 100, output: 20 }, costUsd: 0.0015 },
-      m2: { calls: 1, tokens: {}, costUsd: 0 },
-    },
-    toolCalls: 5,
-    toolCallMeanMs: 182,
-    environmentBuilds: { built: 1, reused: 2 },
-  });
 });
 
 const servers: Server[] = [];
