@@ -37,6 +37,7 @@ import { setupCommand } from './setup/parts.js';
 import { checkSandboxImage } from './setup/sandboxImage.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
+import { admissionCounts } from './agent/admission.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
@@ -123,11 +124,10 @@ function watchGauges(metrics: WorkerMetrics, client: Client, host: SandboxHost, 
       { ...tags, host: host.options.hostId },
     );
     const state = await queue.query(sandboxQueueQuery).catch(() => null);
-    if (state)
-      metrics.queue(
-        { active: Object.keys(state.holding).length, waiting: state.waiting.length + (state.placing ? 1 : 0) },
-        tags,
-      );
+    if (state) {
+      const counts = admissionCounts(state);
+      metrics.queue({ active: counts.holdingSandbox, waiting: counts.waiting }, tags);
+    }
   };
   let updating: Promise<void> | null = null;
   const tick = () => {

@@ -126,14 +126,20 @@ export function describeWait(place: QueuePlace): string {
   );
 }
 
+/** Runs holding a sandbox and runs waiting (a run whose host is being claimed still waits): the gauges and `hosts` count these. */
+export function admissionCounts(state: AdmissionState): { holdingSandbox: number; waiting: number } {
+  return { holdingSandbox: Object.keys(state.holding).length, waiting: state.waiting.length + (state.placing ? 1 : 0) };
+}
+
 /** The queue's own line in the Web UI. */
 export function describeQueue(state: AdmissionState): string {
   const limits = [
     state.limits.perUser === null ? null : `${state.limits.perUser} per user`,
     state.limits.perQueue === null ? null : `${state.limits.perQueue} in all`,
   ].filter(Boolean);
+  const counts = admissionCounts(state);
   return (
-    `${state.waiting.length + (state.placing ? 1 : 0)} waiting · ${Object.keys(state.holding).length} holding a sandbox · ${state.placed} placed` +
+    `${counts.waiting} waiting · ${counts.holdingSandbox} holding a sandbox · ${state.placed} placed` +
     (limits.length ? ` · limits: ${limits.join(', ')}` : '')
   );
 }

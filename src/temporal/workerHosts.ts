@@ -3,7 +3,7 @@
 // each host's figures scraped from its endpoint, and the task queue's sandbox queue.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { AdmissionState } from '../agent/admission.js';
+import { admissionCounts } from '../agent/admission.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './definitions.js';
 import { scrapeMetrics, sumBy, sumOf, type Sample } from './prometheusText.js';
 import { parseWorkerHostIdentity } from './workerIdentity.js';
@@ -119,11 +119,6 @@ async function queueRuns(client: Client, taskQueue: string): Promise<Pick<TaskQu
         : 'the sandbox queue did not answer (it needs a running worker on the task queue)',
     };
   }
-}
-
-/** As the workers' gauges count them: a run whose host is being claimed is still waiting. */
-function admissionCounts(state: AdmissionState): { holdingSandbox: number; waiting: number } {
-  return { holdingSandbox: Object.keys(state.holding).length, waiting: state.waiting.length + (state.placing ? 1 : 0) };
 }
 
 /** A host's figures from its metrics page (the gauges of its own host id, when it has several). */
