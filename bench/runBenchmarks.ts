@@ -80,7 +80,8 @@ const env = await openBenchEnvironment();
 try {
   for (const section of chosen) {
     const sectionStarted = performance.now();
-    progress(`measuring ${section} (${repetitions} repetitions)…`);
+    // The cluster point is one batch per host count, side by side: repetitions do not apply.
+    progress(section === 'cluster' ? 'measuring cluster…' : `measuring ${section} (${repetitions} repetitions)…`);
     if (section === 'overhead') results.overhead = await measureOverhead(env, repetitions);
     if (section === 'sandbox') results.sandbox = await measureSandboxCost(env.plainLoopHost, repetitions);
     if (section === 'history') results.history = await measureHistoryGrowth(env, repetitions);
