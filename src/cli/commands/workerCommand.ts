@@ -29,7 +29,7 @@ export function workerCommand(program: Command): void {
           if (scripted) console.log(pc.yellow(scriptedNotice(scripted.fake.url)));
           log(
             `Worker ready on task queue ${worker.taskQueue} (sandboxes on ${worker.hostTaskQueue}); host ${worker.host.options.hostId}, ` +
-              `room for ${worker.host.capacity.limits.sandboxes} sandboxes and ${worker.host.capacity.limits.environmentBuilds} environment builds at once, ` +
+              `room for ${counted(worker.host.capacity.limits.sandboxes, 'sandbox', 'sandboxes')} and ${counted(worker.host.capacity.limits.environmentBuilds, 'environment build', 'environment builds')} at once, ` +
               `workspaces in ${worker.host.options.workspaceRoot}, content store ${worker.host.options.store.describe()}. Ctrl-C to stop.`,
           );
         },
@@ -38,4 +38,8 @@ export function workerCommand(program: Command): void {
       ),
     ),
   );
+}
+
+function counted(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
 }
