@@ -40,6 +40,10 @@ const environmentSchema = z.object({
   DURABLE_DEBUGGER_MAX_SANDBOXES_PER_USER: z.coerce.number().int().min(1).max(100_000).optional(),
   DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE: z.coerce.number().int().min(1).max(1_000_000).optional(),
   DURABLE_DEBUGGER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  DURABLE_DEBUGGER_METRICS_HOST: z
+    .string()
+    .regex(/^[\w.:-]+$/, 'a host name or IP address')
+    .optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
@@ -94,6 +98,8 @@ export interface Config {
   admissionLimits: { perUser: number | null; perQueue: number | null };
   /** The port of the worker's Prometheus metrics (0: a free port; unset: none). */
   metricsPort: number | undefined;
+  /** The name or address other machines reach this host's metrics at (default: its host name). */
+  metricsHost: string | undefined;
   /** Where traces go over OTLP/HTTP (the full traces URL); unset: no tracing. */
   tracesEndpoint: string | undefined;
   /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
@@ -153,6 +159,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       perQueue: env.DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE ?? null,
     },
     metricsPort: env.DURABLE_DEBUGGER_METRICS_PORT,
+    metricsHost: env.DURABLE_DEBUGGER_METRICS_HOST,
     // OpenTelemetry's own variables: the traces endpoint as given, or /v1/traces under the base endpoint.
     tracesEndpoint:
       env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??

@@ -240,6 +240,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     machine: hostname(),
     hostId: config.hostId,
     metricsPort: metricsAddress ? Number(metricsAddress.slice(metricsAddress.lastIndexOf(':') + 1)) : null,
+    metricsHost: config.metricsHost,
   });
   // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.
   // Spans of the workflow and of every activity, over OTLP when an endpoint is configured.

@@ -13,16 +13,18 @@ export interface WorkerHostIdentity {
 
 /**
  * The identity of a host's workers. The metrics address is the machine's name, not the bind
- * address (0.0.0.0): what another machine of the fleet can reach.
+ * address (0.0.0.0): what another machine of the fleet can reach; `metricsHost` names another
+ * (an address, where names do not resolve across the fleet, or the host side of a container).
  */
 export function workerHostIdentity(options: {
   pid: number;
   machine: string;
   hostId: string;
   metricsPort: number | null;
+  metricsHost?: string;
 }): string {
-  const metrics =
-    options.metricsPort === null ? '' : ` metrics:http://${urlHost(options.machine)}:${options.metricsPort}/metrics`;
+  const host = urlHost(options.metricsHost ?? options.machine);
+  const metrics = options.metricsPort === null ? '' : ` metrics:http://${host}:${options.metricsPort}/metrics`;
   return `${options.pid}@${options.machine} host:${options.hostId}${metrics}`;
 }
 

@@ -2,6 +2,7 @@
 // `hosts` command reads back from the task queue's pollers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { parseWorkerHostIdentity, workerHostIdentity } from '../../src/temporal/workerIdentity.js';
 
 test('a host with a metrics port advertises it at its machine name, and it reads back', () => {
@@ -29,6 +30,24 @@ test('a host without metrics says so; a machine named by an IPv6 address is put 
       .metricsUrl,
     'http://[fd00::1]:80/metrics',
   );
+});
+
+test('DURABLE_DEBUGGER_METRICS_HOST names where other machines reach the metrics; the identity keeps the machine', () => {
+  const identity = workerHostIdentity({
+    pid: 9,
+    machine: 'worker-7f9c',
+    hostId: 'w1',
+    metricsPort: 9464,
+    metricsHost: '10.0.3.17',
+  });
+  assert.deepEqual(parseWorkerHostIdentity(identity), {
+    process: '9@worker-7f9c',
+    hostId: 'w1',
+    metricsUrl: 'http://10.0.3.17:9464/metrics',
+  });
+  assert.equal(loadConfig({ DURABLE_DEBUGGER_METRICS_HOST: '10.0.3.17' }).metricsHost, '10.0.3.17');
+  assert.equal(loadConfig({}).metricsHost, undefined);
+  assert.throws(() => loadConfig({ DURABLE_DEBUGGER_METRICS_HOST: 'evil/path?x' }), ConfigError);
 });
 
 test("other pollers' identities (the SDK's default, a model worker's, anything) have no host and no metrics", () => {
