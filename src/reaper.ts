@@ -76,24 +76,43 @@ export async function reapOrphans(options: ReaperOptions): Promise<ReapedItem[]>
     }
   }
   // A run that ended without destroying its sandbox (terminated) no longer holds a place here.
+  const closedHere = reaped.flatMap((item) => (item.workflowId ? [item.workflowId] : []));
   for (const held of options.capacity?.heldSandboxes() ?? []) {
-    if (await verdictFor(held.workflowId)) options.capacity?.release(held.sandboxId);
+    if (!(await verdictFor(held.workflowId))) continue;
+    options.capacity?.release(held.sandboxId);
+    closedHere.push(held.workflowId);
   }
-  if (options.taskQueue) reaped.push(...(await releaseQueuePlaces(options.client, options.taskQueue, verdictFor)));
+  // Nor in the sandbox queue. A worker's sweep gives back the places of the closed runs it held
+  // (a sandbox, a container, a workspace), so the fleet asks about each run once, not once per
+  // host; `reap` (no capacity) checks every place.
+  if (options.taskQueue && (!options.capacity || closedHere.length > 0))
+    reaped.push(
+      ...(await releaseQueuePlaces(
+        options.client,
+        options.taskQueue,
+        verdictFor,
+        options.capacity ? closedHere : null,
+      )),
+    );
   return reaped;
 }
 
-/** Runs that ended without telling the sandbox queue (terminated) leave it: their place, held or waited for, is given back. */
+/**
+ * Runs that ended without telling the sandbox queue (terminated) leave it: their place, held or
+ * waited for, is given back; of `only` the runs, when given, else of every run the queue knows.
+ */
 async function releaseQueuePlaces(
   client: Client,
   taskQueue: string,
   verdictFor: (workflowId: string) => Promise<string | null>,
+  only: string[] | null,
 ): Promise<ReapedItem[]> {
   const queue = client.workflow.getHandle(sandboxAdmissionIdFor(taskQueue));
   const state = await queue.query(sandboxQueueQuery).catch(() => null);
   if (!state) return [];
+  const known = [...Object.keys(state.holding), ...state.waiting.map((each) => each.workflowId)];
   const reaped: ReapedItem[] = [];
-  for (const workflowId of [...Object.keys(state.holding), ...state.waiting.map((each) => each.workflowId)]) {
+  for (const workflowId of only ? known.filter((each) => only.includes(each)) : known) {
     const reason = await verdictFor(workflowId);
     if (!reason) continue;
     await queue.signal(sandboxReleaseSignal, workflowId);

@@ -1,6 +1,7 @@
 // The reaper, on the real dev server and real Docker: it removes the sandboxes of closed and
 // unknown workflows and containers stuck in "created", and leaves running ones alone, both
-// when called directly (as `durable-debugger reap` does) and as a worker's startup sweep.
+// when called directly (as `durable-debugger reap` does) and as a worker's startup sweep; and
+// `reap` gives back the sandbox-queue place of a run that ended without saying so.
 import assert from 'node:assert/strict';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +17,13 @@ import {
   projectLabel,
   removeContainer,
 } from '../../src/sandbox/container.js';
-import { workflowType } from '../../src/temporal/definitions.js';
+import { emptyAdmission } from '../../src/agent/admission.js';
+import {
+  sandboxAdmissionIdFor,
+  sandboxAdmissionType,
+  sandboxQueueQuery,
+  workflowType,
+} from '../../src/temporal/definitions.js';
 import {
   containersOf,
   startTestServer,
@@ -183,4 +190,34 @@ test('every worker sweeps periodically: a run terminated while the worker runs l
       .catch(() => undefined);
   }
   assert.equal(await containersOf(server), 0);
+});
+
+test('a run that ended while the sandbox queue counts it: the sweep of a host that never held it leaves it (each host answers for its own runs), `reap` gives its place back', async () => {
+  const worker = await startTestWorker(server, {
+    fake: { scripts: { responses: [] } },
+    configOverrides: { DURABLE_DEBUGGER_REAP_EVERY_SECONDS: '1' },
+  });
+  const gone = await runningWorkflow('queue-place');
+  // The queue as it would be after placing the run on a host that has since gone away.
+  const queue = await server.client.workflow.start(sandboxAdmissionType, {
+    taskQueue: worker.taskQueue,
+    workflowId: sandboxAdmissionIdFor(worker.taskQueue),
+    args: [{ ...emptyAdmission(), holding: { [gone]: { user: 'ada', since: Date.now() } }, placed: 1 }],
+  });
+  const holds = async () => Boolean((await queue.query(sandboxQueueQuery)).holding[gone]);
+  try {
+    assert.equal(await holds(), true);
+    await server.client.workflow.getHandle(gone).terminate('terminated from outside');
+    await new Promise((resolve) => setTimeout(resolve, 4_000)); // several sweeps of the worker
+    assert.equal(await holds(), true, "a host's sweep released a run it never held");
+    const reaped = await reapOrphans({ docker, client: server.client, scope, taskQueue: worker.taskQueue });
+    assert.deepEqual(
+      reaped.map((item) => [item.kind, item.workflowId, item.reason]),
+      [['queue place', gone, 'workflow terminated']],
+    );
+    assert.equal(await holds(), false, '`reap` left the ended run in the queue');
+  } finally {
+    await queue.terminate('test over').catch(() => undefined);
+    await worker.stop();
+  }
 });
