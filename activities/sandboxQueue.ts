@@ -2,6 +2,7 @@
 // task queue for a sandbox (starting the queue's workflow if it is not running), looks up its
 // place while it waits, and the queue asks which of the runs holding sandboxes have ended.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { closedReason } from '../src/temporal/closedRuns.js';
 import { placeOf, type AdmissionLimits, type QueuePlace, type SandboxRequest } from '../src/agent/admission.js';
 import {
   sandboxAdmissionIdFor,
@@ -39,16 +40,7 @@ export function createSandboxQueueActivities(temporal: Client, limits: Admission
     /** Which of these runs have ended (their sandboxes are free again). */
     async endedRuns(input: { workflowIds: string[] }): Promise<string[]> {
       const ended: string[] = [];
-      for (const workflowId of input.workflowIds) {
-        const description = await temporal.workflow
-          .getHandle(workflowId)
-          .describe()
-          .catch((error: unknown) => {
-            if (error instanceof WorkflowNotFoundError) return null;
-            throw error;
-          });
-        if (!description || description.status.name !== 'RUNNING') ended.push(workflowId);
-      }
+      for (const workflowId of input.workflowIds) if (await closedReason(temporal, workflowId)) ended.push(workflowId);
       return ended;
     },
   };

@@ -5,10 +5,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
 import type { HostCapacity } from './sandbox/hostCapacity.js';
 import { removeFolder } from './sandbox/ownerAccess.js';
+import { closedReason } from './temporal/closedRuns.js';
 import { sandboxAdmissionIdFor, sandboxQueueQuery, sandboxReleaseSignal } from './temporal/definitions.js';
 
 export interface ReapedItem {
@@ -119,17 +120,6 @@ async function releaseQueuePlaces(
     reaped.push({ kind: 'queue place', id: workflowId, workflowId, reason });
   }
   return reaped;
-}
-
-/** Why a workflow's sandbox is no longer needed, or null while the workflow runs. */
-async function closedReason(client: Client, workflowId: string): Promise<string | null> {
-  try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    return description.status.name === 'RUNNING' ? null : `workflow ${description.status.name.toLowerCase()}`;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 'workflow unknown';
-    throw error;
-  }
 }
 
 export interface PeriodicSweep {

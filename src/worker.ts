@@ -85,8 +85,9 @@ const quietBundlerLogger = {
 export class WorkerSetupError extends Error {}
 
 let runtimeInstalled = false;
-/** Where the runtime serves Prometheus metrics (host:port), once installed with them. */
+/** Where the runtime serves Prometheus metrics (host:port), once installed with them, and its port. */
 let metricsAddress: string | null = null;
+let metricsPort: number | null = null;
 /**
  * The SDK logs at WARN and above (its INFO lines would drown the progress output). With
  * `metricsPort`, the SDK's runtime metrics and ours (src/temporal/metrics.ts) are served on it
@@ -109,6 +110,7 @@ export function installQuietRuntime(options: { metricsPort?: number } = {}): voi
         : {}),
     });
     metricsAddress = address;
+    metricsPort = options.metricsPort ?? null;
   } catch {
     // Already installed by whoever created the first worker in this process.
   }
@@ -239,7 +241,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     pid: process.pid,
     machine: hostname(),
     hostId: config.hostId,
-    metricsPort: metricsAddress ? Number(metricsAddress.slice(metricsAddress.lastIndexOf(':') + 1)) : null,
+    metricsPort,
     metricsHost: config.metricsHost,
   });
   // The workflow worker loads its bundle in a thread of its own: the other workers are made meanwhile.

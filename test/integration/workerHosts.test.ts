@@ -9,7 +9,6 @@
 // server's figures from its own endpoint, then the same hosts.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -19,6 +18,7 @@ import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixture } from '../../src/demo/fixtures.js';
 import { freePort } from '../../src/freePort.js';
+import { portAnswers } from '../../src/temporal/embeddedServer.js';
 import type { TaskQueueView } from '../../src/temporal/workerHosts.js';
 import {
   startTestServer,
@@ -38,19 +38,11 @@ const ports = new Map<string, number>();
 const taskQueue = uniqueTaskQueue('fleet');
 let clusterOffset: number;
 
-/** True when nothing listens on the port (of 127.0.0.1). */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
 /** A cluster port offset (DURABLE_DEBUGGER_CLUSTER_PORT_OFFSET) whose frontend and metrics ports are free. */
 async function freeClusterOffset(): Promise<number> {
   for (let offset = 200; offset > 0; offset -= 20)
-    if ((await isFree(17233 + offset)) && (await isFree(17290 + offset))) return offset;
+    if (!(await portAnswers('127.0.0.1', 17233 + offset)) && !(await portAnswers('127.0.0.1', 17290 + offset)))
+      return offset;
   throw new Error('no cluster port offset is free');
 }
 
