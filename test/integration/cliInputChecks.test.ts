@@ -56,10 +56,10 @@ test('run, start and apply refuse a bad repository or options at once, in one li
   git('commit', '-qm', 'first');
   git('branch', 'durable-debugger/taken-id');
 
-  // How long the CLI takes to answer at all on this machine (loading it), for comparison.
-  // (The slower of two, since other work on the machine slows some starts more than others.)
-  const versions = [await timed(['--version']), await timed(['--version'])];
-  const version = { ms: Math.max(...versions.map((each) => each.ms)) };
+  // How long the CLI takes to answer at all on this machine (loading it), printed beside the
+  // refusals for comparison. What shows that they come before connecting is the listener: it
+  // counts connections and never answers, so a check made after connecting would hang there.
+  const version = await timed(['--version']);
   const cases: Array<[string[], RegExp]> = [
     [['run', join(folder, 'missing')], /^error: The repository ".*missing" does not exist\.$/],
     [['start', join(folder, 'missing')], /^error: The repository ".*missing" does not exist\.$/],
@@ -99,11 +99,6 @@ test('run, start and apply refuse a bad repository or options at once, in one li
     assert.equal(result.code, 2, `${args.join(' ')}: ${said}`);
     assert.equal(said.split('\n').length, 1, `${args.join(' ')} answers in one line: ${said}`);
     assert.match(said, expected, args.join(' '));
-    // Loading the CLI is all it takes: never a wait for a server (a loaded machine slows both alike).
-    assert.ok(
-      result.ms < Math.max(2_000, version.ms * 2 + 1_000),
-      `${args.join(' ')} took ${result.ms} ms (--version ${version.ms} ms)`,
-    );
     times.push(`${args[0]} ${result.ms} ms`);
   }
   console.log(`--version ${version.ms} ms; ${times.join(', ')}`);
