@@ -2,7 +2,8 @@
 // the run's previous model call (so each message enters history once); it rebuilds the whole
 // conversation from what this process kept of that call, or, when it kept nothing (another
 // worker, a restart), reads it through the workflow's `transcript` query. It calls Claude,
-// heartbeats while it waits, and classifies failures for Temporal's retries.
+// streaming the reply, heartbeats while it waits (with what the reply says so far, for `watch`),
+// and classifies failures for Temporal's retries.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Message } from '../src/agent/conversation.js';
@@ -10,8 +11,9 @@ import type { ConversationDelta } from '../src/agent/conversationDelta.js';
 import type { FallbackRequest } from '../src/agent/fallback.js';
 import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
+import { writingSoFar, type ModelCallHeartbeat, type WritingSoFar } from '../src/agent/replySoFar.js';
 import { apiTools } from '../src/agent/tools.js';
-import { requestModelTurn, type ModelClient } from '../src/model/anthropic.js';
+import { requestModelTurn, type ModelClient, type ReplySoFar } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
 import type { PricingPlace } from '../src/model/pricing.js';
@@ -52,7 +54,14 @@ export interface ModelActivityOptions {
   onModelCall?: (timing: { ms: number; requestMs: number }) => void;
   /** The worker's Prometheus metrics (calls, tokens and cost by model). */
   metrics?: WorkerMetrics;
+  /** False: replies are not streamed, so heartbeats do not show what the model is writing (`watch`). */
+  streamReplies?: boolean;
 }
+
+/** At most this often, a heartbeat for what the model has written since the last (the worker passes one on every 2 s). */
+const writingBeatMs = 2_000;
+/** A heartbeat at least this often, written or not (the call's heartbeat timeout is 20 s). */
+const keepAliveMs = 5_000;
 
 export function createModelActivities(options: ModelActivityOptions) {
   const cache = new ConversationCache(options.cacheConversations === false ? 0 : undefined);
@@ -86,7 +95,22 @@ export function createModelActivities(options: ModelActivityOptions) {
       const messages = await conversationOf(request, workflowId, runId);
       if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
-      const heartbeat = setInterval(() => context.heartbeat({ waitingForModel: true }), 5_000);
+      // Heartbeats say the call is alive, and what the reply says so far while it streams in: at
+      // most one every 2 s, and only once there is something new (each is a write on the server).
+      let writing: WritingSoFar | undefined;
+      let sent: WritingSoFar | undefined;
+      let beatAt = performance.now();
+      const heartbeat = setInterval(() => {
+        const since = performance.now() - beatAt;
+        if (since < keepAliveMs && (writing === sent || since < writingBeatMs)) return;
+        beatAt = performance.now();
+        sent = writing;
+        context.heartbeat({ waitingForModel: true, writing } satisfies ModelCallHeartbeat);
+      }, 250);
+      const onWriting =
+        options.streamReplies === false
+          ? undefined
+          : (soFar: ReplySoFar) => (writing = writingSoFar(soFar.text, soFar.thinking));
       try {
         const requestStarted = performance.now();
         const ask = (asked: string) =>
@@ -101,7 +125,7 @@ export function createModelActivities(options: ModelActivityOptions) {
               thinkingBudgetTokens: request.thinkingBudgetTokens,
               temperature: request.temperature,
             },
-            { signal: context.cancellationSignal, place: options.place },
+            { signal: context.cancellationSignal, place: options.place, onWriting },
           );
         const reply = await ask(model).catch(async (error: unknown) => {
           const reason = fallbackReason(error, request.fallback, context.info);

@@ -56,7 +56,15 @@ export const listFilesStep: ScriptStep = {
 
 /** `serverArgs`: dev server flags; `cacheConversations`: false to query every transcript (bench/variants.ts compares them). */
 export async function openBenchEnvironment(
-  options: { serverArgs?: string[]; persistent?: false; cacheConversations?: boolean } = {},
+  options: {
+    serverArgs?: string[];
+    persistent?: false;
+    cacheConversations?: boolean;
+    /** The fake model's time per reply (a streamed reply is written over it). */
+    latencyMs?: number;
+    /** Settings of the worker, as environment variables. */
+    configOverrides?: Record<string, string>;
+  } = {},
 ): Promise<BenchEnvironment> {
   // A database file, as the embedded server of `npm run demo` keeps one (the tests' server keeps it in memory).
   const server = await startTestServer({
@@ -70,7 +78,8 @@ export async function openBenchEnvironment(
   const scripts: Record<string, Script> = {};
   let timings: WorkerTimings = { transcripts: [], toolRuns: [], modelCalls: [] };
   const worker = await startTestWorker(server, {
-    fake: { scripts },
+    fake: { scripts, latencyMs: options.latencyMs },
+    configOverrides: options.configOverrides,
     onTranscript: (source, ms) => timings.transcripts.push({ source, ms }),
     onToolRun: (_tool, ms) => timings.toolRuns.push(ms),
     onModelCall: (timing) => timings.modelCalls.push(timing),

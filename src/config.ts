@@ -44,6 +44,10 @@ const environmentSchema = z.object({
     .string()
     .regex(/^[\w.:-]+$/, 'a host name or IP address')
     .optional(),
+  DURABLE_DEBUGGER_STREAM_REPLIES: z
+    .enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'use on or off' })
+    .default('on')
+    .transform((value) => ['on', 'true', '1'].includes(value)),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
@@ -100,6 +104,8 @@ export interface Config {
   metricsPort: number | undefined;
   /** The name or address other machines reach this host's metrics at (default: its host name). */
   metricsHost: string | undefined;
+  /** Whether model replies stream in, so that `watch` shows them as they are written (heartbeats every 2 s per call). */
+  streamReplies: boolean;
   /** Where traces go over OTLP/HTTP (the full traces URL); unset: no tracing. */
   tracesEndpoint: string | undefined;
   /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
@@ -160,6 +166,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     metricsPort: env.DURABLE_DEBUGGER_METRICS_PORT,
     metricsHost: env.DURABLE_DEBUGGER_METRICS_HOST,
+    streamReplies: env.DURABLE_DEBUGGER_STREAM_REPLIES,
     // OpenTelemetry's own variables: the traces endpoint as given, or /v1/traces under the base endpoint.
     tracesEndpoint:
       env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??

@@ -325,6 +325,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         taskQueue: modelQueue,
         // Other workers read the endpoint from this identity (see otherEndpointServingDefault).
         identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
+        // A streamed reply's heartbeats reach the server this often, for `watch` (else every 16 s).
+        ...(config.streamReplies ? { maxHeartbeatThrottleInterval: '2 seconds' } : {}),
         ...traced,
         activities: createModelActivities({
           temporal: client,
@@ -336,6 +338,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           onModelCall: options.onModelCall,
           cacheConversations: options.cacheConversations,
           metrics,
+          streamReplies: config.streamReplies,
         }),
       }),
     ),

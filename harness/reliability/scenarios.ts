@@ -345,13 +345,16 @@ export class Scenarios {
   async modelFaults(runs: number): Promise<ScenarioRow> {
     const rejectedBefore = this.lab.fake.rejected.length;
     const requestsBefore = this.lab.fake.requests.length;
-    this.lab.fake.setFaults({ rate: 0.3, kinds: ['rate_limit', 'overloaded', 'server_error', 'disconnect', 'slow'] });
+    this.lab.fake.setFaults({
+      rate: 0.3,
+      kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
+    });
     await this.lab.startWorker('a');
     const started: Array<{ handle: WorkflowHandle; fixture: Fixture }> = [];
     for (let done = 0; done < runs; done += 5)
       started.push(...(await this.startRuns('model-faults', Math.min(5, runs - done), done)));
     const row = await this.judge(
-      'model calls failing 30% (429, 529, 500, dropped, timeout)',
+      'model calls failing 30% (429, 529 before or while the reply streams, 500, dropped, timeout)',
       started,
       '',
       rejectedBefore,

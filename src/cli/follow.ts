@@ -1,7 +1,8 @@
 // Follows a run live: polls its `status` and `transcript` queries and prints each new thought,
-// tool call and result, until the workflow closes. Works for a run started elsewhere too
+// tool call and result, until the workflow closes; while the model writes, what it has written so
+// far (its call's heartbeats). Works for a run started elsewhere too
 // (`watch` reattaches by reading the transcript from the start).
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import pc from 'picocolors';
 import type { Message } from '../agent/conversation.js';
 import type { DebugReport } from '../agent/report.js';
@@ -9,6 +10,8 @@ import type { RunStatusView } from '../agent/runState.js';
 import { describeToolCall } from '../agent/tools.js';
 import { statusQuery, transcriptQuery, type TranscriptView } from '../temporal/definitions.js';
 import { describeEnvironment } from '../agent/environment.js';
+import { writingIn, type WritingSoFar } from '../agent/replySoFar.js';
+import { printableAll } from './terminalText.js';
 
 export interface FollowOptions {
   json: boolean;
@@ -44,7 +47,13 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
 
   // `closed`: the status is the run's last; what only a live run shows (the thinking line, what it
   // waits for, how to answer its approval) would say something no longer true.
-  const printNew = ({ messages, replyIterations }: TranscriptView, status: RunStatusView | null, closed: boolean) => {
+  let lastWriting = '';
+  const printNew = (
+    { messages, replyIterations }: TranscriptView,
+    status: RunStatusView | null,
+    closed: boolean,
+    writing: WritingSoFar | null,
+  ) => {
     if (!options.json && !environmentShown && status?.environment !== undefined && status.phase !== 'preparing') {
       environmentShown = true;
       print(pc.dim(describeEnvironment(status.environment)));
@@ -84,14 +93,20 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
         print(`${pc.blue('›')} ${attempt.label}: ${attempt.status} (${attempt.workflowId})`);
       }
     }
+    const writingNow = status?.phase === 'thinking' && !closed ? writing : null;
+    if (options.json && writingNow && `${writingNow.chars}/${writingNow.tail}` !== lastWriting) {
+      lastWriting = `${writingNow.chars}/${writingNow.tail}`;
+      print(JSON.stringify({ type: 'writing', iteration: status?.iteration, ...writingNow }));
+    }
     if (status && interactive && !closed) {
       if (status.phase === 'thinking') {
         thinkingSince ||= Date.now();
         const seconds = Math.round((Date.now() - thinkingSince) / 1000);
+        const line = writingNow
+          ? `  … iteration ${status.iteration}: ${writingNow.thinking ? 'thinking' : 'writing'} (${seconds}s) · ${oneLine(writingNow.tail)}`
+          : `  … iteration ${status.iteration}: the model is thinking (${seconds}s) · ${formatTokens(status)}`;
         clearTransient();
-        out.write(
-          pc.dim(`  … iteration ${status.iteration}: the model is thinking (${seconds}s) · ${formatTokens(status)}`),
-        );
+        out.write(pc.dim(fitted(line, (out as NodeJS.WriteStream).columns)));
         transient = true;
       } else {
         thinkingSince = 0;
@@ -106,7 +121,10 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     try {
       const answer =
         closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
-      if (answer) printNew(answer[1], answer[0], closed);
+      // What the repository and the model wrote is made printable here, before our colours (JSON escapes it itself).
+      const shown = answer && !options.json ? printableAll(answer) : answer;
+      const writing = writingOf(handle, description);
+      if (shown) printNew(shown[1], shown[0], closed, writing && !options.json ? printableAll(writing) : writing);
     } catch {
       // A closed run is queried by replaying it on a worker: with no worker on its task queue the
       // queries fail, and its result (the report) still answers.
@@ -117,12 +135,38 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
   clearTransient();
   const report = (await handle.result()) as DebugReport;
   // A closed parent whose worker is gone answered no status: its attempts come from the report.
-  for (const attempt of options.json ? [] : (report.attempts ?? [])) {
+  for (const attempt of options.json ? [] : printableAll(report.attempts ?? [])) {
     if (shownAttempts.get(attempt.attempt) === attempt.status) continue;
     const label = attemptLabels.get(attempt.attempt) ?? `attempt ${attempt.attempt} of ${report.attempts?.length}`;
     print(`${pc.blue('›')} ${label}: ${attempt.status} (${attempt.workflowId})`);
   }
   return report;
+}
+
+/** What the model is writing, from the heartbeats of the run's model call in flight (null: none, or not yet). */
+function writingOf(handle: WorkflowHandle, description: WorkflowExecutionDescription): WritingSoFar | null {
+  const call = description.raw?.pendingActivities?.find((each) => each.activityType?.name === 'callModel');
+  const details = call?.heartbeatDetails?.payloads?.[0];
+  if (!details) return null;
+  try {
+    return writingIn(handle.client.options.loadedDataConverter.payloadConverter.fromPayload(details));
+  } catch {
+    return null; // details this version does not read
+  }
+}
+
+/** The end of a text on one line: where the writing is now. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** A transient line cut to the terminal's width from the left of what it writes (a wrapped line could not be cleared). */
+function fitted(line: string, columns: number | undefined): string {
+  const width = (columns ?? 80) - 1;
+  if (line.length <= width) return line;
+  const head = line.indexOf(' · ') + 3;
+  const room = width - head - 1;
+  return room > 10 ? `${line.slice(0, head)}…${line.slice(line.length - room)}` : line.slice(0, width);
 }
 
 /**

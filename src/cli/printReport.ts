@@ -7,11 +7,13 @@ import { describeIterations } from '../agent/fallback.js';
 import type { DebugReport } from '../agent/report.js';
 import type { Config } from '../config.js';
 import type { TestSummary } from '../agent/testResults.js';
+import { printableAll } from './terminalText.js';
 
 export function formatReport(
-  report: DebugReport,
+  untrusted: DebugReport,
   extras: { webUi?: string | null; patchFile?: string | null } = {},
 ): string {
+  const report = printableAll(untrusted);
   const colour = report.status === 'fixed' || report.status === 'no_failing_tests' ? pc.green : pc.red;
   const lines = [
     '',

@@ -11,7 +11,8 @@ import { anthropicModelId } from '../model/pricing.js';
 import {
   platformCall,
   platformError,
-  sendBedrockEvents,
+  bedrockEventFrame,
+  bedrockStreamHeaders,
   type FakePlatform,
   type PlatformAnswer,
 } from './fakePlatforms.js';
@@ -19,10 +20,21 @@ import { blocksOf, thinkingKey, validateRequest, type ApiBlock, type ApiMessage 
 import { chooseScriptedResponse, type Script, type ScriptedResponse } from './script.js';
 
 export type FaultKind =
-  'rate_limit' | 'overloaded' | 'server_error' | 'bad_request' | 'unauthorized' | 'disconnect' | 'slow';
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server_error'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'disconnect'
+  | 'slow'
+  /** A streamed reply that begins, then ends in an `overloaded_error` event, as the real API may (others: 529). */
+  | 'overloaded_mid_stream';
 
 /** The error answers of the real API that faults imitate: status, error type, message. */
-const httpFaults: Record<Exclude<FaultKind, 'disconnect' | 'slow'>, [number, string, string]> = {
+const httpFaults: Record<
+  Exclude<FaultKind, 'disconnect' | 'slow' | 'overloaded_mid_stream'>,
+  [number, string, string]
+> = {
   rate_limit: [429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.'],
   overloaded: [529, 'overloaded_error', 'Overloaded'],
   server_error: [500, 'api_error', 'Internal server error'],
@@ -185,7 +197,8 @@ export class FakeAnthropicApi {
       cache_read_input_tokens: cache.readTokens,
     };
     record.usage = usage;
-    if (this.options.latencyMs) await sleep(this.options.latencyMs);
+    // A streamed reply takes its time as it is written; the others before they are sent.
+    if (this.options.latencyMs && !stream) await sleep(this.options.latencyMs);
     const message = {
       id: `msg_${randomBytes(12).toString('hex')}`,
       type: 'message',
@@ -196,10 +209,22 @@ export class FakeAnthropicApi {
       stop_sequence: null,
       usage,
     };
-    if (stream && this.options.platform?.kind === 'bedrock')
-      return sendBedrockEvents(response, streamEvents(message), requestId);
-    if (stream) return sendStream(response, message, requestId);
-    return sendJson(response, 200, message, requestId);
+    if (!stream) return sendJson(response, 200, message, requestId);
+    if (this.options.platform?.kind === 'bedrock') {
+      response.writeHead(200, bedrockStreamHeaders(requestId));
+      return writeStream(response, streamEvents(message), this.options.latencyMs ?? 0, bedrockEventFrame);
+    }
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'request-id': requestId,
+    });
+    return writeStream(
+      response,
+      streamEvents(message),
+      this.options.latencyMs ?? 0,
+      (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+    );
   }
 
   /** The Anthropic API's own checks of a request: its path, its key, its JSON; count_tokens is answered here. */
@@ -280,7 +305,28 @@ export class FakeAnthropicApi {
       request.socket.destroy();
       return;
     }
-    const [status, type, message] = httpFaults[fault];
+    if (fault === 'overloaded_mid_stream' && record.stream && this.options.platform?.kind !== 'bedrock') {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': record.requestId });
+      const started = {
+        type: 'message_start',
+        message: {
+          id: `msg_${randomBytes(12).toString('hex')}`,
+          type: 'message',
+          role: 'assistant',
+          model: record.body.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      };
+      const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
+      response.end(
+        `event: message_start\ndata: ${JSON.stringify(started)}\n\nevent: error\ndata: ${JSON.stringify(overloaded)}\n\n`,
+      );
+      return;
+    }
+    const [status, type, message] = httpFaults[fault === 'overloaded_mid_stream' ? 'overloaded' : fault];
     record.status = status;
     if (fault === 'rate_limit') response.setHeader('retry-after', String(this.options.retryAfterSeconds ?? 1));
     this.sendError(response, status, type, message, record.requestId);
@@ -419,20 +465,39 @@ function sendError(response: ServerResponse, status: number, type: string, messa
 
 type StreamedMessage = Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage };
 
-/** Server-sent events in the order the real API sends them. */
-function sendStream(response: ServerResponse, message: StreamedMessage, requestId: string): void {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    'request-id': requestId,
-  });
-  for (const event of streamEvents(message)) response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+type StreamEvent = { type: string } & Record<string, unknown>;
+
+/**
+ * Writes a streamed reply's events, spreading `latencyMs` over the pieces of text and thinking as
+ * the real API does while the model writes (all of it before the first event when there are none).
+ */
+async function writeStream(
+  response: ServerResponse,
+  events: StreamEvent[],
+  latencyMs: number,
+  encode: (event: StreamEvent) => string | Buffer,
+): Promise<void> {
+  const written = (event: StreamEvent) =>
+    event.type === 'content_block_delta' &&
+    ['text_delta', 'thinking_delta'].includes((event.delta as { type: string }).type);
+  const pieces = events.filter(written).length;
+  if (pieces === 0 && latencyMs) await sleep(latencyMs);
+  for (const event of events) {
+    if (written(event) && latencyMs) await sleep(latencyMs / pieces);
+    if (response.destroyed) return; // the client went away (a cancelled call)
+    response.write(encode(event));
+  }
   response.end();
 }
 
+/** Text cut where the model's tokens would fall, roughly: a few words at a time. */
+function writtenPieces(text: string): string[] {
+  return text.match(/(?:\S+\s*){1,4}|\s+/g) ?? [text];
+}
+
 /** The streaming events of a message, in the order the real API sends them. */
-function streamEvents(message: StreamedMessage): Array<{ type: string } & Record<string, unknown>> {
-  const events: Array<{ type: string } & Record<string, unknown>> = [];
+function streamEvents(message: StreamedMessage): StreamEvent[] {
+  const events: StreamEvent[] = [];
   const send = (type: string, data: Record<string, unknown>) => events.push({ type, ...data });
   send('message_start', {
     message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
@@ -440,7 +505,8 @@ function streamEvents(message: StreamedMessage): Array<{ type: string } & Record
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
       send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
+      for (const text of writtenPieces(block.text))
+        send('content_block_delta', { index, delta: { type: 'text_delta', text } });
     } else if (block.type === 'tool_use') {
       send('content_block_start', { index, content_block: { ...block, input: {} } });
       send('content_block_delta', {
@@ -449,7 +515,8 @@ function streamEvents(message: StreamedMessage): Array<{ type: string } & Record
       });
     } else if (block.type === 'thinking') {
       send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: block.thinking } });
+      for (const thinking of writtenPieces(block.thinking))
+        send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } });
       send('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
     } else if (block.type === 'redacted_thinking') {
       send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: block.data } });

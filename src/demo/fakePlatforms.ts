@@ -5,7 +5,7 @@
 // OAuth bearer token, and the GCE metadata server that Google's credential chain gets it from.
 // What passes is handed on to the Anthropic API's rules and scripts (fakeAnthropicApi.ts).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 
 export interface FakeBedrock {
   kind: 'bedrock';
@@ -338,18 +338,18 @@ function metadata(platform: FakeVertex, request: IncomingMessage, url: URL): Pla
 // ── Streaming ──────────────────────────────────────────────────────────────────────────────
 
 /** Bedrock streams the Messages API's events in AWS's binary event-stream framing, each a `chunk`. */
-export function sendBedrockEvents(response: ServerResponse, events: unknown[], requestId: string): void {
-  response.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': requestId });
-  for (const event of events) {
-    const payload = Buffer.from(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }));
-    response.write(
-      eventStreamMessage(
-        { ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' },
-        payload,
-      ),
-    );
-  }
-  response.end();
+/** The headers of Bedrock's streamed answer (`invoke-with-response-stream`). */
+export function bedrockStreamHeaders(requestId: string): Record<string, string> {
+  return { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': requestId };
+}
+
+/** One Messages API event as a frame of Bedrock's event stream (the event's JSON, base64, in a chunk). */
+export function bedrockEventFrame(event: unknown): Buffer {
+  const payload = Buffer.from(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }));
+  return eventStreamMessage(
+    { ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' },
+    payload,
+  );
 }
 
 function eventStreamMessage(headers: Record<string, string>, payload: Buffer): Buffer {

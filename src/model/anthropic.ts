@@ -84,17 +84,32 @@ function withRollingCacheBreakpoints(messages: Message[]): Anthropic.MessagePara
   });
 }
 
+/** What the model has written of its reply so far (streamed): its text, or its thinking while it has no text yet. */
+export interface ReplySoFar {
+  text: string;
+  thinking: boolean;
+}
+
 export async function requestModelTurn(
   client: ModelClient,
   request: ModelRequest,
-  /** `place`: which provider answers, and where (for the price). */
-  options: { signal?: AbortSignal; place?: PricingPlace } = {},
+  /**
+   * `place`: which provider answers, and where (for the price). `onWriting`: told what the reply
+   * says so far as it is written (the reply is then streamed, whatever its size).
+   */
+  options: { signal?: AbortSignal; place?: PricingPlace; onWriting?: (soFar: ReplySoFar) => void } = {},
 ): Promise<ModelReply> {
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
   let requestId: string | null;
-  if (request.maxOutputTokens > streamingThreshold) {
+  if (request.maxOutputTokens > streamingThreshold || options.onWriting) {
     const stream = client.messages.stream(body, { signal: options.signal });
+    const onWriting = options.onWriting;
+    if (onWriting) {
+      // Each snapshot is the block being written: a later text block starts afresh.
+      stream.on('thinking', (_delta, snapshot) => onWriting({ text: snapshot, thinking: true }));
+      stream.on('text', (_delta, snapshot) => onWriting({ text: snapshot, thinking: false }));
+    }
     message = await stream.finalMessage();
     requestId = stream.request_id ?? null;
   } else {

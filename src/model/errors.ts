@@ -13,6 +13,13 @@ export interface ModelFailure {
   requestId?: string;
 }
 
+/** An error event in the middle of a streamed reply has no HTTP status: the status its type stands for. */
+const streamErrorStatus: Record<string, number> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  api_error: 500,
+};
+
 export function classifyModelError(error: unknown): ModelFailure | null {
   if (error instanceof APIUserAbortError) return null; // our own cancellation: not a model failure
   if (error instanceof APIConnectionError) {
@@ -23,8 +30,9 @@ export function classifyModelError(error: unknown): ModelFailure | null {
       message: timeout ? 'The model request timed out.' : `Could not reach the model API: ${error.message}`,
     };
   }
-  if (!(error instanceof APIError) || error.status === undefined) return null;
-  const status = error.status;
+  if (!(error instanceof APIError)) return null;
+  const status = error.status ?? (error.type ? streamErrorStatus[error.type] : undefined);
+  if (status === undefined) return null;
   const apiMessage = error.apiMessage ?? error.message;
   const base = { status, requestId: error.requestID ?? undefined };
   const retryAfterMs = parseRetryAfter(error.headers);

@@ -29,11 +29,13 @@ async function run(
     fake?: Partial<FakeApiOptions>;
     input?: Partial<DebugInputJson>;
     timeoutMs?: number;
+    configOverrides?: Record<string, string>;
   } = {},
 ): Promise<{ report: DebugReport; worker: TestWorker }> {
   const worker = await startTestWorker(server, {
     fake: { scripts: { [fixture.name]: options.script ?? fixture.script }, ...options.fake },
     timeoutMs: options.timeoutMs,
+    configOverrides: options.configOverrides,
   });
   try {
     const handle = await startDebugRun(server.client, {
@@ -90,10 +92,18 @@ test('529, 500, dropped connections and timeouts are retried until the run succe
   assert.equal(worker.fake.requests.filter((request) => request.status === 200).length, 6);
 });
 
-test('a large output budget streams the response', async () => {
-  const { report, worker } = await run({ input: { maxOutputTokens: 32_000 } });
-  assert.equal(report.status, 'fixed');
-  assert.ok(worker.fake.requests.every((request) => request.body.stream === true));
+test('replies stream in (for `watch`); with streaming off, only a large output budget streams them, as the SDK requires', async () => {
+  const streamed = await run();
+  assert.equal(streamed.report.status, 'fixed');
+  assert.ok(streamed.worker.fake.requests.every((request) => request.body.stream === true));
+
+  const off = { DURABLE_DEBUGGER_STREAM_REPLIES: 'off' };
+  const whole = await run({ configOverrides: off });
+  assert.equal(whole.report.status, 'fixed');
+  assert.ok(whole.worker.fake.requests.every((request) => request.body.stream === undefined));
+  const large = await run({ input: { maxOutputTokens: 32_000 }, configOverrides: off });
+  assert.equal(large.report.status, 'fixed');
+  assert.ok(large.worker.fake.requests.every((request) => request.body.stream === true));
 });
 
 test('thinking blocks are passed back to the API unchanged', async () => {
@@ -211,7 +221,11 @@ test('with 30% of model calls failing at random, every fixture still ends as exp
   const worker = await startTestWorker(server, {
     fake: {
       scripts: scriptsByName(fixtures),
-      faults: { rate: 0.3, kinds: ['rate_limit', 'overloaded', 'server_error', 'disconnect', 'slow'], random },
+      faults: {
+        rate: 0.3,
+        kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
+        random,
+      },
       retryAfterSeconds: 1,
       slowMs: 2_500,
     },

@@ -4,9 +4,11 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { DebugReport } from '../../src/agent/report.js';
 import type { RunStatusView } from '../../src/agent/runState.js';
 import { followRun, type FollowOptions } from '../../src/cli/follow.js';
+import { formatReport } from '../../src/cli/printReport.js';
 import type { TranscriptView } from '../../src/temporal/definitions.js';
 
 const transcript: TranscriptView = {
@@ -168,4 +170,109 @@ test('a closed run that a worker answers: its queries go through queryClosed', a
   const output = await follow(closedRun(statusOf({ attempts })), { queryClosed: (_taskQueue, query) => query() });
   assert.match(output, /── iteration 1 · 120 tokens · \$0\.5000 so far/);
   assert.match(output, /attempt 1 \(temperature 0\.2\): fixed \(run-attempt-1\)/);
+});
+
+/** A live run whose model call is writing: each poll's heartbeat details say more of the reply, then the run closes. */
+function writingRun(tails: Array<{ tail: string; chars: number }>): WorkflowHandle {
+  let poll = 0;
+  const closed = () => poll >= tails.length;
+  return {
+    workflowId: 'run',
+    client: { options: { loadedDataConverter: { payloadConverter: defaultPayloadConverter } } },
+    describe: async () => {
+      const writing = tails[poll];
+      return {
+        status: { name: closed() ? 'COMPLETED' : 'RUNNING' },
+        raw: {
+          pendingActivities: writing
+            ? [
+                {
+                  activityType: { name: 'callModel' },
+                  heartbeatDetails: {
+                    payloads: [
+                      defaultPayloadConverter.toPayload({
+                        waitingForModel: true,
+                        writing: { ...writing, thinking: false },
+                      }),
+                    ],
+                  },
+                },
+              ]
+            : [],
+        },
+      };
+    },
+    query: async (query: { name: string }) => {
+      if (query.name === 'status') return statusOf({ phase: closed() ? 'done' : 'thinking' });
+      poll += 1;
+      return transcript;
+    },
+    result: async () => report,
+  } as unknown as WorkflowHandle;
+}
+
+test('while the model writes, the end of what it has written so far: a line that grows on a terminal, `writing` lines in JSON', async () => {
+  const tails = [
+    { tail: 'Running', chars: 7 },
+    { tail: 'Running', chars: 7 },
+    { tail: 'Running the tests', chars: 17 },
+  ];
+  const lines = (await follow(writingRun(tails), { json: true }))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  assert.deepEqual(
+    lines.filter((line) => line.type === 'writing').map((line) => `${line.iteration}:${line.chars}:${line.tail}`),
+    ['1:7:Running', '1:17:Running the tests'],
+    'each new piece once',
+  );
+  const screen = await follow(writingRun([...tails, { tail: 'Running the tests first.', chars: 24 }]), { tty: true });
+  assert.match(screen, /… iteration 1: writing \(\d+s\) · Running the tests\b/);
+});
+
+test("what the repository and the model wrote cannot drive the terminal: escapes, a CR that hides a line's start and bidi overrides are shown, not obeyed", async () => {
+  const hostile: TranscriptView = {
+    version: 1,
+    replyIterations: [1],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Fix the failing tests.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Done\u001b]52;c;ZWNobyBwd25lZA==\u0007 \u001b[2J' },
+          { type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'ok.py\rEVIL.py' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 't1', content: 'if admin\u202e } \u2066 {', is_error: false }],
+      },
+    ],
+  };
+  const handle = closedRun(statusOf({}));
+  (handle as unknown as { query: (query: { name: string }) => Promise<unknown> }).query = async (query) =>
+    query.name === 'status' ? statusOf({ lastThought: '\u001b[31mred' }) : hostile;
+  const output = await follow(handle, { tty: true });
+  // eslint-disable-next-line no-control-regex -- no control character may get through
+  assert.doesNotMatch(output.replace(/\r\u001b\[2K/g, ''), /[\u0007\u001b\u202e\u2066]|\r(?!\n)/);
+  assert.match(output, /Done␛\]52;c;ZWNobyBwd25lZA==␇ ␛\[2J/);
+  assert.match(output, /ok\.py␍EVIL\.py/);
+  assert.match(output, /if admin<U\+202E> } <U\+2066> \{/);
+
+  const report = formatReport({
+    ...({
+      status: 'fixed',
+      toolCalls: [],
+      iterations: 1,
+      durationMs: 1000,
+      costUsd: 0.1,
+      tokens: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    } as unknown as DebugReport),
+    stopCondition: 'finish_verified',
+    stopDetail: 'ok',
+    rootCause: 'the loop\u001b[1A\u001b[2K stops short',
+    patch: '--- a/x.py\r\n+++ b/x.py\r\n+a = 1\u202e',
+  } as DebugReport);
+  assert.match(report, /the loop␛\[1A␛\[2K stops short/);
+  assert.match(report, /\+\+\+ b\/x\.py\r\n\+a = 1<U\+202E>/, 'a CRLF patch keeps its line ends');
 });

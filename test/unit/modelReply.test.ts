@@ -7,6 +7,7 @@ import { maxThoughtCharacters } from '../../src/agent/reply.js';
 import { apiTools } from '../../src/agent/tools.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { createModelClient, requestModelTurn } from '../../src/model/anthropic.js';
+import { classifyModelError } from '../../src/model/errors.js';
 import { costOfCall } from '../../src/model/pricing.js';
 
 const api = new FakeAnthropicApi({
@@ -85,4 +86,76 @@ test('the API client returns the reply clean, once for every caller: no blank te
     reply.oversizedToolInputs.map((entry) => entry.id),
     ['toolu_2'],
   );
+});
+
+test('told what the reply says as it is written, the client streams it: the fake writes it in pieces over its latency, and the whole reply is the same as unstreamed', async () => {
+  const thought = 'The loop stops one short of the end, so the last item is never compared with the maximum so far.';
+  const paced = new FakeAnthropicApi({
+    scripts: { responses: [{ thought, tool_calls: [{ name: 'run_tests', input: {} }] }] },
+    latencyMs: 600,
+  });
+  await paced.start();
+  try {
+    const client = createModelClient({ apiKey: 'test-key', baseURL: paced.url, timeoutMs: 30_000 });
+    const request = {
+      model: 'claude-fable-5',
+      maxOutputTokens: 1024,
+      system: 'You debug.',
+      tools: apiTools({ allowCommands: false }),
+      messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Repository: any\nFix it.' }] }],
+    };
+    const seen: Array<{ text: string; at: number }> = [];
+    const started = Date.now();
+    const streamed = await requestModelTurn(client, request, {
+      onWriting: (soFar) => seen.push({ text: soFar.text, at: Date.now() - started }),
+    });
+    const whole = await requestModelTurn(client, request);
+    assert.deepEqual(
+      paced.requests.map((each) => each.stream),
+      [true, false],
+    );
+    assert.deepEqual(streamed.content, whole.content);
+    assert.equal(streamed.usage.outputTokens, whole.usage.outputTokens); // (the second reads the first's cache)
+    // Growing prefixes of the thought, the first long before the last.
+    assert.ok(seen.length >= 4, `${seen.length} pieces`);
+    for (const [index, each] of seen.entries()) {
+      assert.ok(thought.startsWith(each.text));
+      if (index > 0) assert.ok(each.text.length > (seen[index - 1]?.text.length ?? 0));
+    }
+    assert.equal(seen.at(-1)?.text, thought);
+    assert.ok((seen.at(-1)?.at ?? 0) - (seen[0]?.at ?? 0) >= 300, 'the pieces came over the latency');
+  } finally {
+    await paced.stop();
+  }
+});
+
+test('an overload that ends a streamed reply midway (an error event, no HTTP status) is classified as an overload, so it is retried and counts towards the fallback', async () => {
+  const faulty = new FakeAnthropicApi({
+    scripts: { responses: [{ thought: 'Running the tests.', tool_calls: [{ name: 'run_tests', input: {} }] }] },
+    faultPlan: () => 'overloaded_mid_stream',
+  });
+  await faulty.start();
+  try {
+    const client = createModelClient({ apiKey: 'test-key', baseURL: faulty.url, timeoutMs: 30_000 });
+    const failed = await requestModelTurn(
+      client,
+      {
+        model: 'claude-fable-5',
+        maxOutputTokens: 1024,
+        system: 'You debug.',
+        tools: apiTools({ allowCommands: false }),
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Repository: any\nFix it.' }] }],
+      },
+      { onWriting: () => undefined },
+    ).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    assert.equal(faulty.requests[0]?.status, 200, 'the stream began');
+    const failure = classifyModelError(failed);
+    assert.equal(failure?.type, 'ModelOverloaded', String(failed));
+    assert.equal(failure?.retryable, true);
+  } finally {
+    await faulty.stop();
+  }
 });

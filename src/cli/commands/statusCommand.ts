@@ -9,6 +9,7 @@ import type { AttemptProgress, RunStatusView } from '../../agent/runState.js';
 import { statusQuery } from '../../temporal/definitions.js';
 import { withSession } from '../commandSupport.js';
 import { awaitingApprovalText } from '../follow.js';
+import { printable } from '../terminalText.js';
 import { hasWorker, queryClosedRun, type Session } from '../session.js';
 
 /**
@@ -53,7 +54,7 @@ async function printClosedRunStatus(
   const cost = report.costUsd === null ? 'unknown' : `$${report.costUsd.toFixed(4)}`;
   const toolCalls = report.toolCalls.length + (report.earlierToolCalls ?? 0);
   console.log(
-    `${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${report.stopDetail})`)}`,
+    `${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${printable(report.stopDetail)})`)}`,
   );
   console.log(
     `${report.iterations} iterations · ${toolCalls} tool calls · cost ${cost} · ${(report.durationMs / 1000).toFixed(0)} s`,
@@ -131,8 +132,9 @@ export function statusCommand(program: Command): void {
           `iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`,
         );
         if (status.costNote) console.log(`${pc.dim(status.costNote)}`);
-        if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
-        if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
+        if (status.lastThought) console.log(`${pc.cyan('last thought')} ${printable(status.lastThought)}`);
+        if (status.awaitingApproval)
+          console.log(awaitingApprovalText(workflowId, printable(status.awaitingApproval.patch)));
       }),
     );
 }
