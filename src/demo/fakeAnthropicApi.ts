@@ -214,17 +214,8 @@ export class FakeAnthropicApi {
       response.writeHead(200, bedrockStreamHeaders(requestId));
       return writeStream(response, streamEvents(message), this.options.latencyMs ?? 0, bedrockEventFrame);
     }
-    response.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      'request-id': requestId,
-    });
-    return writeStream(
-      response,
-      streamEvents(message),
-      this.options.latencyMs ?? 0,
-      (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
-    );
+    response.writeHead(200, eventStreamHeaders(requestId));
+    return writeStream(response, streamEvents(message), this.options.latencyMs ?? 0, serverSentEvent);
   }
 
   /** The Anthropic API's own checks of a request: its path, its key, its JSON; count_tokens is answered here. */
@@ -306,7 +297,7 @@ export class FakeAnthropicApi {
       return;
     }
     if (fault === 'overloaded_mid_stream' && record.stream && this.options.platform?.kind !== 'bedrock') {
-      response.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': record.requestId });
+      response.writeHead(200, eventStreamHeaders(record.requestId));
       const started = {
         type: 'message_start',
         message: {
@@ -321,9 +312,7 @@ export class FakeAnthropicApi {
         },
       };
       const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
-      response.end(
-        `event: message_start\ndata: ${JSON.stringify(started)}\n\nevent: error\ndata: ${JSON.stringify(overloaded)}\n\n`,
-      );
+      response.end(serverSentEvent(started) + serverSentEvent(overloaded));
       return;
     }
     const [status, type, message] = httpFaults[fault === 'overloaded_mid_stream' ? 'overloaded' : fault];
@@ -466,6 +455,15 @@ function sendError(response: ServerResponse, status: number, type: string, messa
 type StreamedMessage = Record<string, unknown> & { content: ScriptedResponse['content']; usage: Usage };
 
 type StreamEvent = { type: string } & Record<string, unknown>;
+
+function eventStreamHeaders(requestId: string): Record<string, string> {
+  return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId };
+}
+
+/** One event of a streamed reply, as the Messages API sends it (server-sent events). */
+function serverSentEvent(event: StreamEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
 
 /**
  * Writes a streamed reply's events, spreading `latencyMs` over the pieces of text and thinking as
