@@ -148,6 +148,10 @@ function writingOf(handle: WorkflowHandle, description: WorkflowExecutionDescrip
   const call = description.raw?.pendingActivities?.find((each) => each.activityType?.name === 'callModel');
   const details = call?.heartbeatDetails?.payloads?.[0];
   if (!details) return null;
+  // A retried call keeps its last attempt's heartbeat until it sends its own: that reply was not kept.
+  const msOf = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  if (msOf(call?.lastHeartbeatTime) < msOf(call?.lastStartedTime)) return null;
   try {
     return writingIn(handle.client.options.loadedDataConverter.payloadConverter.fromPayload(details));
   } catch {

@@ -173,7 +173,7 @@ test('a closed run that a worker answers: its queries go through queryClosed', a
 });
 
 /** A live run whose model call is writing: each poll's heartbeat details say more of the reply, then the run closes. */
-function writingRun(tails: Array<{ tail: string; chars: number }>): WorkflowHandle {
+function writingRun(tails: Array<{ tail: string; chars: number }>, retried = false): WorkflowHandle {
   let poll = 0;
   const closed = () => poll >= tails.length;
   return {
@@ -188,6 +188,8 @@ function writingRun(tails: Array<{ tail: string; chars: number }>): WorkflowHand
             ? [
                 {
                   activityType: { name: 'callModel' },
+                  // A retried call: its attempt started after the last heartbeat, which was its previous attempt's.
+                  ...(retried ? { lastHeartbeatTime: { seconds: 100 }, lastStartedTime: { seconds: 101 } } : {}),
                   heartbeatDetails: {
                     payloads: [
                       defaultPayloadConverter.toPayload({
@@ -228,6 +230,10 @@ test('while the model writes, the end of what it has written so far: a line that
   );
   const screen = await follow(writingRun([...tails, { tail: 'Running the tests first.', chars: 24 }]), { tty: true });
   assert.match(screen, /… iteration 1: writing \(\d+s\) · Running the tests\b/);
+
+  // A retried call's heartbeat from its earlier attempt is not shown: that reply was not kept.
+  const retried = await follow(writingRun(tails, true), { json: true });
+  assert.doesNotMatch(retried, /"type":"writing"/);
 });
 
 test("what the repository and the model wrote cannot drive the terminal: escapes, a CR that hides a line's start and bidi overrides are shown, not obeyed", async () => {
