@@ -259,8 +259,11 @@ test("what the repository and the model wrote cannot drive the terminal: escapes
   (handle as unknown as { query: (query: { name: string }) => Promise<unknown> }).query = async (query) =>
     query.name === 'status' ? statusOf({ lastThought: '\u001b[31mred' }) : hostile;
   const output = await follow(handle, { tty: true });
+  // Our own colours (picocolors colours when CI is set) and the clearing of the transient line are the only escapes.
+  // eslint-disable-next-line no-control-regex -- our own escapes
+  const ours = /\u001b\[\d+m|\r\u001b\[2K/g;
   // eslint-disable-next-line no-control-regex -- no control character may get through
-  assert.doesNotMatch(output.replace(/\r\u001b\[2K/g, ''), /[\u0007\u001b\u202e\u2066]|\r(?!\n)/);
+  assert.doesNotMatch(output.replace(ours, ''), /[\u0007\u001b\u202e\u2066]|\r(?!\n)/);
   assert.match(output, /Done␛\]52;c;ZWNobyBwd25lZA==␇ ␛\[2J/);
   assert.match(output, /ok\.py␍EVIL\.py/);
   assert.match(output, /if admin<U\+202E> } <U\+2066> \{/);
