@@ -2,7 +2,7 @@
 // tool call and result, until the workflow closes; while the model writes, what it has written so
 // far (its call's heartbeats). Works for a run started elsewhere too
 // (`watch` reattaches by reading the transcript from the start).
-import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import pc from 'picocolors';
 import type { Message } from '../agent/conversation.js';
 import type { DebugReport } from '../agent/report.js';
@@ -10,7 +10,8 @@ import type { RunStatusView } from '../agent/runState.js';
 import { describeToolCall } from '../agent/tools.js';
 import { statusQuery, transcriptQuery, type TranscriptView } from '../temporal/definitions.js';
 import { describeEnvironment } from '../agent/environment.js';
-import { writingIn, type WritingSoFar } from '../agent/replySoFar.js';
+import type { WritingSoFar } from '../agent/replySoFar.js';
+import { writingOf } from '../temporal/writingNow.js';
 import { printableAll } from './terminalText.js';
 
 export interface FollowOptions {
@@ -141,22 +142,6 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     print(`${pc.blue('›')} ${label}: ${attempt.status} (${attempt.workflowId})`);
   }
   return report;
-}
-
-/** What the model is writing, from the heartbeats of the run's model call in flight (null: none, or not yet). */
-function writingOf(handle: WorkflowHandle, description: WorkflowExecutionDescription): WritingSoFar | null {
-  const call = description.raw?.pendingActivities?.find((each) => each.activityType?.name === 'callModel');
-  const details = call?.heartbeatDetails?.payloads?.[0];
-  if (!details) return null;
-  // A retried call keeps its last attempt's heartbeat until it sends its own: that reply was not kept.
-  const msOf = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
-  if (msOf(call?.lastHeartbeatTime) < msOf(call?.lastStartedTime)) return null;
-  try {
-    return writingIn(handle.client.options.loadedDataConverter.payloadConverter.fromPayload(details));
-  } catch {
-    return null; // details this version does not read
-  }
 }
 
 /** The end of a text on one line: where the writing is now. */

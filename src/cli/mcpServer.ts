@@ -12,6 +12,7 @@ import type { DebugInputJson } from '../agent/input.js';
 import type { DebugReport } from '../agent/report.js';
 import { startDebugRun, webUiLink } from '../client.js';
 import { approveUpdate, hintSignal, rejectUpdate, statusQuery, stopSignal } from '../temporal/definitions.js';
+import { writingOf } from '../temporal/writingNow.js';
 import { answerApproval, UsageError } from './commandSupport.js';
 import { resumeAttempts, resumeSingleRun } from './resumeRun.js';
 import { formatReport, wholePatch } from './printReport.js';
@@ -115,7 +116,7 @@ export function createMcpServer(session: Session, version: string): McpServer {
     {
       title: 'A run’s status',
       description:
-        'The run’s phase, iteration, budgets, cost and last thought; whether it awaits approval; for an ended run, its status.',
+        'The run’s phase, iteration, budgets, cost and last thought; while the model writes, the end of what it has written so far (writing); whether it awaits approval; for an ended run, its status.',
       inputSchema: { workflowId: workflowIdField },
     },
     async ({ workflowId }) => {
@@ -320,7 +321,10 @@ async function statusOf(session: Session, workflowId: string): Promise<Record<st
   const handle = session.client.workflow.getHandle(workflowId);
   const description: WorkflowExecutionDescription = await handle.describe();
   const execution = description.status.name;
-  if (execution === 'RUNNING') return { workflowId, execution: 'running', ...(await handle.query(statusQuery)) };
+  if (execution === 'RUNNING') {
+    const writing = writingOf(handle, description);
+    return { workflowId, execution: 'running', ...(await handle.query(statusQuery)), ...(writing ? { writing } : {}) };
+  }
   const report = execution === 'COMPLETED' ? ((await handle.result().catch(() => null)) as DebugReport | null) : null;
   const status = await queryClosedRun(session, description.taskQueue, () => handle.query(statusQuery));
   return {
