@@ -71,7 +71,7 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
         const newest = !messages.slice(index + 1).some((each) => each.role === 'assistant');
         print(pc.dim(`── iteration ${iteration}${status && newest ? ` · ${formatTokens(status)} so far` : ''}`));
       }
-      renderMessage(message, index, print);
+      renderMessage(printableAll(message), index, print);
     }
     if (status?.waitingFor && status.waitingFor !== lastWaitingFor && !options.json && !closed)
       print(pc.yellow(status.waitingFor));
@@ -122,10 +122,10 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     try {
       const answer =
         closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
-      // What the repository and the model wrote is made printable here, before our colours (JSON escapes it itself).
-      const shown = answer && !options.json ? printableAll(answer) : answer;
-      const writing = writingOf(handle, description);
-      if (shown) printNew(shown[1], shown[0], closed, writing && !options.json ? printableAll(writing) : writing);
+      // What the repository and the model wrote is made printable before our colours are added
+      // (JSON escapes it itself); each message once, when it is printed (see printNew).
+      const shown = <T>(value: T): T => (options.json ? value : printableAll(value));
+      if (answer) printNew(answer[1], shown(answer[0]), closed, shown(writingOf(handle, description)));
     } catch {
       // A closed run is queried by replaying it on a worker: with no worker on its task queue the
       // queries fail, and its result (the report) still answers.
