@@ -6,7 +6,7 @@ import type { ModelReply } from '../../src/agent/modelReply.js';
 import { maxThoughtCharacters } from '../../src/agent/reply.js';
 import { apiTools } from '../../src/agent/tools.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
-import { createModelClient, requestModelTurn } from '../../src/model/anthropic.js';
+import { createModelClient, requestModelTurn, type ModelRequest } from '../../src/model/anthropic.js';
 import { classifyModelError } from '../../src/model/errors.js';
 import { costOfCall } from '../../src/model/pricing.js';
 
@@ -39,15 +39,20 @@ const api = new FakeAnthropicApi({
 before(() => api.start());
 after(() => api.stop());
 
-async function ask(model: string, repository = 'any'): Promise<ModelReply> {
-  const client = createModelClient({ apiKey: 'test-key', baseURL: api.url, timeoutMs: 30_000 });
-  return requestModelTurn(client, {
+/** The first model call of a run on `repository`. */
+function firstTurn(model: string, repository = 'any'): ModelRequest {
+  return {
     model,
     maxOutputTokens: 1024,
     system: 'You debug.',
     tools: apiTools({ allowCommands: false }),
     messages: [{ role: 'user', content: [{ type: 'text', text: `Repository: ${repository}\nFix the failing test.` }] }],
-  });
+  };
+}
+
+async function ask(model: string, repository = 'any'): Promise<ModelReply> {
+  const client = createModelClient({ apiKey: 'test-key', baseURL: api.url, timeoutMs: 30_000 });
+  return requestModelTurn(client, firstTurn(model, repository));
 }
 
 test('the API client returns the whole reply: content, stop reason, usage, price, the model asked for and who answered', async () => {
@@ -97,13 +102,7 @@ test('told what the reply says as it is written, the client streams it: the fake
   await paced.start();
   try {
     const client = createModelClient({ apiKey: 'test-key', baseURL: paced.url, timeoutMs: 30_000 });
-    const request = {
-      model: 'claude-fable-5',
-      maxOutputTokens: 1024,
-      system: 'You debug.',
-      tools: apiTools({ allowCommands: false }),
-      messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Repository: any\nFix it.' }] }],
-    };
+    const request = firstTurn('claude-fable-5');
     const seen: Array<{ text: string; at: number }> = [];
     const started = Date.now();
     const streamed = await requestModelTurn(client, request, {
@@ -137,17 +136,7 @@ test('an overload that ends a streamed reply midway (an error event, no HTTP sta
   await faulty.start();
   try {
     const client = createModelClient({ apiKey: 'test-key', baseURL: faulty.url, timeoutMs: 30_000 });
-    const failed = await requestModelTurn(
-      client,
-      {
-        model: 'claude-fable-5',
-        maxOutputTokens: 1024,
-        system: 'You debug.',
-        tools: apiTools({ allowCommands: false }),
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'Repository: any\nFix it.' }] }],
-      },
-      { onWriting: () => undefined },
-    ).then(
+    const failed = await requestModelTurn(client, firstTurn('claude-fable-5'), { onWriting: () => undefined }).then(
       () => null,
       (error: unknown) => error,
     );
