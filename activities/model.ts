@@ -13,7 +13,7 @@ import type { ModelReply } from '../src/agent/modelReply.js';
 import { systemPrompt } from '../src/agent/prompts.js';
 import { writingSoFar, type ModelCallHeartbeat, type WritingSoFar } from '../src/agent/replySoFar.js';
 import { apiTools } from '../src/agent/tools.js';
-import { requestModelTurn, type ModelClient, type ReplySoFar } from '../src/model/anthropic.js';
+import { requestModelTurn, type ModelClient } from '../src/model/anthropic.js';
 import { ConversationCache } from '../src/model/conversationCache.js';
 import { classifyModelError } from '../src/model/errors.js';
 import type { PricingPlace } from '../src/model/pricing.js';
@@ -58,9 +58,9 @@ export interface ModelActivityOptions {
   streamReplies?: boolean;
 }
 
-/** At most this often, a heartbeat for what the model has written since the last (the worker passes one on every 2 s). */
+/** How often a heartbeat says what the model has written since the last (the worker passes one on every 2 s). */
 const writingBeatMs = 2_000;
-/** A heartbeat at least this often, written or not (the call's heartbeat timeout is 20 s). */
+/** Without anything new, a heartbeat after this long all the same (the call's heartbeat timeout is 20 s). */
 const keepAliveMs = 5_000;
 
 export function createModelActivities(options: ModelActivityOptions) {
@@ -95,22 +95,21 @@ export function createModelActivities(options: ModelActivityOptions) {
       const messages = await conversationOf(request, workflowId, runId);
       if (request.conversation) cache.remember(runId, request.conversation.sequence, messages);
       const model = request.model ?? options.defaultModel;
-      // Heartbeats say the call is alive, and what the reply says so far while it streams in: at
-      // most one every 2 s, and only once there is something new (each is a write on the server).
+      // Heartbeats say the call is alive, and what the reply says so far while it streams in: every
+      // 2 s when there is something new, else every few seconds (each is a write on the server).
       let writing: WritingSoFar | undefined;
       let sent: WritingSoFar | undefined;
       let beatAt = performance.now();
       const heartbeat = setInterval(() => {
-        const since = performance.now() - beatAt;
-        if (since < keepAliveMs && (writing === sent || since < writingBeatMs)) return;
+        if (writing === sent && performance.now() - beatAt < keepAliveMs) return;
         beatAt = performance.now();
         sent = writing;
         context.heartbeat({ waitingForModel: true, writing } satisfies ModelCallHeartbeat);
-      }, 250);
+      }, writingBeatMs);
       const onWriting =
         options.streamReplies === false
           ? undefined
-          : (soFar: ReplySoFar) => (writing = writingSoFar(soFar.text, soFar.thinking));
+          : (soFar: string, thinking: boolean) => (writing = writingSoFar(soFar, thinking));
       try {
         const requestStarted = performance.now();
         const ask = (asked: string) =>

@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.js';
 import type { TestServer } from '../harness/devStack.js';
 import { measureCpu } from './processCpu.js';
 import { serverTaskTimeFigures, serverTaskTimeRows, withServerTimes, type ServerTaskTimes } from './serverTaskTimes.js';
-import { figure, figureTable, number, repeat, type Figure } from './stats.js';
+import { alternately, figure, figureTable, number, type Figure } from './stats.js';
 import { taskTimings } from './workflowTimeline.js';
 
 export const floorIterations = 30;
@@ -261,16 +261,11 @@ export async function measureFloor(
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     return { sample: floorSample(history.events ?? []), serverTimes, cpu };
   };
-  for (const runner of runners) await sampleOf(runner);
-  const rounds = await repeat(repetitions, async () => {
-    const samples: Array<Awaited<ReturnType<typeof sampleOf>>> = [];
-    for (const runner of runners) samples.push(await sampleOf(runner));
-    return samples;
-  });
+  const measuredOf = await alternately(repetitions, runners, sampleOf);
   return {
     iterations,
     variants: runners.map((runner, index) => {
-      const measured = rounds.map((round) => round[index] as Awaited<ReturnType<typeof sampleOf>>);
+      const measured = measuredOf[index] as Array<Awaited<ReturnType<typeof sampleOf>>>;
       const samples = measured.map(({ sample }) => sample);
       const of = (key: keyof FloorSample) => figure(samples.map((sample) => sample[key]));
       const cpus = measured.map(({ cpu }) => cpu).filter((cpu) => cpu !== null);

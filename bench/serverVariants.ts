@@ -12,7 +12,7 @@ import {
   type BenchEnvironment,
 } from './benchStack.js';
 import { overheadIterations } from './overhead.js';
-import { figure, figureTable, number, repeat } from './stats.js';
+import { alternately, figure, figureTable, number } from './stats.js';
 import { iterationTimeline, type IterationTimeline } from './workflowTimeline.js';
 
 const flag = (setting: string) => ['--dynamic-config-value', setting];
@@ -89,17 +89,10 @@ try {
     const transcriptMs = transcripts.reduce((sum, transcript) => sum + transcript.ms, 0) / report.iterations;
     return { ms: msPerIteration(env.takeRequests()), timeline: await iterationTimeline(handle), transcriptMs };
   };
-  for (const environment of environments) await once(environment);
-  const rounds = await repeat(repetitions, async () => {
-    const results = [];
-    for (const environment of environments) results.push(await once(environment));
-    return results;
-  });
+  const samplesOf = await alternately(repetitions, environments, once);
   const ms = (value: number) => `${number(value)} ms`;
   environments.forEach(({ name }, index) => {
-    const samples = rounds.map(
-      (round) => round[index] as { ms: number; timeline: IterationTimeline; transcriptMs: number },
-    );
+    const samples = samplesOf[index] as Array<{ ms: number; timeline: IterationTimeline; transcriptMs: number }>;
     const of = (key: keyof IterationTimeline) => figure(samples.map((sample) => sample.timeline[key]));
     console.log(`${name}`);
     console.log(

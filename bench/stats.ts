@@ -23,6 +23,22 @@ export async function repeat<T>(times: number, measure: (repetition: number) => 
   return results;
 }
 
+/**
+ * Measures each variant once to warm it up, then `times` rounds of every variant in turn, so that
+ * a slow moment of the machine lands on all alike. Returns each variant's samples, in its order.
+ */
+export async function alternately<V, T>(
+  times: number,
+  variants: V[],
+  measure: (variant: V) => Promise<T>,
+): Promise<T[][]> {
+  for (const variant of variants) await measure(variant);
+  const samples: T[][] = variants.map(() => []);
+  for (let round = 0; round < times; round++)
+    for (const [index, variant] of variants.entries()) samples[index]?.push(await measure(variant));
+  return samples;
+}
+
 export function number(value: number, digits = 1): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }

@@ -8,7 +8,7 @@ import { readServerMetrics } from '../deploy/cluster/serverMetrics.js';
 import { sumOf } from '../src/temporal/prometheusText.js';
 import type { ScriptStep } from '../src/demo/script.js';
 import { msPerIteration, openBenchEnvironment, repeatedStep, type BenchEnvironment } from './benchStack.js';
-import { figure, figureTable, number, repeat } from './stats.js';
+import { alternately, figure, figureTable, number } from './stats.js';
 
 const iterations = 8;
 const latencyMs = 3_000;
@@ -71,13 +71,8 @@ try {
       heartbeats: (after.heartbeats - before.heartbeats) / iterations,
     };
   };
-  for (const environment of environments) await once(environment); // warm up
-  const rounds = await repeat(repetitions, async () => {
-    const results: Sample[] = [];
-    for (const environment of environments) results.push(await once(environment));
-    return results;
-  });
-  const of = (index: number, key: keyof Sample) => figure(rounds.map((round) => (round[index] as Sample)[key]));
+  const samplesOf = await alternately(repetitions, environments, once);
+  const of = (index: number, key: keyof Sample) => figure((samplesOf[index] as Sample[]).map((sample) => sample[key]));
   console.log(
     `${iterations} iterations a run, the model answering after ${latencyMs / 1000} s, ${repetitions} repetitions; ` +
       'the worker runs in this process (its CPU is this process’s, both variants alike idle between runs)',

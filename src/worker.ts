@@ -85,9 +85,9 @@ const quietBundlerLogger = {
 export class WorkerSetupError extends Error {}
 
 let runtimeInstalled = false;
-/** Where the runtime serves Prometheus metrics (host:port), once installed with them, and its port. */
-let metricsAddress: string | null = null;
+/** The port the runtime serves Prometheus metrics on (every interface), once installed with them. */
 let metricsPort: number | null = null;
+const metricsBindAddress = (port: number) => `0.0.0.0:${port}`;
 /**
  * The SDK logs at WARN and above (its INFO lines would drown the progress output). With
  * `metricsPort`, the SDK's runtime metrics and ours (src/temporal/metrics.ts) are served on it
@@ -96,7 +96,6 @@ let metricsPort: number | null = null;
 export function installQuietRuntime(options: { metricsPort?: number } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const address = options.metricsPort === undefined ? null : `0.0.0.0:${options.metricsPort}`;
   try {
     const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
     Runtime.install({
@@ -105,11 +104,16 @@ export function installQuietRuntime(options: { metricsPort?: number } = {}): voi
         if (entry.message.startsWith('No workflows registered')) return;
         console.error(`${entry.level} ${entry.message}`, entry.meta ?? '');
       }),
-      ...(address
-        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: address, countersTotalSuffix: true } } } }
+      ...(options.metricsPort !== undefined
+        ? {
+            telemetryOptions: {
+              metrics: {
+                prometheus: { bindAddress: metricsBindAddress(options.metricsPort), countersTotalSuffix: true },
+              },
+            },
+          }
         : {}),
     });
-    metricsAddress = address;
     metricsPort = options.metricsPort ?? null;
   } catch {
     // Already installed by whoever created the first worker in this process.
@@ -199,6 +203,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   installQuietRuntime({
     metricsPort: config.metricsPort === 0 ? await freePort('0.0.0.0') : config.metricsPort,
   });
+  const metricsAddress = metricsPort === null ? null : metricsBindAddress(metricsPort);
   if (config.metricsPort !== undefined && !metricsAddress)
     log('Metrics are not served: the Temporal runtime of this process was set up before, without them.');
   else if (metricsAddress) log(`Prometheus metrics on http://${metricsAddress}/metrics`);

@@ -84,20 +84,19 @@ function withRollingCacheBreakpoints(messages: Message[]): Anthropic.MessagePara
   });
 }
 
-/** What the model has written of its reply so far (streamed): its text, or its thinking while it has no text yet. */
-export interface ReplySoFar {
-  text: string;
-  thinking: boolean;
-}
-
 export async function requestModelTurn(
   client: ModelClient,
   request: ModelRequest,
   /**
-   * `place`: which provider answers, and where (for the price). `onWriting`: told what the reply
-   * says so far as it is written (the reply is then streamed, whatever its size).
+   * `place`: which provider answers, and where (for the price). `onWriting`: told, as the reply
+   * is written, the block being written so far and whether it is thinking (the reply is then
+   * streamed, whatever its size).
    */
-  options: { signal?: AbortSignal; place?: PricingPlace; onWriting?: (soFar: ReplySoFar) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    place?: PricingPlace;
+    onWriting?: (soFar: string, thinking: boolean) => void;
+  } = {},
 ): Promise<ModelReply> {
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
@@ -107,8 +106,8 @@ export async function requestModelTurn(
     const onWriting = options.onWriting;
     if (onWriting) {
       // Each snapshot is the block being written: a later text block starts afresh.
-      stream.on('thinking', (_delta, snapshot) => onWriting({ text: snapshot, thinking: true }));
-      stream.on('text', (_delta, snapshot) => onWriting({ text: snapshot, thinking: false }));
+      stream.on('thinking', (_delta, snapshot) => onWriting(snapshot, true));
+      stream.on('text', (_delta, snapshot) => onWriting(snapshot, false));
     }
     message = await stream.finalMessage();
     requestId = stream.request_id ?? null;

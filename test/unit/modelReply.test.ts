@@ -106,7 +106,7 @@ test('told what the reply says as it is written, the client streams it: the fake
     const seen: Array<{ text: string; at: number }> = [];
     const started = Date.now();
     const streamed = await requestModelTurn(client, request, {
-      onWriting: (soFar) => seen.push({ text: soFar.text, at: Date.now() - started }),
+      onWriting: (soFar) => seen.push({ text: soFar, at: Date.now() - started }),
     });
     const whole = await requestModelTurn(client, request);
     assert.deepEqual(

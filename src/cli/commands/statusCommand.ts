@@ -9,7 +9,7 @@ import type { AttemptProgress, RunStatusView } from '../../agent/runState.js';
 import { statusQuery } from '../../temporal/definitions.js';
 import { withSession } from '../commandSupport.js';
 import { awaitingApprovalText } from '../follow.js';
-import { printable } from '../terminalText.js';
+import { printableAll } from '../terminalText.js';
 import { hasWorker, queryClosedRun, type Session } from '../session.js';
 
 /**
@@ -24,7 +24,7 @@ async function printClosedRunStatus(
   const { workflowId, taskQueue } = description;
   const execution = description.status.name;
   // Only a completed run has a report; a failed, terminated or timed-out one ended without one.
-  const report =
+  const untrusted =
     execution === 'COMPLETED'
       ? ((await session.client.workflow
           .getHandle(workflowId)
@@ -33,28 +33,29 @@ async function printClosedRunStatus(
       : null;
   const note = `the live status needs a running worker on task queue ${taskQueue} (\`durable-debugger worker\`)`;
   if (json) {
-    const summary = report && {
-      status: report.status,
-      stopCondition: report.stopCondition,
-      stopDetail: report.stopDetail,
-      iterations: report.iterations,
-      toolCalls: report.toolCalls.length + (report.earlierToolCalls ?? 0),
-      costUsd: report.costUsd,
-      costNote: report.costNote,
-      durationMs: report.durationMs,
+    const summary = untrusted && {
+      status: untrusted.status,
+      stopCondition: untrusted.stopCondition,
+      stopDetail: untrusted.stopDetail,
+      iterations: untrusted.iterations,
+      toolCalls: untrusted.toolCalls.length + (untrusted.earlierToolCalls ?? 0),
+      costUsd: untrusted.costUsd,
+      costNote: untrusted.costNote,
+      durationMs: untrusted.durationMs,
     };
     console.log(JSON.stringify({ workflowStatus: execution, report: summary, statusUnanswered: note }));
     return;
   }
-  if (!report) {
+  if (!untrusted) {
     console.log(`${pc.bold(workflowId)} · ${execution.toLowerCase()} · no report`);
     console.log(pc.dim(`No worker answers its status: ${note}.`));
     return;
   }
+  const report = printableAll(untrusted);
   const cost = report.costUsd === null ? 'unknown' : `$${report.costUsd.toFixed(4)}`;
   const toolCalls = report.toolCalls.length + (report.earlierToolCalls ?? 0);
   console.log(
-    `${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${printable(report.stopDetail)})`)}`,
+    `${pc.bold(workflowId)} · ${execution.toLowerCase()} · status ${report.status} ${pc.dim(`(${report.stopCondition}: ${report.stopDetail})`)}`,
   );
   console.log(
     `${report.iterations} iterations · ${toolCalls} tool calls · cost ${cost} · ${(report.durationMs / 1000).toFixed(0)} s`,
@@ -109,19 +110,23 @@ export function statusCommand(program: Command): void {
         const handle = session.client.workflow.getHandle(workflowId);
         const description = await handle.describe();
         const running = description.status.name === 'RUNNING';
-        const status = running
+        const untrusted = running
           ? await handle.query(statusQuery)
           : await queryClosedRun(session, description.taskQueue, () => handle.query(statusQuery));
-        if (!status) {
+        if (!untrusted) {
           await printClosedRunStatus(session, description, Boolean(options.json));
           return;
         }
-        const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
-        const waiting = running ? await modelWaitOf(session, description.taskQueue, status) : null;
+        const untrustedWait = running ? await modelWaitOf(session, description.taskQueue, untrusted) : null;
         if (options.json) {
-          console.log(JSON.stringify({ workflowStatus: description.status.name, ...status, waitingFor: waiting }));
+          console.log(
+            JSON.stringify({ workflowStatus: description.status.name, ...untrusted, waitingFor: untrustedWait }),
+          );
           return;
         }
+        // What the run's input, the repository and the model wrote, made printable before our colours.
+        const [status, waiting] = printableAll([untrusted, untrustedWait] as const);
+        const cost = status.costUsd === null ? 'unknown' : `$${status.costUsd.toFixed(4)}`;
         if (status.attempts) {
           await printAttemptsStatus(session, description, status.attempts);
           return;
@@ -132,9 +137,8 @@ export function statusCommand(program: Command): void {
           `iteration ${status.iteration}/${status.maxIterations} · ${status.toolCalls} tool calls · cost ${cost} · ${(status.elapsedMs / 1000).toFixed(0)} s`,
         );
         if (status.costNote) console.log(`${pc.dim(status.costNote)}`);
-        if (status.lastThought) console.log(`${pc.cyan('last thought')} ${printable(status.lastThought)}`);
-        if (status.awaitingApproval)
-          console.log(awaitingApprovalText(workflowId, printable(status.awaitingApproval.patch)));
+        if (status.lastThought) console.log(`${pc.cyan('last thought')} ${status.lastThought}`);
+        if (status.awaitingApproval) console.log(awaitingApprovalText(workflowId, status.awaitingApproval.patch));
       }),
     );
 }
