@@ -30,6 +30,8 @@ export interface FixtureMeta {
   expectedChanges?: Array<{ path: string; encoding: string; before: string; after: string }>;
   /** Files the run changes that its patch must leave out (what its test runs leave behind); none when absent. */
   leftOutOfPatch?: string[];
+  /** Run by the fixtures test as a person runs it: `durable-debugger run <fixture>` (the real CLI), not through a test worker. */
+  throughCli?: boolean;
 }
 
 export interface Fixture {

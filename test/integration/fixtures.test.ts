@@ -1,7 +1,9 @@
 // Every repository under fixtures/ runs through the whole product: the real Temporal dev
 // server, real Docker sandboxes, and the real Anthropic SDK talking HTTP to the fake API that
 // plays each fixture's script.json. Each run must end as its fixture.json expects, and a
-// reported fix must really fix a fresh copy of the repository on the host.
+// reported fix must really fix a fresh copy of the repository on the host. A fixture marked
+// `throughCli` runs as a person runs it: `durable-debugger run <fixture>` in a process of its own,
+// with its own worker, reaching the same fake API as a gateway.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { WorkflowHandle } from '@temporalio/client';
 import iconv from 'iconv-lite';
 import ignore from 'ignore';
 import picomatch from 'picomatch';
@@ -26,6 +29,7 @@ import {
   type TestServer,
   type TestWorker,
 } from '../../harness/devStack.js';
+import { killCliProcesses, startCli } from '../support/cli.js';
 
 const fixtures = await loadFixtures();
 let server: TestServer;
@@ -37,6 +41,7 @@ before(async () => {
 });
 
 after(async () => {
+  killCliProcesses();
   await worker?.stop();
   await server?.stop();
 });
@@ -66,12 +71,10 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
   for (const fixture of fixtures) {
     // A cold environment of a real tree (fixture 23: 207 packages) and four tsc builds take minutes on a loaded machine.
     test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 600_000 }, async () => {
-      const { report } = await runToReport(
-        server,
-        worker.taskQueue,
-        fixtureInput(fixture),
-        `fixture-${fixture.name}-${process.pid}`,
-      );
+      const workflowId = `fixture-${fixture.name}-${process.pid}`;
+      const { report } = fixture.meta.throughCli
+        ? await runThroughCli(fixture, workflowId)
+        : await runToReport(server, worker.taskQueue, fixtureInput(fixture), workflowId);
       const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
       if (process.env.DEBUG_FIXTURE)
@@ -158,6 +161,22 @@ test('no sandbox container is left behind and no request was rejected', async ()
   );
   assert.equal(await containersOf(server), 0);
 });
+
+/** `durable-debugger run <fixture> --json` in a process of its own; the report is the run's result. */
+async function runThroughCli(fixture: Fixture, workflowId: string): Promise<{ report: DebugReport }> {
+  assert.equal(fixture.meta.input, undefined, `${fixture.name}: a fixture run through the CLI takes no input options`);
+  const run = startCli(server, ['run', fixture.path, '--id', workflowId, '--json'], {
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: worker.fake.url,
+  });
+  const { code, output } = await run.done;
+  const handle: WorkflowHandle = server.client.workflow.getHandle(workflowId);
+  const report = (await handle.result()) as DebugReport;
+  const last = output.trim().split('\n').at(-1) ?? '';
+  assert.ok(code === 0 || report.status !== 'fixed', `run exited ${code} on a fixed run:\n${output.slice(-3000)}`);
+  assert.match(last, /"type":"report"/, `the CLI's last line is not its report:\n${output.slice(-3000)}`);
+  return { report };
+}
 
 /** The repository a request is about, from the "Repository: <name>" line of its task. */
 function repositoryOf(request: RecordedRequest): string | null {
