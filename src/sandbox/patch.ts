@@ -226,23 +226,40 @@ function readableView(
   if (!encoding || isPlainUtf8(encoding)) return '';
   const body = hunks(oldText?.text ?? '', newText?.text ?? '');
   const lines = [
-    `${path}: ${describeEncoding(encoding)} text, its change shown decoded; git apply uses the binary patch below`,
+    `${quotedPath('', path)}: ${describeEncoding(encoding)} text, its change shown decoded; git apply uses the binary patch below`,
     ...body,
   ];
   return lines.map((line) => `# ${line.replace(/\r$/, '')}\n`).join('');
 }
 
-/** A path in a diff header, C-quoted as git does when it holds a quote, a backslash or a control character. */
+/**
+ * A path as git writes it in a patch with core.quotePath on (its default): as it is when every
+ * byte is printable ASCII other than `"` and `\`; otherwise C-quoted, its UTF-8 bytes escaped
+ * (\n, \t, \", \\, … and three octal digits for other control and non-ASCII bytes). No
+ * path can then end a line of the patch, in its header or in a comment line.
+ */
 function quotedPath(prefix: string, path: string): string {
-  const name = `${prefix}${path}`;
-  // eslint-disable-next-line no-control-regex -- control characters are what git quotes
-  if (!/["\\\x00-\x1f\x7f]/.test(name)) return name;
-  const escapes: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+  const bytes = Buffer.from(`${prefix}${path}`, 'utf8');
+  if (bytes.every((byte) => byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c)) return bytes.toString();
   let quoted = '';
-  for (const character of name) {
-    const code = character.charCodeAt(0);
-    quoted +=
-      escapes[character] ?? (code < 0x20 || code === 0x7f ? `\\${code.toString(8).padStart(3, '0')}` : character);
+  for (const byte of bytes) {
+    const escape = cEscapes[byte];
+    if (escape) quoted += `\\${escape}`;
+    else if (byte < 0x20 || byte >= 0x7f) quoted += `\\${byte.toString(8).padStart(3, '0')}`;
+    else quoted += String.fromCharCode(byte);
   }
   return `"${quoted}"`;
 }
+
+/** git's quote_c_style escapes, by byte. */
+const cEscapes: Record<number, string> = {
+  0x07: 'a',
+  0x08: 'b',
+  0x09: 't',
+  0x0a: 'n',
+  0x0b: 'v',
+  0x0c: 'f',
+  0x0d: 'r',
+  0x22: '"',
+  0x5c: '\\',
+};

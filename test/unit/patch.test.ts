@@ -201,6 +201,48 @@ test('names with quotes, backslashes, tabs or non-ASCII letters apply under thei
   await sameBytes(await applied(original, patch), changed, names);
 });
 
+test('a path with a newline cannot smuggle a file into the patch: every path is quoted as git quotes it, and git apply changes exactly the files the run changed', async () => {
+  // A Latin-1 file (a binary patch with a decoded view in comment lines) under a folder whose name
+  // holds a newline and a whole diff header: written raw, the comment line would end at the
+  // newline and git apply would create NOTES, a file the run never had.
+  const folder =
+    'legacy\ndiff --git a/NOTES b/NOTES\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES\n@@ -0,0 +1 @@\n+smuggled';
+  const path = `${folder}/tarifs.py`;
+  const before = '# -*- coding: latin-1 -*-\nTAUX = {"réduit": 0.55}\n';
+  const { patch, original, changed } = await patchOf(
+    { [path]: iconv.encode(before, 'latin1'), 'ünïcode\x01.txt': 'old\n' },
+    {
+      [path]: { content: iconv.encode(before.replace('0.55', '0.055'), 'latin1') },
+      'ünïcode\x01.txt': { content: 'new\n' },
+    },
+  );
+  assert.ok(
+    !patch.split('\n').some((line) => line.startsWith('+++ b/NOTES')),
+    'no line of the patch is the smuggled header',
+  );
+  assert.match(patch, /^# "legacy\\ndiff --git a\/NOTES b\/NOTES\\nnew file mode 100644\\n.*\/tarifs\.py": latin-1/m);
+  assert.match(
+    patch,
+    /^diff --git "a\/\\303\\274n\\303\\257code\\001\.txt" "b\/\\303\\274n\\303\\257code\\001\.txt"$/m,
+  );
+  const copy = await applied(original, patch);
+  await sameBytes(copy, changed, [path, 'ünïcode\x01.txt']);
+  const touched = execFileSync(
+    'git',
+    ['apply', '--numstat', '-z', join(copy, '..', `${copy.split('/').at(-1)}.patch`)],
+    {
+      cwd: copy,
+      encoding: 'utf8',
+    },
+  )
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => entry.split('\t').slice(2).join('\t'))
+    .sort();
+  assert.deepEqual(touched, [path, 'ünïcode\x01.txt'].sort());
+  assert.equal(await readFile(join(copy, 'NOTES')).catch(() => null), null, 'NOTES was never in the run');
+});
+
 test('a patch kept in the content store counts the changed lines of all of it, not of its preview', async () => {
   const files = Object.fromEntries(
     Array.from({ length: 40 }, (_, index) => [`module_${index}.py`, `${'x = 1\n'.repeat(2000)}`]),
