@@ -1,5 +1,7 @@
 // The file tools (list, read, edit, write), working on the workspace folder on the host.
-// Every path goes through resolveInsideWorkspace first. Failures are messages for the model.
+// Every path goes through resolveInsideWorkspace first, and no process of the sandbox runs
+// meanwhile (see quiesce.ts), so what it checked still holds when the path is used.
+// Failures are messages for the model.
 import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';

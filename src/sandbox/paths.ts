@@ -30,6 +30,11 @@ function isInside(root: string, candidate: string): boolean {
  * Resolves a relative path inside `root`, following symlinks, and refuses it if the real
  * location is outside `root`. For a path that does not exist yet, its nearest existing
  * parent must be inside.
+ *
+ * A check, then a use by path: sound only because nothing can change the folder in between.
+ * The host touches a workspace only when no process of its sandbox runs (quiesce.ts, called
+ * before every tool call and after every command) or when its container is gone (a rebuild, a
+ * removal), and the worker itself makes no symlink it then follows.
  */
 export async function resolveInsideWorkspace(
   root: string,

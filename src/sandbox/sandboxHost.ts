@@ -30,6 +30,7 @@ import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './ho
 import { execInSandbox, type ExecResult } from './exec.js';
 import { heapExhausted, readMemoryCounters } from './memoryCounters.js';
 import { removeFolder } from './ownerAccess.js';
+import { stopSandboxUserProcesses } from './quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
 import { detectTestCommand } from './testCommand.js';
@@ -221,6 +222,18 @@ export class SandboxHost {
   private async prepareNow(request: PrepareSandboxRequest, onEntry: () => void): Promise<PrepareSandboxResult> {
     const folder = this.folder(request.sandboxId);
     onEntry();
+    const { docker } = this.options;
+    // Nothing of the sandbox may run while its folder is read or rebuilt (quiesce.ts): a running
+    // container of this host is made quiet, any other (stopped, paused, another host's) removed.
+    const existing = await findSandboxContainer(docker, request.sandboxId);
+    const running =
+      existing?.State === 'running' &&
+      existing.Labels[labels.host] === this.options.hostId &&
+      (await stopSandboxUserProcesses(docker.getContainer(existing.Id), this.user).then(
+        () => true,
+        () => false,
+      ));
+    if (existing && !running) await removeContainer(docker, existing.Id);
     const current = await folder.readIfPresent(onEntry);
     let rebuiltBecause: string | undefined;
     const rebuild = !current || current.digest !== request.log.digest;
@@ -230,6 +243,9 @@ export class SandboxHost {
           ? undefined
           : 'the workspace was not on this worker'
         : 'the workspace differed from the run’s mutation log';
+      // A rebuilt folder is a new directory, which a running container would not see; and its
+      // processes must be gone before the old folder is removed.
+      if (existing && running) await removeContainer(docker, existing.Id);
       const rebuilt = await folder.rebuild(request.log.snapshotId, request.log.mutations, onEntry);
       if (rebuilt.digest !== request.log.digest) {
         throw new Error(
@@ -238,12 +254,7 @@ export class SandboxHost {
       }
       this.journal(request.sandboxId).clear();
     }
-    const { docker } = this.options;
-    const existing = await findSandboxContainer(docker, request.sandboxId);
-    // A rebuilt folder is a new directory: a running container still has the old one mounted.
-    const usable =
-      !rebuild && existing && existing.State === 'running' && existing.Labels[labels.host] === this.options.hostId;
-    if (existing && !usable) await removeContainer(docker, existing.Id);
+    const usable = running && !rebuild;
     if (!usable) {
       await createSandboxContainer(docker, {
         sandboxId: request.sandboxId,
@@ -275,11 +286,30 @@ export class SandboxHost {
   }
 
   /**
+   * The running container, with no process of the sandbox user left in it (quiesce.ts): only then
+   * may the host touch its workspace folder. A process that cannot be stopped is the sandbox's end.
+   */
+  private async quietContainer(sandboxId: string): Promise<Docker.Container> {
+    const container = await this.runningContainer(sandboxId);
+    await this.stopLeftovers(container);
+    return container;
+  }
+
+  private async stopLeftovers(container: Docker.Container): Promise<void> {
+    try {
+      await stopSandboxUserProcesses(container, this.user);
+    } catch (error) {
+      if (await hasStopped(container)) throw new SandboxNeedsPrepareError('the sandbox container stopped');
+      throw new SandboxNeedsPrepareError((error as Error).message);
+    }
+  }
+
+  /**
    * Runs one tool call. The workspace must be at the digest the workflow expects; a call that
    * was already applied (a retried activity) returns its recorded outcome instead of running twice.
    */
   async runTool(request: ToolRequest, hooks: ExecHooks = {}): Promise<ToolOutcome> {
-    const container = await this.runningContainer(request.sandboxId);
+    const container = await this.quietContainer(request.sandboxId);
     const folder = this.folder(request.sandboxId);
     const before = await folder.readIfPresent();
     if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
@@ -310,7 +340,7 @@ export class SandboxHost {
     settings: SandboxSettings,
     hooks: ExecHooks = {},
   ): Promise<TestSummary> {
-    const container = await this.runningContainer(sandboxId);
+    const container = await this.quietContainer(sandboxId);
     const folder = this.folder(sandboxId);
     const before = await folder.readIfPresent();
     if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
@@ -327,7 +357,19 @@ export class SandboxHost {
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut, result.outOfMemory);
   }
 
+  /** Runs a command; when it returns, nothing it started (even what escaped its wrapper) runs any more. */
   private async exec(
+    container: Docker.Container,
+    command: string,
+    settings: SandboxSettings,
+    hooks: ExecHooks,
+  ): Promise<ExecResult> {
+    const result = await this.execCommand(container, command, settings, hooks);
+    await this.stopLeftovers(container);
+    return result;
+  }
+
+  private async execCommand(
     container: Docker.Container,
     command: string,
     settings: SandboxSettings,
