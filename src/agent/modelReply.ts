@@ -22,4 +22,6 @@ export interface ModelReply {
   requestId: string | null;
   /** Tool calls whose input was too large to keep (see dropOversizedInputs); the workflow answers them with an error. */
   oversizedToolInputs: Array<{ id: string; bytes: number }>;
+  /** Set when the reply was asked for streamed and the endpoint answered with the whole message (src/model/wholeReplies.ts). */
+  notStreamed?: true;
 }

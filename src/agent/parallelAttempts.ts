@@ -266,6 +266,9 @@ export function attemptsReport(options: {
     resumedFrom: options.resumedFrom ?? null,
     problems: kept?.problems ?? [],
     costNote: [...reports.values()].find((report) => report.costNote)?.costNote ?? null,
+    ...([...reports.values()].some((report) => report.streamNote)
+      ? { streamNote: [...reports.values()].find((report) => report.streamNote)?.streamNote }
+      : {}),
     attempts,
     chosenAttempt: chosen,
   };

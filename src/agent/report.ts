@@ -69,6 +69,8 @@ export interface DebugReport {
   costUsd: number | null;
   /** Set when the cost was counted at a conservative price because the model has no listed price. */
   costNote: string | null;
+  /** Set when the model endpoint answered streaming requests with whole replies: said once, here. */
+  streamNote?: string;
   durationMs: number;
   /** The run's tool calls; on a very long run only the newest (see earlierToolCalls). */
   toolCalls: ToolCallRecord[];

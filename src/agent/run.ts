@@ -173,7 +173,7 @@ export function raiseBudgets(state: RunState, input: DebugInput, asked: BudgetRa
 /** Counts a model call's tokens and cost, and what the next request's size is estimated from. */
 export function recordModelCall(
   state: RunState,
-  call: Pick<ModelReply, 'usage' | 'costUsd' | 'budgetCostUsd' | 'priceNote' | 'model' | 'answeredBy'>,
+  call: Pick<ModelReply, 'usage' | 'costUsd' | 'budgetCostUsd' | 'priceNote' | 'model' | 'answeredBy' | 'notStreamed'>,
   requestCharacters = conversationBytes(state.conversation),
 ): void {
   state.modelCalls += 1;
@@ -189,6 +189,7 @@ export function recordModelCall(
   state.lastRequestCharacters = requestCharacters;
   state.model = call.model;
   state.answeredBy = call.answeredBy;
+  if (call.notStreamed) state.repliesNotStreamed = true;
 }
 
 /**
@@ -275,6 +276,7 @@ export function buildReport(state: RunState, input: DebugInput, end: RunEnd): De
     tokens: state.tokens,
     costUsd: state.costUsd,
     costNote: state.costNote ?? null,
+    ...(state.repliesNotStreamed ? { streamNote: repliesNotStreamedNote } : {}),
     durationMs: end.now - state.startedAt,
     toolCalls: state.toolCalls,
     earlierToolCalls: state.earlierToolCalls ?? 0,
@@ -285,6 +287,10 @@ export function buildReport(state: RunState, input: DebugInput, end: RunEnd): De
     environment: state.environment ?? null,
   };
 }
+
+/** Said once in the report of a run whose model endpoint answered whole replies (src/model/wholeReplies.ts). */
+export const repliesNotStreamedNote =
+  'the model endpoint answered streaming requests with whole replies (some gateways do): replies were not streamed, so nothing was shown while the model wrote';
 
 /** A run that did not end fixed because the suite ran out of memory says so, with the limit and how to raise it. */
 function outOfMemoryProblem(state: RunState, end: RunEnd): string[] {

@@ -56,6 +56,8 @@ export interface RunState {
   costUsd: number | null;
   /** Set when the cost is counted at a conservative price (the model has no listed price). */
   costNote?: string | null;
+  /** Set once a reply asked for streamed came whole: the endpoint does not stream (absent: every reply streamed, or none asked). */
+  repliesNotStreamed?: boolean;
   modelCalls: number;
   /** Input tokens of the latest request, for estimating the next one. */
   lastRequestTokens: number;

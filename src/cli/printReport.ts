@@ -42,6 +42,7 @@ export function formatReport(
     );
   if (report.costNote) lines.push(`${pc.bold('Cost:')} ${report.costNote}`);
   if (report.answeredBy) lines.push(`${pc.bold('Model:')} ${report.answeredBy}`);
+  if (report.streamNote) lines.push(`${pc.bold('Replies:')} ${report.streamNote}`);
   // With a fallback model (or a resume on another one), each model's share, the fallback's calls named.
   if ((report.modelUsage?.length ?? 0) > 1 || report.modelUsage?.some((usage) => usage.fallback)) {
     for (const usage of report.modelUsage ?? []) {

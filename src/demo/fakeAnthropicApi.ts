@@ -61,6 +61,11 @@ export interface FakeApiOptions {
   rateLimitedModels?: string[];
   /** Speak as Amazon Bedrock or Google Vertex AI (paths, body, credentials) instead of the Anthropic API. */
   platform?: FakePlatform;
+  /**
+   * Answer streaming requests with the whole message (`application/json`, no events), as some
+   * gateways and proxies in front of the API do.
+   */
+  wholeReplies?: boolean;
 }
 
 export interface RecordedRequest {
@@ -153,7 +158,7 @@ export class FakeAnthropicApi {
       error: null,
       requestId,
       apiKey,
-      stream,
+      stream: stream && !this.options.wholeReplies,
     };
     this.requests.push(record);
 
@@ -198,7 +203,7 @@ export class FakeAnthropicApi {
     };
     record.usage = usage;
     // A streamed reply takes its time as it is written; the others before they are sent.
-    if (this.options.latencyMs && !stream) await sleep(this.options.latencyMs);
+    if (this.options.latencyMs && (!stream || this.options.wholeReplies)) await sleep(this.options.latencyMs);
     const message = {
       id: `msg_${randomBytes(12).toString('hex')}`,
       type: 'message',
@@ -209,7 +214,7 @@ export class FakeAnthropicApi {
       stop_sequence: null,
       usage,
     };
-    if (!stream) return sendJson(response, 200, message, requestId);
+    if (!stream || this.options.wholeReplies) return sendJson(response, 200, message, requestId);
     if (this.options.platform?.kind === 'bedrock') {
       response.writeHead(200, bedrockStreamHeaders(requestId));
       return writeStream(response, streamEvents(message), this.options.latencyMs ?? 0, bedrockEventFrame);

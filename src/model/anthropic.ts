@@ -9,6 +9,7 @@ import type { ModelReply } from '../agent/modelReply.js';
 import { cleanReply } from '../agent/reply.js';
 import { costOfCall, type PricingPlace } from './pricing.js';
 import { providerNames } from './providerSettings.js';
+import { fetchAcceptingWholeReplies, wholeReplyHeader } from './wholeReplies.js';
 
 export interface ModelClientSettings {
   apiKey?: string;
@@ -21,13 +22,22 @@ export interface ModelClient {
   messages: Pick<Anthropic['messages'], 'create' | 'stream'>;
 }
 
+/**
+ * Clients whose endpoint answered a streaming request with a whole message: this process asks
+ * them for whole replies from then on. A worker that restarts learns it again on its first call
+ * (that call still gets its reply: see wholeReplies.ts).
+ */
+const answersWhole = new WeakSet<object>();
+
 export function createModelClient(settings: ModelClientSettings): Anthropic {
-  return new Anthropic({
+  const client: Anthropic = new Anthropic({
     apiKey: settings.apiKey ?? 'not-set',
     baseURL: settings.baseURL,
     maxRetries: 0,
     timeout: settings.timeoutMs,
+    fetch: fetchAcceptingWholeReplies(() => answersWhole.add(client)),
   });
+  return client;
 }
 
 export interface ModelRequest {
@@ -101,7 +111,10 @@ export async function requestModelTurn(
   const body = buildRequestBody(request);
   let message: Anthropic.Message;
   let requestId: string | null;
-  if (request.maxOutputTokens > streamingThreshold || options.onWriting) {
+  // Set when the reply was asked for streamed and came whole (the endpoint does not stream).
+  let notStreamed: boolean;
+  const wantsStream = request.maxOutputTokens > streamingThreshold || Boolean(options.onWriting);
+  if (wantsStream && !answersWhole.has(client)) {
     const stream = client.messages.stream(body, { signal: options.signal });
     const onWriting = options.onWriting;
     if (onWriting) {
@@ -111,10 +124,12 @@ export async function requestModelTurn(
     }
     message = await stream.finalMessage();
     requestId = stream.request_id ?? null;
+    notStreamed = (await stream.withResponse()).response.headers.get(wholeReplyHeader) !== null;
   } else {
     const { data, request_id } = await client.messages.create(body, { signal: options.signal }).withResponse();
     message = data;
     requestId = request_id ?? null;
+    notStreamed = wantsStream;
   }
   const usage = {
     inputTokens: message.usage.input_tokens,
@@ -137,6 +152,7 @@ export async function requestModelTurn(
         : `Claude (${message.model})`,
     requestId,
     oversizedToolInputs,
+    ...(notStreamed ? { notStreamed: true } : {}),
   };
 }
 

@@ -106,6 +106,28 @@ test('replies stream in (for `watch`); with streaming off, only a large output b
   assert.ok(large.worker.fake.requests.every((request) => request.body.stream === true));
 });
 
+test('an endpoint that answers streaming requests with whole messages: the run is fixed, asks it whole from then on, and the report says so once', async () => {
+  const { report, worker } = await run({ fake: { wholeReplies: true } });
+  assert.equal(report.status, 'fixed', report.stopDetail);
+  const requests = worker.fake.requests;
+  assert.ok(requests.length >= 2, `only ${requests.length} requests`);
+  // The first call asked for a stream and got the whole message; the worker then stopped asking.
+  assert.equal(requests[0]?.body.stream, true);
+  assert.ok(
+    requests.slice(1).every((request) => request.body.stream === undefined),
+    requests.map((request) => String(request.body.stream)).join(' '),
+  );
+  assert.match(report.streamNote ?? '', /not streamed/);
+  const printed = stripVTControlCharacters(formatReport(report));
+  assert.equal(printed.match(/not streamed/g)?.length, 1, printed);
+
+  // Streaming off is the user's choice: whole replies asked for, nothing to say about them.
+  const off = await run({ fake: { wholeReplies: true }, configOverrides: { DURABLE_DEBUGGER_STREAM_REPLIES: 'off' } });
+  assert.equal(off.report.status, 'fixed', off.report.stopDetail);
+  assert.ok(off.worker.fake.requests.every((request) => request.body.stream === undefined));
+  assert.equal(off.report.streamNote, undefined);
+});
+
 test('thinking blocks are passed back to the API unchanged', async () => {
   const steps = fixture.script.responses as ScriptStep[];
   const thinking = {
