@@ -1,12 +1,12 @@
 // `apply`: puts a run's verified patch on a new branch of the user's git repository, as one commit,
 // without touching the checkout: the commit is built in a temporary index (read-tree HEAD, apply
 // --cached, write-tree, commit-tree) and the branch is created only if everything before worked.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DebugReport } from '../agent/report.js';
 import { formatTestSummary, type TestSummary } from '../agent/testResults.js';
+import { gitSucceeds, gitSync } from '../sandbox/safeGit.js';
 
 export class FixBranchRefused extends Error {}
 
@@ -70,7 +70,14 @@ function commitOnBranch(
 ): FixBranch {
   const { repo, report, branch, prefix, patchFile } = options;
   const files = touchedFiles(git, patchFile, report.workflowId);
-  const dirty = git(['status', '--porcelain', '--untracked-files=all', '--', ...files]).trim();
+  const dirty = git([
+    'status',
+    '--porcelain',
+    '--untracked-files=all',
+    '--ignore-submodules=all',
+    '--',
+    ...files,
+  ]).trim();
   if (dirty) {
     throw new FixBranchRefused(
       `Files the patch touches have uncommitted changes; commit or stash them first:\n${dirty}`,
@@ -157,20 +164,11 @@ type Git = ReturnType<typeof gitIn>;
 
 function gitIn(repo: string) {
   return (args: string[], options: GitOptions = {}): string => {
-    const result = spawnSync('git', args, {
-      cwd: repo,
-      encoding: 'utf8',
-      input: options.input,
-      env: { ...process.env, ...options.env },
-    });
+    const result = gitSync(repo, args, { input: options.input, env: options.env });
     if (result.status === 0) return result.stdout;
     const said = `${result.stderr ?? ''}${result.error ? result.error.message : ''}`.trim();
     if (options.refusal)
       throw new FixBranchRefused(options.withOutput && said ? `${options.refusal}\n${said}` : options.refusal);
     throw new Error(`git ${args.join(' ')} failed: ${said}`);
   };
-}
-
-function gitSucceeds(repo: string, args: string[]): boolean {
-  return spawnSync('git', args, { cwd: repo, stdio: 'ignore' }).status === 0;
 }

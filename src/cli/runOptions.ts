@@ -1,6 +1,5 @@
 // The options of `run` and `start`, and the run input they make.
 import type { Command } from 'commander';
-import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
@@ -9,6 +8,7 @@ import type { Config } from '../config.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
+import { gitSucceeds } from '../sandbox/safeGit.js';
 import { fixBranchName } from './fixBranch.js';
 import { hasWorker, log, type Session } from './session.js';
 
@@ -154,7 +154,7 @@ export function refuseUnlessFolder(repo: string): void {
  * happen (not a git repository, no commit to branch from, the branch of --id already there).
  */
 export function refuseUnlessBranchable(repo: string, workflowId?: string): void {
-  const git = (...args: string[]) => spawnSync('git', ['-C', repo, ...args], { stdio: 'ignore' }).status === 0;
+  const git = (...args: string[]) => gitSucceeds(repo, args);
   if (!git('rev-parse', '--is-inside-work-tree')) {
     throw new UsageError(
       `--apply commits the fix on a new branch of a git repository, and "${repo}" is not one: leave out --apply (the patch is printed), or make it a git repository with a first commit.`,

@@ -2,11 +2,10 @@
 // a repository snapshot, for the workspace on disk, and after replaying a mutation log, so a
 // sandbox can tell cheaply whether its workspace is the one the workflow expects.
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { GitignoreRules } from './gitignore.js';
+import { gitOutput } from './safeGit.js';
 import { isBelowRealFolders } from './paths.js';
 
 export type TreeEntry =
@@ -182,12 +181,8 @@ export function foldersOf(paths: ReadonlySet<string>): Set<string> {
 /** The files git would track (tracked plus untracked-not-ignored), or null if `root` is not a git checkout. */
 export async function gitListedFiles(root: string): Promise<string[] | null> {
   try {
-    const { stdout } = await promisify(execFile)(
-      'git',
-      ['-C', root, 'ls-files', '--cached', '--others', '--exclude-standard', '-z'],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const top = (await promisify(execFile)('git', ['-C', root, 'rev-parse', '--show-prefix'])).stdout.trim();
+    const stdout = await gitOutput(root, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+    const top = (await gitOutput(root, ['rev-parse', '--show-prefix'])).trim();
     if (top !== '') return null; // `root` is a subfolder of a larger checkout: walk it instead
     return [...new Set(stdout.split('\0').filter((path) => path && !isIgnoredPath(path)))].sort();
   } catch {

@@ -2,7 +2,7 @@
 // user's git repository; every refusal leaves the repository exactly as it was. Real CLI processes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -269,4 +269,49 @@ test('run --apply when the tests leave a SQLite file behind: the branch holds th
   ]);
   const database = spawnSync('git', ['show', `${branch}:test_inventory.sqlite3`], { cwd: all });
   assert.equal(database.stdout.subarray(0, 16).toString('latin1'), 'SQLite format 3\0', 'the database, whole');
+});
+
+test('run --apply and apply in a repository whose .git/config names an fsmonitor, a hooks folder and a filter: none of them runs', async () => {
+  const repo = copyOfFixture('hostile-git-config', true);
+  // The filter is chosen by a committed .gitattributes; the commit is made before the config is.
+  writeFileSync(join(repo, '.gitattributes'), '*.py filter=canary\n');
+  git(repo, 'add', '.gitattributes');
+  git(repo, '-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '-q', '-m', 'attributes');
+  const canaries = join(scratch, 'hostile-git-config', 'canaries');
+  mkdirSync(canaries);
+  const script = (name: string, tail: string) => {
+    const path = join(scratch, 'hostile-git-config', name);
+    writeFileSync(path, `#!/bin/sh\ntouch "${canaries}/${name}"\n${tail}\n`, { mode: 0o755 });
+    return path;
+  };
+  const hooks = join(scratch, 'hostile-git-config', 'hooks');
+  mkdirSync(hooks);
+  for (const hook of ['reference-transaction', 'post-index-change', 'pre-auto-gc'])
+    writeFileSync(join(hooks, hook), `#!/bin/sh\ntouch "${canaries}/hook-${hook}"\n`, { mode: 0o755 });
+  git(repo, 'config', 'core.fsmonitor', script('fsmonitor', 'exit 1'));
+  git(repo, 'config', 'core.hooksPath', hooks);
+  git(repo, 'config', 'filter.canary.clean', script('clean', 'cat'));
+  git(repo, 'config', 'filter.canary.smudge', script('smudge', 'cat'));
+  // A file newer than the index: status looks at its content, through the clean filter if there is one.
+  writeFileSync(join(repo, 'buggy_code.py'), readFileSync(join(repo, 'buggy_code.py')));
+
+  const run = await cli(['run', repo, '--id', 'apply-hostile-git-config', '--apply']);
+  assert.deepEqual(readdirSync(canaries), [], 'a program named by the repository’s git config ran');
+  assert.equal(run.code, 0, run.output);
+  const safe = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null'];
+  assert.deepEqual(
+    git(repo, ...safe, 'diff', '--name-only', 'main', 'durable-debugger/apply-hostile-git-config')
+      .trim()
+      .split('\n'),
+    ['buggy_code.py'],
+  );
+
+  // apply <id>: refused while the branch is there, then done again once it is deleted.
+  const second = await cli(['apply', 'apply-hostile-git-config', '--repo', repo]);
+  assert.deepEqual(readdirSync(canaries), [], 'a program named by the repository’s git config ran');
+  assert.notEqual(second.code, 0, 'the branch exists already: refused');
+  git(repo, ...safe, 'branch', '-q', '-D', 'durable-debugger/apply-hostile-git-config');
+  const applied = await cli(['apply', 'apply-hostile-git-config', '--repo', repo]);
+  assert.deepEqual(readdirSync(canaries), [], 'a program named by the repository’s git config ran');
+  assert.equal(applied.code, 0, applied.output);
 });
