@@ -44,6 +44,9 @@ export function summarizeTestOutput(
     parsePytest(output) ??
     parseCargo(output) ??
     parseNode(output) ??
+    parseTap(output) ??
+    parseAva(output) ??
+    parseUnittest(output) ??
     parseVitest(output) ??
     parseJest(output) ??
     parseMocha(output) ??
@@ -122,22 +125,114 @@ function parsePytest(output: string): Counts | null {
 }
 
 function parseNode(output: string): Counts | null {
-  // TAP ("# pass 2") or the spec reporter ("ℹ pass 2").
-  const pass = output.match(/^(?:#|ℹ) pass (\d+)/m);
-  const fail = output.match(/^(?:#|ℹ) fail (\d+)/m);
+  // node:test's spec reporter ("ℹ pass 2"); its TAP reporter is read by parseTap.
+  const pass = output.match(/^ℹ pass (\d+)/m);
+  const fail = output.match(/^ℹ fail (\d+)/m);
   if (!pass || !fail) return null;
-  const failing = output
+  // The closing list names the failing tests only; above it a suite whose test failed is marked too.
+  const listed = output.split(/^✖ failing tests:$/m);
+  const failing = (listed.length > 1 ? (listed.pop() as string) : output)
     .split('\n')
-    .map(
-      (line) => line.match(/^\s*not ok \d+ - (.+?)(?:\s+#.*)?$/)?.[1] ?? line.match(/^\s*✖ (.+?) \([\d.]+m?s\)$/)?.[1],
-    )
-    .filter((name): name is string => Boolean(name) && !/^failing tests:?$/i.test(name ?? ''));
+    .map((line) => line.match(/^\s*✖ (.+?) \([\d.]+m?s\)$/)?.[1])
+    .filter((name): name is string => Boolean(name));
   return {
     passed: Number(pass[1]),
     failed: Number(fail[1]),
-    skipped: count(output, /^(?:#|ℹ) skipped (\d+)/m),
+    skipped: count(output, /^ℹ skipped (\d+)/m),
     failing: unique(failing),
   };
+}
+
+/**
+ * TAP, from node:test, tape, node-tap, ava --tap and others: counts from the closing comments
+ * ("# pass 2", tape's "# pass  2", node-tap's "# { total: 3, pass: 2, fail: 1 }"), the failing
+ * tests from the "not ok" lines. A "not ok" that closes a "# Subtest: name" block is a test, listed
+ * unless a test inside it failed (a suite, a file); one inside a test is an assertion of it; one at
+ * the top is a test itself (ava), or an assertion of the test a "# name" comment above it opened (tape).
+ */
+function parseTap(output: string): Counts | null {
+  const tapObject = output.match(/^# \{ total: \d+(.*) \}$/m)?.[1];
+  const counted = (name: string) =>
+    tapObject !== undefined
+      ? count(tapObject, new RegExp(`\\b${name}: (\\d+)`))
+      : count(output, new RegExp(`^# ${name}\\s+(\\d+)\\s*$`, 'm'));
+  const hasPass = tapObject !== undefined || /^# pass\s+\d+\s*$/m.test(output);
+  if (!hasPass || !/^\s*(?:not )?ok \d+\b/m.test(output)) return null;
+  const failing: string[] = [];
+  const open: { name: string; indent: number; failedInside: boolean }[] = [];
+  let comment: string | undefined;
+  for (const line of output.split('\n')) {
+    const subtest = line.match(/^(\s*)# Subtest: (.+?)\s*$/);
+    if (subtest) {
+      open.push({ name: subtest[2] as string, indent: (subtest[1] as string).length, failedInside: false });
+      continue;
+    }
+    const heading = line.match(/^# (?!tests\b|pass\b|fail\b|skip|todo\b|ok$|\{|time=)(.+?)\s*$/);
+    if (heading && open.length === 0) comment = heading[1];
+    const point = line.match(/^(\s*)(not )?ok \d+(?: -)? ?(.*?)(?:\s+#.*)?$/);
+    if (!point) continue;
+    const indent = (point[1] as string).length;
+    const name = point[3] as string;
+    const failed = Boolean(point[2]);
+    const top = open.at(-1);
+    if (top && top.indent === indent && top.name === name) {
+      open.pop();
+      // A suite, a file, a parent test: the failing tests inside are listed, not it.
+      if (failed && !top.failedInside) failing.push(name);
+      if (failed) for (const outer of open) outer.failedInside = true;
+    } else if (failed && !top) {
+      failing.push(comment ?? name);
+    }
+  }
+  return {
+    passed: counted('pass'),
+    failed: counted('fail'),
+    skipped: counted('skip') + counted('skipped') + counted('todo'),
+    failing: unique(failing),
+  };
+}
+
+/** ava's default reporter: "✔ title", "✘ [fail]: title message", then "3 tests failed" or "5 tests passed". */
+function parseAva(output: string): Counts | null {
+  const failedLine = output.match(/^\s*(\d+) tests? failed\s*$/m);
+  const passedLine = output.match(/^\s*(\d+) tests? passed\s*$/m);
+  if (!failedLine && !passedLine) return null;
+  const lines = output.split('\n').map((line) => line.trim());
+  // The line names the title and the error's message; the title is also a line of its own in the details.
+  const titles = new Set(lines);
+  const failing = lines
+    .map((line) => line.match(/^✘ \[(?:fail|unexpected pass)\]: (.+)$/)?.[1])
+    .filter((rest): rest is string => Boolean(rest))
+    .map((rest) => {
+      const words = rest.split(' ');
+      for (let end = words.length; end > 0; end--) {
+        const title = words.slice(0, end).join(' ');
+        if (titles.has(title)) return title;
+      }
+      return rest;
+    });
+  return {
+    // With failures, ava prints no passed count: each passing test has its ✔ line.
+    passed: passedLine ? Number(passedLine[1]) : lines.filter((line) => /^✔ (?!\[expected fail\])/.test(line)).length,
+    failed: failedLine ? Number(failedLine[1]) : 0,
+    skipped: count(output, /^\s*(\d+) tests? skipped\s*$/m) + count(output, /^\s*(\d+) tests? todo\s*$/m),
+    failing: unique(failing),
+  };
+}
+
+/** unittest: "Ran 3 tests in 0.001s", then "OK" or "FAILED (failures=1, errors=1, skipped=1)". */
+function parseUnittest(output: string): Counts | null {
+  const ran = output.match(/^Ran (\d+) tests? in [\d.]+s$/m);
+  const verdict = output.match(/^(?:OK|FAILED)(?: \((.*)\))?\s*$/m);
+  if (!ran || !verdict) return null;
+  const details = verdict[1] ?? '';
+  const failed = count(details, /\bfailures=(\d+)/) + count(details, /\berrors=(\d+)/);
+  const skipped = count(details, /\bskipped=(\d+)/) + count(details, /\bexpected failures=(\d+)/);
+  // "FAIL: test_x (package.module.Case.test_x)" (3.11+) or "(package.module.Case)" before.
+  const failing = [...output.matchAll(/^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)/gm)].map(([, method, where]) =>
+    (where as string).endsWith(`.${method as string}`) ? (where as string) : `${where as string}.${method as string}`,
+  );
+  return { passed: Math.max(0, Number(ran[1]) - failed - skipped), failed, skipped, failing: unique(failing) };
 }
 
 export function stripAnsi(text: string): string {
