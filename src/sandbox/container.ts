@@ -2,6 +2,7 @@
 // bind-mounted at /workspace. Commands run in it through `docker exec`.
 import Docker from 'dockerode';
 import type { SandboxLimits } from '../agent/input.js';
+import { sandboxContainerEnv } from './sandboxEnv.js';
 
 export const projectLabel = 'durable-debugger';
 export const labels = {
@@ -58,15 +59,8 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
     User: '65534:65534',
     WorkingDir: workspaceMountPoint,
     Hostname: 'sandbox',
-    // Test runners print plain text: their summaries are parsed.
-    Env: [
-      'HOME=/tmp',
-      'LANG=C.UTF-8',
-      'PATH=/usr/local/bin:/usr/bin:/bin',
-      'NO_COLOR=1',
-      'FORCE_COLOR=0',
-      ...(spec.env ?? []),
-    ],
+    // What CI leaves a job, nothing that changes what programs do (sandboxEnv.ts).
+    Env: sandboxContainerEnv(spec.env),
     Labels: {
       [labels.project]: projectLabel,
       [labels.sandboxId]: spec.sandboxId,

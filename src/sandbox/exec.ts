@@ -39,18 +39,6 @@ const quietAfterExitMs = 500;
 
 type StopReason = 'timeout' | 'cancelled' | 'exited';
 
-const commandEnv = [
-  'HOME=/tmp',
-  'LANG=C.UTF-8',
-  // PATH is the container's: /usr/local/bin:/usr/bin:/bin, or what the environment's image names.
-  'PYTHONDONTWRITEBYTECODE=1',
-  'PYTHONUNBUFFERED=1',
-  'NO_COLOR=1',
-  'CI=1',
-  'npm_config_cache=/tmp/.npm',
-  'npm_config_update_notifier=false',
-];
-
 export async function execInSandbox(
   container: Docker.Container,
   command: string,
@@ -65,7 +53,7 @@ export async function execInSandbox(
     AttachStderr: true,
     User: `${options.user.uid}:${options.user.gid}`,
     WorkingDir: workspaceMountPoint,
-    Env: commandEnv,
+    // No Env of its own: the command gets the container's, the documented set (sandboxEnv.ts).
     Tty: false,
   });
   const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };

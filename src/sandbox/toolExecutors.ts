@@ -4,7 +4,7 @@
 import picomatch from 'picomatch';
 import type { SandboxSettings, ToolOutcome } from '../agent/sandboxProtocol.js';
 import { truncateObservation } from '../agent/observations.js';
-import { describeOutOfMemory, formatTestSummary, summarizeTestOutput } from '../agent/testResults.js';
+import { describeOutOfMemory, formatTestSummary, stripAnsi, summarizeTestOutput } from '../agent/testResults.js';
 import { isSandboxTool, type SandboxToolName, type ToolInput } from '../agent/tools.js';
 import type { Mutation } from '../agent/workspace.js';
 import type { ExecResult } from './exec.js';
@@ -198,7 +198,8 @@ function describeExec(result: ExecResult, settings: SandboxSettings): string {
       `The command printed ${result.outputBytes} bytes; ${result.droppedBytes} bytes from the middle were dropped.`,
     );
   }
-  lines.push('', result.output.trimEnd() || '(no output)');
+  // Programs print colours as in CI; the model reads the text without the escape codes.
+  lines.push('', stripAnsi(result.output).trimEnd() || '(no output)');
   return lines.join('\n');
 }
 

@@ -19,6 +19,7 @@ import { describeEnvironment } from '../../src/agent/environment.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
+import { sandboxContainerEnv } from '../../src/sandbox/sandboxEnv.js';
 import type { RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import {
@@ -228,10 +229,10 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
             '--rm',
             '--network',
             'none',
-            '-e',
-            'NO_COLOR=1',
-            '-e',
-            'HOME=/tmp',
+            // The sandbox's variables (sandboxEnv.ts): colours as the runner's own detection chooses under CI.
+            ...sandboxContainerEnv()
+              .filter((variable) => !variable.startsWith('PATH='))
+              .flatMap((variable) => ['-e', variable]),
             '-v',
             `${copy}:/workspace`,
             '-w',

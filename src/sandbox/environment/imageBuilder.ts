@@ -31,6 +31,7 @@ import {
 } from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { removeFolder } from '../ownerAccess.js';
+import { buildContainerEnv } from '../sandboxEnv.js';
 import { WorkspaceFolder } from '../workspaceFolder.js';
 
 export const environmentRepository = 'durable-debugger-env';
@@ -505,7 +506,7 @@ export class EnvironmentBuilder {
         Cmd: ['sh', '-c', `. ${settingsMountPoint}/env.sh\n${plan.script}`],
         User: '0:0',
         WorkingDir: '/',
-        Env: ['HOME=/root', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PYTHONDONTWRITEBYTECODE=1'],
+        Env: buildContainerEnv,
         Labels: {
           ...ownerLabels(request),
           [environmentLabels.kind]: plan.kind,

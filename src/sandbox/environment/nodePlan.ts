@@ -7,13 +7,9 @@ import { chooseNodeVersion } from './nodeVersion.js';
 import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
 import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from './planTypes.js';
 import { nodeOwnNameProbe } from './probes.js';
+import { environmentImageEnv } from '../sandboxEnv.js';
 
-const nodeEnv = [
-  'NPM_CONFIG_OFFLINE=true',
-  'NPM_CONFIG_UPDATE_NOTIFIER=false',
-  'NPM_CONFIG_FUND=false',
-  'NPM_CONFIG_AUDIT=false',
-];
+const nodeEnv = environmentImageEnv('NPM_CONFIG_OFFLINE');
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */
 export interface NodeHost {

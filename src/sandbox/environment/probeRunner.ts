@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { removeContainer } from '../container.js';
+import { sandboxContainerEnv } from '../sandboxEnv.js';
 import type { ContentStore } from '../store/contentStore.js';
 import type { EnvironmentProbe } from './planTypes.js';
 
@@ -49,7 +50,7 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
       Cmd: ['sh', '-c', script],
       User: '65534:65534',
       WorkingDir: '/',
-      Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', ...run.containerEnv],
+      Env: sandboxContainerEnv(run.containerEnv),
       Labels: run.labels,
       HostConfig: {
         NetworkMode: 'none',

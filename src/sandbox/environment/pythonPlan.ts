@@ -3,6 +3,7 @@
 // locked by uv.lock or poetry.lock. The project itself comes from /workspace, never from an index:
 // a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages.
 import { pythonImportProbe } from './probes.js';
+import { environmentImageEnv } from '../sandboxEnv.js';
 import { environmentPaths, type EnvironmentPlan } from './planTypes.js';
 import {
   readPythonProject,
@@ -12,7 +13,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 
-const pythonEnv = [`VIRTUAL_ENV=${environmentPaths.venv}`];
+const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 
 /** requirements files for docs, linting, releases or benchmarks: not what the tests need. */
 const nonTestRequirementFile = /doc|lint|release|publish|deploy|typing|mypy|style|format|pre-?commit|bench/i;
