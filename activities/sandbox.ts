@@ -69,6 +69,7 @@ export function createHostActivities(
     async prepareEnvironment(request: {
       snapshotId: string;
       choice: EnvironmentRequest['choice'];
+      projectVersion?: string;
       workflowId: string;
       runId: string;
     }): Promise<PreparedEnvironment | null> {
@@ -81,6 +82,7 @@ export function createHostActivities(
             {
               snapshotId: request.snapshotId,
               choice: request.choice,
+              projectVersion: request.projectVersion,
               owner: {
                 workflowId: request.workflowId,
                 runId: request.runId,

@@ -160,6 +160,7 @@ async function prepareEnvironment(state: RunState, input: DebugInput): Promise<v
       {
         snapshotId: (state.snapshot as RepositorySnapshot).snapshotId,
         choice: input.environment ?? {},
+        projectVersion: state.snapshot?.projectVersion,
         workflowId: info.workflowId,
         runId: info.runId,
       },

@@ -15,6 +15,8 @@ export interface RepositorySnapshot {
   environment?: string;
   /** Sandbox limits the repository's durable-debugger.json raises (`sandbox`), within repositoryLimitCeilings. */
   sandboxLimits?: RepositoryLimits;
+  /** The checkout's version (git describe, PEP 440) for the project's own install; absent when it has none to make. */
+  projectVersion?: string;
 }
 
 export interface SandboxSettings {

@@ -33,6 +33,7 @@ import { removeFolder } from './ownerAccess.js';
 import { stopSandboxUserProcesses } from './quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
+import { describeProjectVersion } from './projectVersion.js';
 import { detectTestCommand } from './testCommand.js';
 import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
 import { executeTool } from './toolExecutors.js';
@@ -154,6 +155,8 @@ export class SandboxHost {
       testCommand: command,
       ...(environment ? { environment: environment.description } : {}),
       ...(sandboxLimits ? { sandboxLimits } : {}),
+      // Read here, where .git is: the environment build and the sandbox get the files without it.
+      ...(environment?.projectInstall ? { projectVersion: await describeProjectVersion(root) } : {}),
     };
   }
 

@@ -21,9 +21,11 @@ import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
 import { SandboxPythons } from './pythonImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';
+import { safeProjectVersion } from '../projectVersion.js';
 import {
   EnvironmentBuildError,
   EnvironmentConfigError,
+  projectVersionVariable,
   repositoryConfigFile,
   repositoryDockerfile,
   type EnvironmentChoice,
@@ -42,6 +44,8 @@ export const environmentLabels = {
   packages: 'durable-debugger.environment.packages',
   /** The dependencies' install scripts that failed or were skipped (JSON), for the report of every run that reuses the image. */
   installScripts: 'durable-debugger.environment.install-scripts',
+  /** How the project itself was installed ("natsize 1.2.3 installed editable from /workspace"), for the report. */
+  project: 'durable-debugger.environment.project',
 } as const;
 
 export { EnvironmentBuildError };
@@ -52,6 +56,8 @@ const buildCapabilities = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'];
 export interface EnvironmentRequest {
   snapshotId: string;
   choice: EnvironmentChoice;
+  /** The version of the user's checkout (git describe on the host at snapshot time), for the project's own install. */
+  projectVersion?: string;
   owner: { workflowId: string; runId: string; host: string; scope: string };
 }
 
@@ -108,7 +114,8 @@ export class EnvironmentBuilder {
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
     const plan = await this.plan(request.snapshotId, request.choice);
     if (!plan) return null;
-    const prepared = await this.prepareImage(plan, request, hooks);
+    const dependencies = await this.prepareImage(plan, request, hooks);
+    const prepared = await this.withProjectInstalled(plan, dependencies, request, hooks);
     // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
     const failure = await runProbes({
       docker: this.options.docker,
@@ -123,6 +130,44 @@ export class EnvironmentBuilder {
     });
     if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
     return prepared;
+  }
+
+  /**
+   * The project's own install (plan.projectInstall) on the image of its dependencies. It reads the
+   * whole repository (a setup.py may read any file; the backend's metadata names the readme, the
+   * version file, the extension's sources), so it is an image per snapshot; a thin one, made in
+   * seconds on the dependencies' image, which every snapshot keeps reusing.
+   */
+  private async withProjectInstalled(
+    plan: EnvironmentPlan,
+    dependencies: PreparedEnvironment,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment> {
+    if (!plan.projectInstall) return dependencies;
+    const installed = await this.prepareImage(
+      {
+        ...plan,
+        baseImage: dependencies.image,
+        files: {},
+        script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
+        needsRepository: true,
+        toolchains: ['pip'],
+        toolchainNotes: [],
+        projectInstall: undefined,
+      },
+      request,
+      hooks,
+    );
+    const toolchain = [...(dependencies.toolchain ?? []), ...(installed.toolchain ?? [])];
+    return {
+      ...installed,
+      reused: dependencies.reused && installed.reused,
+      buildMs: dependencies.buildMs + installed.buildMs,
+      packages: installed.packages ?? dependencies.packages,
+      toolchain: toolchain.length ? toolchain : undefined,
+      installScripts: dependencies.installScripts,
+    };
   }
 
   private async prepareImage(
@@ -178,8 +223,8 @@ export class EnvironmentBuilder {
       .slice(0, 16);
     const image = `${environmentRepository}:${key}`;
     const toolchainNotes = [...toolchain.notes, ...(plan.toolchainNotes ?? [])];
-    const described = (installScripts: InstallScriptProblem[]) => ({
-      ...(toolchainNotes.length ? { toolchain: toolchainNotes } : {}),
+    const described = (installScripts: InstallScriptProblem[], project?: string) => ({
+      ...(toolchainNotes.length || project ? { toolchain: [...toolchainNotes, ...(project ? [project] : [])] } : {}),
       ...(installScripts.length ? { installScripts } : {}),
     });
     const reused = async (): Promise<PreparedEnvironment | null> => {
@@ -190,6 +235,7 @@ export class EnvironmentBuilder {
       if (!existing) return null;
       const labelsOf = existing.Config.Labels ?? {};
       const packages = labelsOf[environmentLabels.packages];
+      const project = labelsOf[environmentLabels.project];
       return {
         image,
         containerEnv: plan.containerEnv,
@@ -198,7 +244,7 @@ export class EnvironmentBuilder {
         reused: true,
         buildMs: 0,
         packages: packages ? Number(packages) : null,
-        ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts])),
+        ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts]), project),
       };
     };
     const found = await reused();
@@ -218,7 +264,7 @@ export class EnvironmentBuilder {
         reused: false,
         buildMs: Date.now() - started,
         packages: built.packages,
-        ...described(built.installScripts),
+        ...described(built.installScripts, built.project),
       };
     });
   }
@@ -448,7 +494,7 @@ export class EnvironmentBuilder {
     settings: BuildSettings,
     request: EnvironmentRequest,
     hooks: BuildHooks,
-  ): Promise<{ packages: number | null; installScripts: InstallScriptProblem[] }> {
+  ): Promise<{ packages: number | null; installScripts: InstallScriptProblem[]; project?: string }> {
     const { docker, store } = this.options;
     const buildsRoot = join(this.options.home, 'env-builds');
     await mkdir(buildsRoot, { recursive: true });
@@ -456,9 +502,12 @@ export class EnvironmentBuilder {
     const lines: string[] = [];
     let packages: number | null = null;
     let installScripts: InstallScriptProblem[] = [];
+    let project: string | undefined;
     const log = (line: string) => {
       const count = line.match(/^packages: (\d+)$/);
       if (count) packages = Number(count[1]);
+      const installed = line.match(/^project: (.{1,300})$/);
+      if (installed) project = installed[1];
       const scripts = parseInstallScriptsLine(line);
       if (scripts) {
         installScripts = scripts.problems;
@@ -559,10 +608,11 @@ export class EnvironmentBuilder {
           Labels: {
             ...(packages === null ? {} : { [environmentLabels.packages]: String(packages) }),
             ...(installScripts.length ? { [environmentLabels.installScripts]: JSON.stringify(installScripts) } : {}),
+            ...(project ? { [environmentLabels.project]: project } : {}),
           },
         },
       });
-      return { packages, installScripts };
+      return { packages, installScripts, project };
     } finally {
       if (container) await removeContainer(docker, container.id);
       await network?.close();

@@ -6,7 +6,7 @@ import { isPackageManagerFile } from './nodePackageManager.js';
 import { planNode, thisHost, type NodeHost } from './nodePlan.js';
 import { nodeVersionFiles } from './nodeVersion.js';
 import { repositoryProbes } from './probes.js';
-import { planPython } from './pythonPlan.js';
+import { isRequirementsFile, planPython } from './pythonPlan.js';
 import { repositoryLimitCeilings, type RepositoryLimits } from '../../agent/input.js';
 import {
   EnvironmentConfigError,
@@ -38,9 +38,7 @@ export function manifestCandidates(files: string[]): string[] {
     '.pytest.ini',
     'tox.ini',
   ]);
-  return files.filter(
-    (path) => wanted.has(path) || /^requirements[^/]*\.txt$/.test(path) || isPackageManagerFile(path),
-  );
+  return files.filter((path) => wanted.has(path) || isRequirementsFile(path) || isPackageManagerFile(path));
 }
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */

@@ -90,7 +90,16 @@ export interface EnvironmentPlan {
   toolchainNotes?: string[];
   /** Checks the builder runs in the image before every run uses it (see probes.ts). */
   probes: EnvironmentProbe[];
+  /**
+   * The project's own install (Python: pip install -e .), run on the image of the rest in a copy of the
+   * repository at /workspace: an image of its own, made again for each snapshot, while the rest is reused.
+   * Its script reads the version of the user's checkout from the variable projectVersionVariable names.
+   */
+  projectInstall?: { script: string };
 }
+
+/** The variable the project's install reads the checkout's version from (git describe on the host, or 0.0.0). */
+export const projectVersionVariable = 'DURABLE_DEBUGGER_PROJECT_VERSION';
 
 export class EnvironmentConfigError extends Error {}
 

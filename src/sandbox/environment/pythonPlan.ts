@@ -1,10 +1,12 @@
 // The Python environment: a venv at /opt/venv with what the tests need (requirements*.txt, the
 // pyproject.toml/setup.cfg/setup.py dependencies plus the test-ish extras and groups), versions
 // locked by uv.lock or poetry.lock. The project itself comes from /workspace, never from an index:
-// a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages.
+// a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages. Then the
+// project is installed as its CI installs it, editable (projectInstall), so that its metadata and
+// entry points exist while its code still loads from /workspace.
 import { pythonImportProbe } from './probes.js';
 import { environmentImageEnv } from '../sandboxEnv.js';
-import { environmentPaths, type EnvironmentPlan } from './planTypes.js';
+import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from './planTypes.js';
 import {
   readPythonProject,
   selectedRequirements,
@@ -18,24 +20,56 @@ const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 /** requirements files for docs, linting, releases or benchmarks: not what the tests need. */
 const nonTestRequirementFile = /doc|lint|release|publish|deploy|typing|mypy|style|format|pre-?commit|bench/i;
 
+/** requirements*.txt at the root, and the files of a requirements/ folder (pip-compile's layout). */
+export function isRequirementsFile(path: string): boolean {
+  return /^requirements[^/]*\.txt$/.test(path) || /^requirements\/[^/]+\.txt$/.test(path);
+}
+
+/**
+ * The requirements files the tests need: the root's, but for docs, lint and release ones; in a
+ * requirements/ folder, tests.txt, test.txt or testing.txt, else dev.txt (which often adds docs and
+ * lint tools). The folder's other files are inputs all the same: one may `-r` or `-c` another.
+ */
+function testRequirementFiles(paths: string[]): string[] {
+  const atRoot = paths.filter(
+    (path) => /^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12)),
+  );
+  const inFolder = (names: string[]) =>
+    paths.filter((path) => names.some((name) => path.toLowerCase() === `requirements/${name}.txt`));
+  const tests = inFolder(['tests', 'test', 'testing']);
+  return [...atRoot, ...(tests.length ? tests : inFolder(['dev']))].sort();
+}
+
+/**
+ * Whether the project says how it is built: a build backend ([build-system]) or a setup.py. A
+ * pyproject.toml that only configures tools, or names the project without a backend, is left as it is.
+ */
+export function isInstallableProject(manifests: Record<string, string>): boolean {
+  if (manifests['setup.py'] !== undefined) return true;
+  const pyproject = manifests['pyproject.toml'];
+  return pyproject !== undefined && /^\s*\[build-system\]\s*(#.*)?$/m.test(pyproject);
+}
+
 /** Declared Python requirements: the plan that installs them in a venv, or null when there are none. */
 export function planPython(
   files: string[],
   manifests: Record<string, string>,
   named: { extras?: string[]; groups?: string[] } = {},
 ): EnvironmentPlan | null {
-  const requirementFiles = Object.keys(manifests)
-    .filter((path) => /^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12)))
-    .sort();
+  const requirementFiles = testRequirementFiles(Object.keys(manifests));
   const sources: string[] = [];
   const inputFiles: Record<string, string> = {};
-  for (const path of requirementFiles) {
+  const folderFiles = Object.keys(manifests).filter(
+    (path) => path.startsWith('requirements/') && isRequirementsFile(path),
+  );
+  for (const path of [...new Set([...requirementFiles, ...folderFiles])]) {
     // Local paths (-e ., ./pkg) name the project itself: it is made importable another way.
     const lines = (manifests[path] as string)
       .split('\n')
       .filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line));
     inputFiles[path] = lines.join('\n');
-    if (lines.some((line) => line.trim() && !line.trim().startsWith('#'))) sources.push(`-r ${path}`);
+    if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
+      sources.push(`-r ${path}`);
   }
   const project = readPythonProject(manifests);
   const selection = selectExtrasAndGroups(project, named);
@@ -43,7 +77,9 @@ export function planPython(
   if (requirements.length) sources.push(...declaredIn(manifests));
   const lock = pythonLock(manifests, project, selection);
   if (lock) sources.push(`(versions locked in ${lock.file})`);
-  if (sources.length === 0) return null;
+  const installable = isInstallableProject(manifests);
+  if (sources.length === 0 && !installable) return null;
+  if (sources.length === 0) sources.push('-e . (the project itself: no dependencies declared)');
   const chosen = [
     ...selection.extras.map((extra) => `extra ${extra}`),
     ...selection.groups.map((group) => `group ${group}`),
@@ -95,7 +131,38 @@ export function planPython(
     build: [],
     containerEnv: pythonEnv,
     probes: probe ? [probe] : [],
+    ...(installable ? { projectInstall: { script: projectInstallScript(project) } } : {}),
   };
+}
+
+/**
+ * The project installed editable, as `pip install -e .` in its CI: run in a copy of the repository at
+ * /workspace, the sandbox's own path, so the .pth or finder the backend writes points at the sandbox's
+ * workspace. Dependencies are installed already (--no-deps). Version plugins that read git find no .git
+ * here: they get the version of the user's checkout. A failed install leaves the project importable
+ * from /workspace as before, without its metadata, and says so.
+ */
+function projectInstallScript(project: PythonProject): string {
+  const python = `${environmentPaths.venv}/bin/python3`;
+  const name = project.ownNames[0];
+  const installed = name
+    ? `$(${python} -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' ${shellQuote(name)} 2>/dev/null || echo '?')`
+    : '';
+  const label = name ? `${name} ${installed}` : 'the project';
+  return [
+    'set -e',
+    'cd /workspace',
+    `version="\${${projectVersionVariable}:-0.0.0}"`,
+    // hatch-vcs and setuptools-scm; pdm-backend's scm source; poetry- and uv-dynamic-versioning (dunamai).
+    'export SETUPTOOLS_SCM_PRETEND_VERSION="$version" PDM_BUILD_SCM_VERSION="$version" POETRY_DYNAMIC_VERSIONING_BYPASS="$version" UV_DYNAMIC_VERSIONING_BYPASS="$version"',
+    `if ${python} /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore --no-deps --editable .; then`,
+    `  echo "project: ${label} installed editable from /workspace"`,
+    'else',
+    // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
+    `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata"`,
+    'fi',
+    `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
+  ].join('\n');
 }
 
 /** Which manifests declare requirements, for the plan's description: "(pyproject.toml dependencies)". */
