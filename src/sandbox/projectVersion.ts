@@ -2,9 +2,9 @@
 // pdm's scm source, poetry-dynamic-versioning) would compute it: read on the host at snapshot time,
 // since the sandbox and the environment build get the files without .git. Given to the build as
 // SETUPTOOLS_SCM_PRETEND_VERSION and the like (pythonPlan.ts).
-import { execFile } from 'node:child_process';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gitOutput } from './safeGit.js';
 
 /** The version when there is no git, no commit or no tag that reads as a version. */
 export const fallbackProjectVersion = '0.0.0';
@@ -14,38 +14,17 @@ const versionText = /^[0-9][0-9A-Za-z.+!_-]{0,100}$/;
 
 /**
  * `git describe --tags --long` over the repository, turned into a PEP 440 version; the fallback when the
- * folder is no checkout's root, or git is absent or says nothing. The repository's executable settings are off (fsmonitor, hooks, pager), its
- * output is capped, and a git that hangs is stopped.
+ * folder is no checkout's root, or git is absent or says nothing. Run as every git command in the user's
+ * repository is (safeGit.ts: its executable settings off), its output capped, a git that hangs stopped.
  */
 export async function describeProjectVersion(root: string): Promise<string> {
   // As setuptools-scm by default: the checkout's own root, not a folder inside a larger one.
   if (!(await lstat(join(root, '.git')).catch(() => null))) return fallbackProjectVersion;
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      [
-        '-c',
-        'core.fsmonitor=false',
-        '-c',
-        'core.hooksPath=/dev/null',
-        '--no-pager',
-        '--no-optional-locks',
-        'describe',
-        '--tags',
-        '--long',
-        '--abbrev=7',
-        '--match',
-        '*[0-9]*',
-      ],
-      {
-        cwd: root,
-        timeout: 10_000,
-        maxBuffer: 4096,
-        env: { ...process.env, GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
-      },
-      (error, stdout) => resolve(error ? fallbackProjectVersion : versionFromDescribe(String(stdout))),
-    );
-  });
+  const args = ['--no-optional-locks', 'describe', '--tags', '--long', '--abbrev=7', '--match', '*[0-9]*'];
+  return gitOutput(root, args, { timeoutMs: 10_000, maxBuffer: 4096 }).then(
+    versionFromDescribe,
+    () => fallbackProjectVersion,
+  );
 }
 
 /**

@@ -135,6 +135,9 @@ test('the version of a real git checkout: its tag, commits after it, and 0.0.0 w
   git('commit', '-q', '-m', 'second');
   const hash = git('rev-parse', '--short=7', 'HEAD').toString().trim();
   assert.equal(await describeProjectVersion(repo), `1.4.3.dev1+g${hash}`);
+  // A tag that is shell code, not a version, never reaches the build's script.
+  git('tag', 'v2$(id)');
+  assert.equal(await describeProjectVersion(repo), fallbackProjectVersion);
   // A folder inside the checkout is no checkout of its own (setuptools-scm finds no version there either).
   execFileSync('mkdir', ['-p', join(repo, 'packages', 'natsize')]);
   assert.equal(await describeProjectVersion(join(repo, 'packages', 'natsize')), fallbackProjectVersion);
