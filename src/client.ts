@@ -25,11 +25,19 @@ export function newWorkflowId(repo: string): string {
 
 export async function startDebugRun(
   client: Client,
-  options: { input: DebugInputJson; taskQueue: string; workflowId?: string; idMustBeNew?: boolean },
+  options: {
+    input: DebugInputJson;
+    taskQueue: string;
+    workflowId?: string;
+    idMustBeNew?: boolean;
+    /** Told the id before the start (a worker that serves only its own runs: src/temporal/servedRuns.ts), then its first run id. */
+    starting?: (workflowId: string) => (firstRunId: string | null) => void;
+  },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const input = { ...options.input, repo: resolve(options.input.repo) };
   const workflowId = options.workflowId ?? newWorkflowId(input.repo);
-  return client.workflow.start(workflowType, {
+  const started = options.starting?.(workflowId);
+  const handle = client.workflow.start(workflowType, {
     taskQueue: options.taskQueue,
     workflowId,
     // Otherwise Temporal lets a new run take the id of a closed one, which then hides behind it.
@@ -40,6 +48,11 @@ export async function startDebugRun(
     staticSummary: `Debug ${basename(input.repo)}${input.attempts && input.attempts > 1 ? ` · ${input.attempts} attempts` : ''}${input.resumeFrom ? ` · resumes ${input.resumeFrom}` : ''}`,
     staticDetails: [`Repository: ${input.repo}`, `Goal: ${input.goal ?? 'make the failing tests pass'}`].join('\n'),
   });
+  handle.then(
+    (result) => started?.(result.firstExecutionRunId),
+    () => started?.(null),
+  );
+  return handle;
 }
 
 /**
@@ -49,10 +62,23 @@ export async function startDebugRun(
  */
 export async function startResumedRun(
   client: Client,
-  options: { input: DebugInputJson; taskQueue: string; resumeFrom: string; firstNumber: number; workflowId?: string },
+  options: {
+    input: DebugInputJson;
+    taskQueue: string;
+    resumeFrom: string;
+    firstNumber: number;
+    workflowId?: string;
+    starting?: (workflowId: string) => (firstRunId: string | null) => void;
+  },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const start = (workflowId: string) =>
-    startDebugRun(client, { input: options.input, taskQueue: options.taskQueue, workflowId, idMustBeNew: true });
+    startDebugRun(client, {
+      input: options.input,
+      taskQueue: options.taskQueue,
+      workflowId,
+      idMustBeNew: true,
+      starting: options.starting,
+    });
   if (options.workflowId) {
     return start(options.workflowId).catch((error: unknown) => {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {

@@ -43,6 +43,7 @@ import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
 import { workerHostIdentity } from './temporal/workerIdentity.js';
 import { startTracing, workflowTracingModule } from './temporal/tracing.js';
+import type { ServedRuns } from './temporal/servedRuns.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
 /** The package ships the workflow code bundled at build time (scripts/build.ts), beside this module's bundle. */
@@ -167,6 +168,12 @@ export interface WorkerOptions {
   serveDefaultEndpoint?: boolean;
   describeAnswerer?: (model: string) => string;
   taskQueue?: string;
+  /**
+   * The worker of a CLI process (run, resume, raise-budget, mcp): every activity of the runs it
+   * starts (snapshot, sandbox, model calls with its key) on its private queue, refused for any
+   * other run; on the shared task queue it takes workflow tasks only (deterministic code, no I/O).
+   */
+  servedRuns?: ServedRuns;
   log?: (line: string) => void;
   /** Told how each model call got its conversation (cache or transcript query) and how long it took. */
   onTranscript?: ModelActivityOptions['onTranscript'];
@@ -199,7 +206,8 @@ export function hostTaskQueueFor(taskQueue: string, hostId: string): string {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { config } = options;
   const log = options.log ?? (() => undefined);
-  const taskQueue = options.taskQueue ?? config.taskQueue;
+  const served = options.servedRuns ?? null;
+  const taskQueue = served?.queue ?? options.taskQueue ?? config.taskQueue;
   installQuietRuntime({
     metricsPort: config.metricsPort === 0 ? await freePort('0.0.0.0') : config.metricsPort,
   });
@@ -255,7 +263,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ? startTracing(config.tracesEndpoint, { hostId: config.hostId, taskQueue })
     : null;
   if (tracing) log(`Traces go to ${config.tracesEndpoint} (OTLP/HTTP).`);
-  const traced = tracing ? { interceptors: { activity: [tracing.activityInterceptors] } } : {};
+  const activityInterceptors = [
+    ...(served ? [served.interceptor(client)] : []),
+    ...(tracing ? [tracing.activityInterceptors] : []),
+  ];
+  const traced = activityInterceptors.length ? { interceptors: { activity: activityInterceptors } } : {};
   const sharedWorker = workflowBundle(tracing !== null).then((bundle) =>
     Worker.create({
       connection,
@@ -287,6 +299,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     taskQueue: sandboxClaimQueueFor(taskQueue),
     identity,
     activities: createClaimActivities(host, hostTaskQueue),
+    ...(served ? { interceptors: { activity: [served.interceptor(client)] } } : {}),
     tuner: {
       activityTaskSlotSupplier: claimSlots(host.capacity),
       workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
@@ -300,7 +313,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let servesDefaultEndpoint = false;
   if (anthropic && modelEndpoint) {
     modelQueues.push(modelTaskQueueFor(taskQueue, modelEndpoint));
-    if ((options.serveDefaultEndpoint ?? true) && modelEndpoint !== defaultModelEndpoint) {
+    if (!served && (options.serveDefaultEndpoint ?? true) && modelEndpoint !== defaultModelEndpoint) {
       const other = await otherEndpointServingDefault(client, config.namespace, taskQueue, modelEndpoint);
       if (other) {
         log(
@@ -363,7 +376,27 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const gauges = metricsAddress ? watchGauges(metrics, client, host, taskQueue) : null;
 
-  const workers = [await sharedWorker, await hostWorker, await claimWorker, ...modelWorkers];
+  // A CLI's worker runs workflow tasks of the shared queue (its runs live there, and a closed run's
+  // queries are answered by replay); their activities go to the queues their inputs name.
+  const workflowsOnly = served
+    ? await workflowBundle(tracing !== null).then((bundle) =>
+        Worker.create({
+          connection,
+          namespace: config.namespace,
+          taskQueue: config.taskQueue,
+          identity,
+          workflowBundle: bundle,
+          ...(tracing ? { sinks: tracing.sinks } : {}),
+        }),
+      )
+    : null;
+  const workers = [
+    await sharedWorker,
+    await hostWorker,
+    await claimWorker,
+    ...modelWorkers,
+    ...(workflowsOnly ? [workflowsOnly] : []),
+  ];
   const done = Promise.all(workers.map((worker) => worker.run()))
     .finally(async () => {
       await sweep.stop();

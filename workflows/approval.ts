@@ -19,13 +19,22 @@ import { approveUpdate, rejectUpdate, type ApprovalAnswer } from '../src/tempora
 import { approvalActivityRetry } from '../src/temporal/retryPolicies.js';
 import { statusAttribute } from './progress.js';
 
-const shared = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: approvalActivityRetry });
+/** The patch is computed on the run's queue: its private queue when the input names one (see src/agent/runQueues.ts). */
+function sharedActivities(privateQueue: string | undefined) {
+  return proxyActivities<SharedActivities>({
+    ...(privateQueue ? { taskQueue: privateQueue } : {}),
+    startToCloseTimeout: '5 minutes',
+    retry: approvalActivityRetry,
+  });
+}
 
 export interface ApprovalOptions {
   enabled: boolean;
   timeoutMinutes?: number;
   /** The run's patchAllChanges: the patch shown is the report's. */
   allChanges?: boolean;
+  /** The run's private queue, if its input names one. */
+  privateQueue?: string;
   stopRequested: () => string | null;
   setPhase: (phase: Phase) => void;
 }
@@ -68,13 +77,16 @@ export class ApprovalGate {
 
     let patch = '';
     if (workspace?.mutations.length) {
-      const computed = await shared.computePatch.executeWithOptions({ summary: 'compute the patch to approve' }, [
-        {
-          snapshotId: workspace.snapshotId,
-          mutations: workspace.mutations,
-          ...(this.options.allChanges ? { allChanges: true } : {}),
-        },
-      ]);
+      const computed = await sharedActivities(this.options.privateQueue).computePatch.executeWithOptions(
+        { summary: 'compute the patch to approve' },
+        [
+          {
+            snapshotId: workspace.snapshotId,
+            mutations: workspace.mutations,
+            ...(this.options.allChanges ? { allChanges: true } : {}),
+          },
+        ],
+      );
       this.computed = { patch: computed, workspace: workspaceMark(workspace) };
       patch = computed.patch; // a large patch is shown by its beginning
     }

@@ -47,10 +47,14 @@ import { registerRunHandlers } from './runHandlers.js';
 
 type LoopWorkflow = (input: DebugInput) => Promise<DebugReport>;
 
-const attemptActivities = proxyActivities<AttemptActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: attemptActivityRetry,
-});
+/** On the run's private queue when its input names one (src/agent/runQueues.ts), else the workflow's. */
+function attemptActivitiesOf(input: DebugInput) {
+  return proxyActivities<AttemptActivities>({
+    ...(input.privateQueue ? { taskQueue: input.privateQueue } : {}),
+    startToCloseTimeout: '1 minute',
+    retry: attemptActivityRetry,
+  });
+}
 
 /** What the parent remembers (its attempts keep their own run state). */
 interface ParentState {
@@ -79,6 +83,7 @@ export class AttemptsParent {
       ? new ApprovalGate({
           enabled: true,
           timeoutMinutes: input.approvalTimeoutMinutes,
+          privateQueue: input.privateQueue,
           stopRequested: () => this.state.stopRequested,
           setPhase: (phase) => {
             this.state.phase = phase;
@@ -154,7 +159,7 @@ export class AttemptsParent {
         reports.set(entry.attempt, outcome.value);
         summaries.push(summaryFromReport(entry.attempt, outcome.value));
       } else {
-        summaries.push(await summaryWithoutReport(entry, outcome));
+        summaries.push(await summaryWithoutReport(this.input, entry, outcome));
       }
     }
 
@@ -250,15 +255,17 @@ export class AttemptsParent {
 
 /** An attempt that ended without a report: cancelled (here, or by the first-wins of the parent it resumes) or failed. */
 async function summaryWithoutReport(
+  input: DebugInput,
   entry: AttemptProgress,
   outcome: PromiseSettledResult<DebugReport | null>,
 ): Promise<AttemptSummary> {
   const cancelled = outcome.status === 'fulfilled' || isCancellation(outcome.reason);
   entry.status = cancelled ? 'cancelled' : 'failed';
   // A cancelled or failed child has no report: its usage so far comes from its status query.
-  const usage = await attemptActivities.attemptUsage.executeWithOptions({ summary: `usage of ${entry.workflowId}` }, [
-    { workflowId: entry.workflowId },
-  ]);
+  const usage = await attemptActivitiesOf(input).attemptUsage.executeWithOptions(
+    { summary: `usage of ${entry.workflowId}` },
+    [{ workflowId: entry.workflowId }],
+  );
   return {
     attempt: entry.attempt,
     workflowId: entry.workflowId,
@@ -279,7 +286,7 @@ async function summaryWithoutReport(
 async function planResume(input: DebugInput, parentId: string): Promise<AttemptPlan[]> {
   const earlierId = input.resumeFrom as string;
   try {
-    const earlier = await attemptActivities.earlierAttempts.executeWithOptions(
+    const earlier = await attemptActivitiesOf(input).earlierAttempts.executeWithOptions(
       { summary: `the attempts of ${earlierId}` },
       [{ workflowId: earlierId, attempts: input.attempts, resumedBy: parentId }],
     );

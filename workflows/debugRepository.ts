@@ -41,7 +41,8 @@ import { RunProgress } from './progress.js';
 import { registerRunHandlers } from './runHandlers.js';
 import { endRun } from './runEnd.js';
 import { continueAsNewDue, continueAsNewWithState, pausesForRaise, waitForMoreBudget } from './runLimits.js';
-import { SandboxSteps, shared } from './sandboxSteps.js';
+import { SandboxSteps } from './sandboxSteps.js';
+import { sharedOf } from './sharedActivities.js';
 
 export interface CarriedState {
   state: RunState;
@@ -75,6 +76,7 @@ class DebugRun {
       enabled: input.approve,
       timeoutMinutes: input.approvalTimeoutMinutes,
       allChanges: input.patchAllChanges,
+      privateQueue: input.privateQueue,
       stopRequested: () => this.state.stopRequested,
       setPhase: (phase) => this.progress.setPhase(phase),
     });
@@ -198,7 +200,7 @@ class DebugRun {
     await this.sandbox.claim.ask();
     if (input.resumeFrom && !state.snapshot) {
       const workflowId = input.resumeFrom;
-      const { state: earlier, elapsedMs } = await shared.loadSavedState.executeWithOptions(
+      const { state: earlier, elapsedMs } = await sharedOf(input).loadSavedState.executeWithOptions(
         { summary: `load the state of ${workflowId}` },
         [{ workflowId }],
       );
@@ -206,9 +208,11 @@ class DebugRun {
     }
     if (!state.snapshot) {
       this.progress.setPhase('preparing');
-      const snapshot = await shared.snapshotRepository.executeWithOptions({ summary: `snapshot ${input.repo}` }, [
-        { repo: input.repo, testCommand: input.testCommand },
-      ]);
+      // On the starter's machine when the input names its private queue: the path is read there.
+      const snapshot = await sharedOf(input).snapshotRepository.executeWithOptions(
+        { summary: `snapshot ${input.repo}` },
+        [{ repo: input.repo, testCommand: input.testCommand }],
+      );
       state.snapshot = snapshot;
       state.workspace = { snapshotId: snapshot.snapshotId, mutations: [], digest: snapshot.snapshotId };
     }

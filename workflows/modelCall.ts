@@ -18,7 +18,8 @@ import { toolCallsOf } from '../src/agent/conversation.js';
 import { conversationDelta, sentCharacters, type SentConversation } from '../src/agent/conversationDelta.js';
 import { fallbackNote, nextModel, noteModelOfCall, onFallback } from '../src/agent/fallback.js';
 import type { DebugInput } from '../src/agent/input.js';
-import { modelTaskQueueFor, modelWorkerWaitMs, waitingForModelWorker } from '../src/agent/modelEndpoint.js';
+import { modelWorkerWaitMs } from '../src/agent/modelEndpoint.js';
+import { modelQueueOf, waitingForModelWorkerOf } from '../src/agent/runQueues.js';
 import { decideReply, type Step } from '../src/agent/reply.js';
 import { recordModelCall, stopWhileWaiting } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
@@ -26,10 +27,13 @@ import { isScheduleToStartTimeout, modelFailure } from './failures.js';
 import type { RunProgress } from './progress.js';
 import { continueAsNewDue, continueAsNewWithState } from './runLimits.js';
 
-/** Model calls go to the workers of the run's model endpoint; when none takes them, they wait (and say so). */
+/**
+ * Model calls go to the workers of the run's model endpoint (on its starter's private queue when
+ * the input names one); when none takes them, they wait (and say so).
+ */
 function modelActivities(input: DebugInput) {
   return proxyActivities<ModelActivities>({
-    taskQueue: modelTaskQueueFor(workflowInfo().taskQueue, input.modelEndpoint),
+    taskQueue: modelQueueOf(input, workflowInfo().taskQueue),
     scheduleToStartTimeout: input.modelWorkerWait.firstSeconds * 1000,
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '20 seconds',
@@ -111,7 +115,7 @@ export class ModelStep {
     const { state, input } = this;
     const backingOff = patched(modelWorkerWaitPatch);
     for (let waits = 1; ; waits++) {
-      this.waitingFor = waitingForModelWorker(input.modelEndpoint, workflowInfo().taskQueue);
+      this.waitingFor = waitingForModelWorkerOf(input, workflowInfo().taskQueue);
       setCurrentDetails(this.waitingFor);
       const stop = stopWhileWaiting(state, Date.now());
       if (stop) return { stop };

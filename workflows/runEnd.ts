@@ -11,7 +11,8 @@ import type { TestSummary } from '../src/agent/testResults.js';
 import type { ApprovalGate } from './approval.js';
 import { failureMessage } from './failures.js';
 import type { RunProgress } from './progress.js';
-import { shared, type SandboxSteps } from './sandboxSteps.js';
+import type { SandboxSteps } from './sandboxSteps.js';
+import { sharedOf } from './sharedActivities.js';
 
 export async function endRun(
   run: {
@@ -45,8 +46,8 @@ export async function endRun(
   if (computedForApproval && patched('report-reuses-the-patch-computed-for-approval')) {
     patch = computedForApproval;
   } else if (workspace && workspace.mutations.length > 0) {
-    patch = await shared.computePatch
-      .executeWithOptions({ summary: 'compute the patch' }, [
+    patch = await sharedOf(run.input)
+      .computePatch.executeWithOptions({ summary: 'compute the patch' }, [
         {
           snapshotId: workspace.snapshotId,
           mutations: workspace.mutations,

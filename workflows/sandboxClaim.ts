@@ -19,6 +19,7 @@ import type { SandboxQueueActivities } from '../activities/sandboxQueue.js';
 import { defaultPriority, describeWait, type SandboxRequest } from '../src/agent/admission.js';
 import { sandboxIdFor } from '../src/agent/ids.js';
 import type { DebugInput } from '../src/agent/input.js';
+import { activityQueueOf } from '../src/agent/runQueues.js';
 import type { RunState, SandboxPlacement } from '../src/agent/runState.js';
 import {
   sandboxAdmissionIdFor,
@@ -36,10 +37,14 @@ export const hostCapacityPatch = 'sandbox-host-capacity';
 const quietWaitMs = 2_000;
 const placeLookupEveryMs = 30_000;
 
-const queueActivities = proxyActivities<SandboxQueueActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: sharedActivityRetry,
-});
+/** On the run's queue: its private queue when its input names one (src/agent/runQueues.ts), else the workflow's. */
+function queueActivitiesOf(input: DebugInput) {
+  return proxyActivities<SandboxQueueActivities>({
+    ...(input.privateQueue ? { taskQueue: input.privateQueue } : {}),
+    startToCloseTimeout: '1 minute',
+    retry: sharedActivityRetry,
+  });
+}
 
 export class SandboxClaim {
   /** Set while the run waits for a host with room: what status and the Web UI show. */
@@ -78,7 +83,7 @@ export class SandboxClaim {
       return true;
     }
     if (move) {
-      const placement = await claimActivities().claimSandbox.executeWithOptions(
+      const placement = await claimActivities(this.queue()).claimSandbox.executeWithOptions(
         { summary: 'move the sandbox to a host with room' },
         [{ sandboxId, workflowId }],
       );
@@ -95,9 +100,14 @@ export class SandboxClaim {
   async ask(): Promise<void> {
     if (this.asked || this.state.sandbox || this.placement || !patched(hostCapacityPatch)) return;
     this.asked = true;
-    await queueActivities.requestSandbox.executeWithOptions({ summary: 'ask for a sandbox host' }, [
-      { taskQueue: workflowInfo().taskQueue, request: this.request() },
+    await queueActivitiesOf(this.input).requestSandbox.executeWithOptions({ summary: 'ask for a sandbox host' }, [
+      { taskQueue: this.queue(), request: this.request() },
     ]);
+  }
+
+  /** The queue whose hosts place the sandbox: the starter's private queue, else the workflow's (the deployment's). */
+  private queue(): string {
+    return activityQueueOf(this.input, workflowInfo().taskQueue);
   }
 
   private request(): SandboxRequest {
@@ -113,15 +123,15 @@ export class SandboxClaim {
   /** Waits for the placement the queue signals (or a stop). */
   private async waitInQueue(): Promise<boolean> {
     const state = this.state;
-    const info = workflowInfo();
     const request = this.request();
     await this.ask();
     const asked = Date.now();
     const settled = () => this.placement !== null || state.stopRequested !== null;
     for (let quiet = true; !(await condition(settled, quiet ? quietWaitMs : placeLookupEveryMs)); quiet = false) {
-      const place = await queueActivities.sandboxQueuePlace.executeWithOptions({ summary: 'place in the queue' }, [
-        { taskQueue: info.taskQueue, request },
-      ]);
+      const place = await queueActivitiesOf(this.input).sandboxQueuePlace.executeWithOptions(
+        { summary: 'place in the queue' },
+        [{ taskQueue: this.queue(), request }],
+      );
       this.waitingFor = describeWait(place);
       setCurrentDetails(this.waitingFor);
     }
@@ -139,15 +149,15 @@ export class SandboxClaim {
   /** The run leaves the queue, or gives its sandbox back: the queue may place another run (of this user) now. */
   async release(): Promise<void> {
     if (!(this.asked || this.state.sandbox) || !patched(hostCapacityPatch)) return;
-    const admission = getExternalWorkflowHandle(sandboxAdmissionIdFor(workflowInfo().taskQueue));
+    const admission = getExternalWorkflowHandle(sandboxAdmissionIdFor(this.queue()));
     await admission.signal(sandboxReleaseSignal, workflowInfo().workflowId).catch(() => undefined);
   }
 }
 
 /** A move goes first among the claims (the run was placed before). */
-function claimActivities() {
+function claimActivities(queue: string) {
   return proxyActivities<ClaimActivities>({
-    taskQueue: sandboxClaimQueueFor(workflowInfo().taskQueue),
+    taskQueue: sandboxClaimQueueFor(queue),
     startToCloseTimeout: '1 minute',
     retry: sharedActivityRetry,
     priority: { priorityKey: 1 },

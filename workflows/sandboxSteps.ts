@@ -20,7 +20,7 @@ import { describeToolCall } from '../src/agent/tools.js';
 import { judgeFix, type FixVerdict, type RunnableCall } from '../src/agent/turn.js';
 import { isFailureOfType, isHostUnreachable } from './failures.js';
 import { SandboxClaim } from './sandboxClaim.js';
-import { shared } from './sharedActivities.js';
+import { sharedOf } from './sharedActivities.js';
 
 export { shared } from './sharedActivities.js';
 
@@ -108,7 +108,7 @@ export class SandboxSteps {
 
   async destroy(): Promise<void> {
     const placement = this.state.sandbox;
-    if (placement) await destroyContainer(placement);
+    if (placement) await destroyContainer(placement, this.input);
     await this.claim.release();
   }
 
@@ -200,7 +200,7 @@ async function prepareSandbox(state: RunState, input: DebugInput, claim: Sandbox
 }
 
 /** Destroys the sandbox on its host, or removes its container from any worker when the host is gone. */
-async function destroyContainer(placement: NonNullable<RunState['sandbox']>): Promise<void> {
+async function destroyContainer(placement: NonNullable<RunState['sandbox']>, input: DebugInput): Promise<void> {
   try {
     await hostActivities(placement.taskQueue, 60).destroySandbox.executeWithOptions(
       { summary: 'destroy the sandbox' },
@@ -208,8 +208,10 @@ async function destroyContainer(placement: NonNullable<RunState['sandbox']>): Pr
     );
   } catch {
     // Its worker is gone: remove the container from any worker; that worker's startup sweep removes the folder.
-    await shared.removeSandboxContainer
-      .executeWithOptions({ summary: 'remove the sandbox container' }, [{ sandboxId: placement.sandboxId }])
+    await sharedOf(input)
+      .removeSandboxContainer.executeWithOptions({ summary: 'remove the sandbox container' }, [
+        { sandboxId: placement.sandboxId },
+      ])
       .catch(() => undefined);
   }
 }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { modelEndpointPattern } from './modelEndpoint.js';
 import { defaultObservationLimits } from './observations.js';
+import { privateQueuePattern } from './runQueues.js';
 import { maxContextWindowTokens } from './payloads.js';
 
 // Defaults measured on real suites in the sandbox (bench/suiteMemory.ts, docs/environments.md): jest +
@@ -73,6 +74,15 @@ export const debugInputSchema = z.strictObject({
   modelEndpoint: z
     .string()
     .regex(modelEndpointPattern, 'a model endpoint name (lower-case letters, digits, dots, dashes)')
+    .optional(),
+  /**
+   * The private task queue of the CLI process that started the run (set by our CLI): the run's
+   * snapshot, sandbox and model calls go there, so only that process reads its path and pays for
+   * it; that worker refuses runs it did not start (src/agent/runQueues.ts, src/temporal/servedRuns.ts).
+   */
+  privateQueue: z
+    .string()
+    .regex(privateQueuePattern, 'a private task queue of a durable-debugger CLI (durable-debugger-cli-…)')
     .optional(),
   /**
    * How long a model call waits for a worker of the run's endpoint before the run says it waits;

@@ -18,7 +18,7 @@ import { resumeAttempts, resumeSingleRun } from './resumeRun.js';
 import { formatReport, wholePatch } from './printReport.js';
 import { refuseWhenNobodyServesTheModel } from './runOptions.js';
 import { recentRuns } from './recentRuns.js';
-import { endpointOfSession, queryClosedRun, type Session } from './session.js';
+import { endpointOfSession, queryClosedRun, servedBySession, type Session } from './session.js';
 
 const workflowIdField = z.string().min(1).describe('the run’s workflow id, as start_run or list_runs gave it');
 
@@ -94,11 +94,13 @@ export function createMcpServer(session: Session, version: string): McpServer {
         ...(args.allowTestEdits ? { allowTestEdits: true } : {}),
         ...(args.approve ? { approve: true } : {}),
         ...(await endpointOfSession(session)),
+        ...servedBySession(session).route,
       };
       // Without a key, and nobody serving runs without one, say what to set instead of starting a run that waits.
       await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
       const handle = await startDebugRun(client, {
         input,
+        starting: servedBySession(session).starting,
         taskQueue: session.config.taskQueue,
         workflowId: args.workflowId,
         idMustBeNew: true,

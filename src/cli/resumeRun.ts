@@ -13,7 +13,7 @@ import type { AttemptProgress } from '../agent/runState.js';
 import { savedStateQuery } from '../temporal/definitions.js';
 import { noteUnsetBudgets } from './budgetOptions.js';
 import { UsageError } from './commandSupport.js';
-import { endpointOfSession, log, type Session } from './session.js';
+import { endpointOfSession, log, servedBySession, type Session } from './session.js';
 
 /** Starts the run that resumes an ended single run, its spent budget raised; returns its id. */
 export async function resumeSingleRun(
@@ -42,9 +42,11 @@ export async function resumeSingleRun(
       resumeFrom: workflowId,
       continueAsNewEvery: original.continueAsNewEvery,
       budgets,
-      // The new run is answered with the settings of whoever resumes it.
+      // The new run is answered with the settings of whoever resumes it, and served by its worker.
       modelEndpoint: (await endpointOfSession(session)).modelEndpoint,
+      ...servedBySession(session).route,
     },
+    starting: servedBySession(session).starting,
     taskQueue: session.config.taskQueue,
     resumeFrom: workflowId,
     firstNumber: earlier.workflowRuns + 1,
@@ -80,7 +82,13 @@ export async function resumeAttempts(
   const { input: original } = await session.client.workflow.getHandle(workflowId).query(savedStateQuery);
   const { startResumedRun } = await import('../client.js');
   const next = await startResumedRun(session.client, {
-    input: { ...original, resumeFrom: workflowId, modelEndpoint: (await endpointOfSession(session)).modelEndpoint },
+    input: {
+      ...original,
+      resumeFrom: workflowId,
+      modelEndpoint: (await endpointOfSession(session)).modelEndpoint,
+      ...servedBySession(session).route,
+    },
+    starting: servedBySession(session).starting,
     taskQueue: session.config.taskQueue,
     resumeFrom: workflowId,
     firstNumber: 2,

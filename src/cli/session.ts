@@ -5,12 +5,15 @@ import type { Client } from '@temporalio/client';
 import pc from 'picocolors';
 import { loadConfig, type Config } from '../config.js';
 import type { TemporalServer } from '../temporal/embeddedServer.js';
+import type { ServedRuns } from '../temporal/servedRuns.js';
 import type { RunningWorker } from '../worker.js';
 
 export interface Session {
   config: Config;
   server: TemporalServer;
   client: Client;
+  /** With this command's worker: the runs it serves, on its private task queue. */
+  served?: ServedRuns;
   close(): Promise<void>;
 }
 
@@ -72,12 +75,39 @@ export async function endpointOfSession(session: Session): Promise<{ modelEndpoi
 }
 
 /**
- * A worker in this process, for as long as the command runs. It is started even when other
- * workers serve the task queue: Temporal shares the work among them, and a worker that died a
- * moment ago still looks like a poller, so relying on others could leave the run waiting.
+ * A worker in this process, for as long as the command runs: it serves the runs this command
+ * starts, and no other (src/temporal/servedRuns.ts). Their snapshot, sandbox and model calls go
+ * to its private task queue (the run's input names it), so a path is read on this machine and
+ * this user's key answers only this user's runs; on the shared queue it takes workflow tasks only.
  */
-export async function workerForThisCommand(session: Session): Promise<RunningWorker> {
-  // It answers the model calls of this user's endpoint only, never of runs that name none.
-  const { startWorker } = await import('../worker.js');
-  return startWorker({ config: session.config, address: session.server.address, log, serveDefaultEndpoint: false });
+export async function workerForThisCommand(session: Session, options: { adopt?: string } = {}): Promise<RunningWorker> {
+  const [{ startWorker }, { ServedRuns }] = await Promise.all([
+    import('../worker.js'),
+    import('../temporal/servedRuns.js'),
+  ]);
+  const served =
+    (options.adopt && (await ServedRuns.adopting(session.client, options.adopt))) || ServedRuns.forThisProcess();
+  const worker = await startWorker({
+    config: session.config,
+    address: session.server.address,
+    log,
+    serveDefaultEndpoint: false,
+    servedRuns: served,
+  });
+  session.served = served;
+  log(`This command's worker serves only the runs it starts, on task queue ${served.queue}.`);
+  return worker;
+}
+
+/**
+ * What a run started by this command adds to its input and its start: the private queue of this
+ * command's worker, which serves it (nothing without a worker: `start` leaves runs to the deployment).
+ */
+export function servedBySession(session: Session): {
+  route: { privateQueue?: string };
+  starting?: (workflowId: string) => (firstRunId: string | null) => void;
+} {
+  const served = session.served;
+  if (!served) return { route: { privateQueue: undefined } };
+  return { route: { privateQueue: served.queue }, starting: (workflowId) => served.starting(workflowId) };
 }

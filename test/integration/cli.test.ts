@@ -38,7 +38,7 @@ async function waitFor(predicate: () => boolean, timeoutMs = 60_000): Promise<vo
   }
 }
 
-test('killing the worker in the middle of `run`: a new worker finishes the run and `watch` shows it fixed', async () => {
+test('killing `run` in the middle: `resume` by the same user on the same machine serves the run to its end, and `watch` shows it fixed', async () => {
   const id = 'cli-killed-mid-run';
   const run = cli(['run', 'fixtures/01_off_by_one', '--id', id]);
   const before = fake.requests.length;
@@ -46,11 +46,13 @@ test('killing the worker in the middle of `run`: a new worker finishes the run a
   run.child.kill('SIGKILL');
   await run.done;
 
-  const worker = cli(['worker']);
+  // The run's activities are on the private queue of the killed process: a shared worker never takes them.
+  const resume = cli(['resume', id]);
   const watch = cli(['watch', id]);
   const watched = await watch.done;
-  worker.child.kill('SIGTERM');
-  await worker.done;
+  const resumed = await resume.done;
+  assert.equal(resumed.code, 0, resumed.output);
+  assert.match(resumed.output, /still running/);
   assert.equal(watched.code, 0, watched.output);
   assert.match(watched.output, /thought I'll start by running the test suite/);
   assert.match(watched.output, /→ edit_file buggy_code\.py/);

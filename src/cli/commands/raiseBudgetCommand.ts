@@ -20,7 +20,8 @@ export function raiseBudgetCommand(program: Command): void {
       const asked = raiseAsked(options);
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      const worker = await workerForThisCommand(session);
+      // The run goes on in this command's worker when this user started it here and its command is gone.
+      const worker = await workerForThisCommand(session, { adopt: workflowId });
       try {
         if (description.status.name !== 'RUNNING') {
           throw new UsageError(

@@ -10,7 +10,7 @@ import {
   runOptions,
   type RunOptions,
 } from '../runOptions.js';
-import { endpointOfSession, workerForThisCommand } from '../session.js';
+import { endpointOfSession, servedBySession, workerForThisCommand } from '../session.js';
 
 export function runCommand(program: Command): void {
   runOptions(
@@ -33,8 +33,10 @@ export function runCommand(program: Command): void {
         const worker = await workerForThisCommand(session);
         try {
           const { startDebugRun } = await import('../../client.js');
+          const { route, starting } = servedBySession(session);
           const handle = await startDebugRun(session.client, {
-            input,
+            input: { ...input, ...route },
+            starting,
             taskQueue: session.config.taskQueue,
             workflowId: options.id,
           });
