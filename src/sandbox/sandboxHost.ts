@@ -81,8 +81,12 @@ export class SandboxHost {
   private readonly folders = new Map<string, WorkspaceFolder>();
   /** Results of mutating calls already applied, so that a retried activity is a no-op. */
   private readonly journals = new Map<string, Map<string, JournalEntry>>();
-  /** The preparation under way for each sandbox (settled, never rejected): the next one waits for it. */
-  private readonly preparations = new Map<string, Promise<void>>();
+  /**
+   * The work under way in each sandbox (a preparation, a tool call, a test run; settled, never
+   * rejected): the next waits for it. One at a time, so that no command runs in the container while
+   * the host touches the folder (quiesce.ts), and no tool call stops another's command.
+   */
+  private readonly sandboxWork = new Map<string, Promise<void>>();
   /** Each container's OOM-kill count when last looked at, to tell which command ran out of memory. */
   private readonly oomKillsSeen = new Map<string, number>();
 
@@ -205,20 +209,20 @@ export class SandboxHost {
     return this.oneAtATime(request.sandboxId, step, () => this.prepareNow(request, step));
   }
 
-  /** Runs `work` after the sandbox's earlier preparation has settled, reporting progress while it waits. */
+  /** Runs `work` after the sandbox's earlier work has settled, reporting progress while it waits. */
   private async oneAtATime<T>(sandboxId: string, step: () => void, work: () => Promise<T>): Promise<T> {
-    const previous = this.preparations.get(sandboxId);
+    const previous = this.sandboxWork.get(sandboxId);
     const waited = previous ? whileWaiting(previous, step) : Promise.resolve();
     const current = waited.then(work);
     const settled = current.then(
       () => undefined,
       () => undefined,
     );
-    this.preparations.set(sandboxId, settled);
+    this.sandboxWork.set(sandboxId, settled);
     try {
       return await current;
     } finally {
-      if (this.preparations.get(sandboxId) === settled) this.preparations.delete(sandboxId);
+      if (this.sandboxWork.get(sandboxId) === settled) this.sandboxWork.delete(sandboxId);
     }
   }
 
@@ -312,6 +316,14 @@ export class SandboxHost {
    * was already applied (a retried activity) returns its recorded outcome instead of running twice.
    */
   async runTool(request: ToolRequest, hooks: ExecHooks = {}): Promise<ToolOutcome> {
+    const step = progressReporter(hooks);
+    return this.oneAtATime(request.sandboxId, step, () => {
+      step();
+      return this.runToolNow(request, hooks);
+    });
+  }
+
+  private async runToolNow(request: ToolRequest, hooks: ExecHooks): Promise<ToolOutcome> {
     const container = await this.quietContainer(request.sandboxId);
     const folder = this.folder(request.sandboxId);
     const before = await folder.readIfPresent();
@@ -343,6 +355,19 @@ export class SandboxHost {
     settings: SandboxSettings,
     hooks: ExecHooks = {},
   ): Promise<TestSummary> {
+    const step = progressReporter(hooks);
+    return this.oneAtATime(sandboxId, step, () => {
+      step();
+      return this.runTestSuiteNow(sandboxId, expectedDigest, settings, hooks);
+    });
+  }
+
+  private async runTestSuiteNow(
+    sandboxId: string,
+    expectedDigest: string,
+    settings: SandboxSettings,
+    hooks: ExecHooks,
+  ): Promise<TestSummary> {
     const container = await this.quietContainer(sandboxId);
     const folder = this.folder(sandboxId);
     const before = await folder.readIfPresent();
@@ -360,7 +385,10 @@ export class SandboxHost {
     return summarizeTestOutput(result.output, result.exitCode, result.timedOut, result.outOfMemory);
   }
 
-  /** Runs a command; when it returns, nothing it started (even what escaped its wrapper) runs any more. */
+  /**
+   * Runs a command; when it returns, nothing it started (even what escaped its wrapper) runs any
+   * more. Searches too: grep is the environment image's, which the repository's build may have replaced.
+   */
   private async exec(
     container: Docker.Container,
     command: string,
