@@ -1,6 +1,6 @@
 // The sandboxes of one worker host: their containers and workspace folders. Activities call
 // this; it knows nothing of Temporal.
-import { lstat, readFile, writeFile } from 'node:fs/promises';
+import { lstat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import type Docker from 'dockerode';
@@ -24,7 +24,8 @@ import {
 } from './container.js';
 import { EnvironmentBuilder } from './environment/imageBuilder.js';
 import { ImagePolicy } from './environment/imagePolicy.js';
-import { manifestCandidates, parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
+import { readManifests } from './environment/manifests.js';
+import { parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
 import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
 import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './hostCapacity.js';
 import { execInSandbox, type ExecResult } from './exec.js';
@@ -35,7 +36,15 @@ import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
 import { describeProjectVersion } from './projectVersion.js';
 import { detectTestCommand } from './testCommand.js';
-import { gitListedFiles, readTree, TreeTooLargeError, walk, type Tree } from './tree.js';
+import {
+  FileTooLargeError,
+  gitListedFiles,
+  readRegularFile,
+  readTree,
+  TreeTooLargeError,
+  walk,
+  type Tree,
+} from './tree.js';
 import { executeTool } from './toolExecutors.js';
 import { WorkspaceFolder } from './workspaceFolder.js';
 
@@ -72,6 +81,8 @@ export interface SandboxHostOptions {
   repoRoots?: readonly string[] | null;
   /** Images repository files may build on beyond ours (DURABLE_DEBUGGER_ALLOWED_IMAGES). */
   allowedImages?: readonly string[];
+  /** Whether a repository's `setup` commands get the registries' credentials (DURABLE_DEBUGGER_SETUP_CREDENTIALS). */
+  setupCredentials?: boolean;
   /** Sandboxes and environment builds held at once (default: from the machine's cores and memory). */
   capacity?: HostCapacityLimits;
 }
@@ -105,6 +116,7 @@ export class SandboxHost {
       home: options.environmentRoot ?? join(dirname(resolve(options.workspaceRoot)), 'environment-builds'),
       toolchainDir: options.toolchainDir,
       imagePolicy: new ImagePolicy(options.image, options.allowedImages ?? []),
+      setupCredentials: options.setupCredentials ?? false,
     });
   }
 
@@ -139,9 +151,10 @@ export class SandboxHost {
     }
     await this.options.store.putTree(tree);
     const files = tree.entries.map((entry) => entry.path);
-    const packageJson = files.includes('package.json') ? await readFile(join(root, 'package.json'), 'utf8') : null;
+    // From the snapshot, never the folder: a manifest that links out of the repository is not read.
+    const { plan: environment, sandboxLimits, manifests } = await this.environmentPlanOf(tree);
+    const packageJson = manifests['package.json'] ?? null;
     // The repository's own choice (durable-debugger.json), then its environment's (npm test), then detection.
-    const { plan: environment, sandboxLimits } = await this.environmentPlanOf(root, files);
     // Whatever runs the tests, the build they load runs first (durable-debugger.json `build: []` turns it off).
     const detected = testCommand ?? environment?.testCommand ?? detectTestCommand(files, packageJson);
     const command = detected && withBuildSteps(environment?.build ?? [], detected);
@@ -165,14 +178,13 @@ export class SandboxHost {
   }
 
   private async environmentPlanOf(
-    root: string,
-    files: string[],
-  ): Promise<{ plan: EnvironmentPlan | null; sandboxLimits?: RepositoryLimits }> {
-    const manifests: Record<string, string> = {};
-    for (const path of manifestCandidates(files)) manifests[path] = await readFile(join(root, path), 'utf8');
+    tree: Tree,
+  ): Promise<{ plan: EnvironmentPlan | null; sandboxLimits?: RepositoryLimits; manifests: Record<string, string> }> {
+    const files = tree.entries.map((entry) => entry.path);
     try {
+      const manifests = await readManifests(this.options.store, tree.entries);
       const { sandbox } = parseRepositoryConfig(manifests[repositoryConfigFile]);
-      return { plan: planEnvironment(files, manifests), sandboxLimits: sandbox };
+      return { plan: planEnvironment(files, manifests), sandboxLimits: sandbox, manifests };
     } catch (error) {
       if (error instanceof EnvironmentConfigError) throw new RepositoryInputError(`repo: ${error.message}`);
       throw error;
@@ -476,8 +488,14 @@ export class SandboxHost {
 export const hiddenFilesList = '.durable-debugger-ignore';
 
 async function withoutHiddenFiles(root: string, paths: string[]): Promise<string[]> {
-  const list = await readFile(join(root, hiddenFilesList), 'utf8').catch(() => null);
-  if (list === null) return paths;
+  // Not followed if it is a link, not read if it is a device or FIFO, and refused beyond 1 MB.
+  const content = await readRegularFile(join(root, hiddenFilesList), 1024 * 1024).catch((error: unknown) => {
+    if (error instanceof FileTooLargeError)
+      throw new RepositoryInputError(`repo: ${hiddenFilesList} is too large (${error.message})`);
+    return null;
+  });
+  if (content === null) return paths;
+  const list = content.toString('utf8');
   const globs = list
     .split('\n')
     .map((line) => line.trim())

@@ -2,7 +2,8 @@
 // a repository snapshot, for the workspace on disk, and after replaying a mutation log, so a
 // sandbox can tell cheaply whether its workspace is the one the workflow expects.
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitignoreRules } from './gitignore.js';
 import { gitOutput } from './safeGit.js';
@@ -125,7 +126,8 @@ export async function readTree(
     ) {
       blob = cached.blob;
     } else {
-      const content = await readFile(absolute);
+      const content = await readRegularFile(absolute);
+      if (content === null) continue; // swapped for a link, a FIFO or a device since lstat: not part of the tree
       blob = sha256(content);
       await options.onFile?.(blob, content);
       options.cache?.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, blob });
@@ -134,6 +136,46 @@ export async function readTree(
   }
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { digest: treeDigest(entries), entries };
+}
+
+/**
+ * A regular file's content, opened without following a final symlink and without blocking on a FIFO
+ * or a device: null when the path is anything but a regular file (or has gone). Reads the size
+ * fstat gave, so a file that grows meanwhile cannot make it read without end; `maxBytes` refuses a larger one.
+ */
+export async function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ELOOP' || error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
+      throw error;
+    },
+  );
+  if (!handle) return null;
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return null;
+    if (stats.size > maxBytes) throw new FileTooLargeError(path, stats.size, maxBytes);
+    const content = Buffer.alloc(stats.size);
+    let filled = 0;
+    while (filled < content.length) {
+      const { bytesRead } = await handle.read(content, filled, content.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return content.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+export class FileTooLargeError extends Error {
+  constructor(
+    readonly path: string,
+    readonly size: number,
+    readonly maxBytes: number,
+  ) {
+    super(`it is ${size} bytes, more than the ${maxBytes} read of such a file`);
+  }
 }
 
 /**

@@ -466,3 +466,181 @@ test(
     }
   },
 );
+
+// --- a Dockerfile that would fetch or copy around the proxy and the image policy (issue 33 item 3) ---
+
+/** A repository of one passing test and the given Dockerfile. */
+async function dockerfileRepository(name: string, dockerfile: string): Promise<string> {
+  const repo = join(scratch, 'repositories', name);
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+  await writeFile(join(repo, 'durable-debugger.Dockerfile'), dockerfile);
+  return repo;
+}
+
+test(
+  'a Dockerfile ADD of a URL is refused before anything is built: dockerd never fetches it on the host’s network',
+  { timeout: 300_000 },
+  async () => {
+    const fetched: string[] = [];
+    const service = await listen(
+      createHttpServer((request, response) => (fetched.push(request.url ?? ''), response.end('secret'))),
+    );
+    try {
+      // The line continuation with a trailing blank and a comment hides nothing from the reader either.
+      const repo = await dockerfileRepository(
+        'dockerfile_remote_add',
+        `FROM ${sandboxImage}\nADD \\ \n# the Web UI, cloud metadata: anything dockerd reaches\n  http://127.0.0.1:${portOf(service)}/namespaces /fetched\n`,
+      );
+      // The repository's input is refused as a bad durable-debugger.json is: the run fails, naming the line.
+      await assert.rejects(
+        runToReport(server, worker.taskQueue, { repo }, `hostile-remote-add-${process.pid}`),
+        (error: Error & { cause?: Error }) => {
+          assert.match(
+            error.cause?.message ?? '',
+            /durable-debugger\.Dockerfile line 2: ADD "http:\/\/127\.0\.0\.1:\d+\/namespaces" would be fetched by Docker on the host's network/,
+          );
+          return true;
+        },
+      );
+      assert.deepEqual(fetched, [], 'nothing was fetched');
+    } finally {
+      service.close();
+    }
+  },
+);
+
+test(
+  'a Dockerfile COPY --from an image the user did not allow is refused; a stage of the file is not',
+  { timeout: 600_000 },
+  async () => {
+    const other = `durable-debugger-hostile-copy:${process.pid}`;
+    const [otherRepository, otherTag] = other.split(':') as [string, string];
+    await docker.getImage(sandboxImage).tag({ repo: otherRepository, tag: otherTag });
+    imagesBuilt.add(other);
+    const refusedRepo = await dockerfileRepository(
+      'dockerfile_copy_from',
+      `FROM ${sandboxImage}\nCOPY --from=${other} /etc/hostname /copied\n`,
+    );
+    const refused = await runToReport(
+      server,
+      worker.taskQueue,
+      { repo: refusedRepo },
+      `hostile-copy-from-${process.pid}`,
+    );
+    if (refused.report.environment) imagesBuilt.add(refused.report.environment.image);
+    assert.equal(refused.report.status, 'environment_error', refused.report.stopDetail);
+    assert.match(
+      refused.report.stopDetail,
+      new RegExp(
+        `^durable-debugger\\.Dockerfile \\(COPY --from\\) names the image ${other}, which repository files may not choose`,
+      ),
+    );
+
+    // A stage of the file is no image: it builds, its RUN steps with memory, CPU and pids capped.
+    const stagesRepo = await dockerfileRepository(
+      'dockerfile_stages',
+      [
+        `FROM ${sandboxImage} AS first`,
+        'RUN mkdir -p /limits && grep -E "(^|:)pids:" /proc/self/cgroup > /limits/pids && cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us > /limits/cpu',
+        `FROM ${sandboxImage}`,
+        'COPY --from=first /limits /limits',
+        '',
+      ].join('\n'),
+    );
+    const built = await runToReport(server, worker.taskQueue, { repo: stagesRepo }, `hostile-stages-${process.pid}`);
+    if (built.report.environment) imagesBuilt.add(built.report.environment.image);
+    assert.equal(built.report.status, 'no_failing_tests', built.report.stopDetail);
+    const { stdout } = await run('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      built.report.environment?.image as string,
+      'sh',
+      '-c',
+      'cat /limits/pids /limits/cpu',
+    ]);
+    const [pids, cpu] = stdout.trim().split('\n');
+    assert.match(
+      pids ?? '',
+      /pids:\/durable-debugger-build-[0-9a-f]{12}\//,
+      'the RUN step ran in the build’s pids-capped cgroup',
+    );
+    assert.equal(cpu, '200000', 'the RUN step had 2 CPUs');
+  },
+);
+
+// --- the registries' credentials in a failed build's output (issue 33 item 5) -----------------
+
+test(
+  'a setup command that prints the package settings: no credential reaches the report or the history; setup gets them only when the user opts in',
+  { timeout: 600_000 },
+  async () => {
+    const repo = join(scratch, 'repositories', 'setup_prints_settings');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+    await writeFile(
+      join(repo, 'durable-debugger.json'),
+      JSON.stringify({
+        setup: ['cat "$NPM_CONFIG_USERCONFIG" "$PIP_CONFIG_FILE"; echo "token: $YARN_NPM_AUTH_TOKEN"', 'exit 3'],
+      }),
+    );
+    const leaks = async (handle: import('@temporalio/client').WorkflowHandle, report: object) => {
+      const { default: proto } = await import('@temporalio/proto');
+      const history = Buffer.from(proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+      return [JSON.stringify(report), history.toString('latin1')].filter((text) => text.includes(canary));
+    };
+
+    // By default the setup commands get the registries and CAs, not the credentials.
+    const plain = await runToReport(server, worker.taskQueue, { repo }, `hostile-settings-print-${process.pid}`);
+    assert.equal(plain.report.status, 'environment_error', plain.report.stopDetail);
+    assert.match(
+      plain.report.stopDetail,
+      /@hostile:registry=http:\/\/127\.0\.0\.1:\d+\//,
+      'the setup printed its npmrc',
+    );
+    assert.match(
+      plain.report.stopDetail,
+      /extra-index-url = http:\/\/127\.0\.0\.1:\d+\/simple/,
+      'pip.conf, without the user',
+    );
+    assert.deepEqual(await leaks(plain.handle, plain.report), []);
+
+    // Opted in, they get them, and what they print of them is redacted.
+    const optedIn = await startTestWorker(server, {
+      fake: worker.fake,
+      configOverrides: { DURABLE_DEBUGGER_SETUP_CREDENTIALS: 'on' },
+    });
+    try {
+      const given = await runToReport(server, optedIn.taskQueue, { repo }, `hostile-settings-opted-${process.pid}`);
+      assert.equal(given.report.status, 'environment_error', given.report.stopDetail);
+      assert.match(given.report.stopDetail, /\/\/npm\.private\.example\/:_authToken=<redacted>/);
+      assert.match(
+        given.report.stopDetail,
+        /http:\/\/probe:<redacted>@127\.0\.0\.1:\d+\/simple|http:\/\/<redacted>@127\.0\.0\.1/,
+      );
+      assert.deepEqual(await leaks(given.handle, given.report), []);
+    } finally {
+      await optedIn.stop();
+    }
+  },
+);
+
+test('an environment build container has a CPU limit (2 CPUs), as a sandbox has', { timeout: 300_000 }, async () => {
+  const repo = join(scratch, 'repositories', 'setup_reads_cpu_quota');
+  await mkdir(repo, { recursive: true });
+  await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+  await writeFile(
+    join(repo, 'durable-debugger.json'),
+    JSON.stringify({
+      setup: [
+        'echo "cpu quota: $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d" " -f1 /sys/fs/cgroup/cpu.max)"',
+        'exit 3',
+      ],
+    }),
+  );
+  const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-cpu-quota-${process.pid}`);
+  assert.equal(report.status, 'environment_error', report.stopDetail);
+  assert.match(report.stopDetail, /cpu quota: 200000$/m);
+});

@@ -1,5 +1,8 @@
 // Settings from the environment: the repository roots and the sweep interval.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -59,4 +62,39 @@ test('the model provider: anthropic by default; bedrock and vertex with their ow
     () => loadConfig({ DURABLE_DEBUGGER_PROVIDER: 'azure' }),
     /DURABLE_DEBUGGER_PROVIDER: use one of anthropic, bedrock, vertex/,
   );
+});
+
+test('relative data folders: from config.json, taken from the file’s folder; from the environment, refused', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'config-folders-'));
+  try {
+    const configFile = join(folder, 'config.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        settings: {
+          DURABLE_DEBUGGER_HOME: 'data',
+          DURABLE_DEBUGGER_STORE: './blobs',
+          DURABLE_DEBUGGER_WORKSPACES: '../workspaces',
+        },
+      }),
+    );
+    // Whatever folder the command runs in: the worker reads these from the config file's folder.
+    const config = loadConfig({ DURABLE_DEBUGGER_CONFIG: configFile });
+    assert.equal(config.home, join(folder, 'data'));
+    assert.deepEqual(config.contentStore, { kind: 'folder', root: join(folder, 'blobs') });
+    assert.equal(config.workspaceRoot, join(dirname(folder), 'workspaces'));
+    for (const name of ['DURABLE_DEBUGGER_HOME', 'DURABLE_DEBUGGER_STORE', 'DURABLE_DEBUGGER_WORKSPACES'])
+      assert.throws(
+        () => loadConfig({ DURABLE_DEBUGGER_CONFIG: configFile, [name]: 'relative/folder' }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.includes(`${name} must be an absolute path (got "relative/folder"`),
+        name,
+      );
+    // Absolute folders and a postgres:// store are as given.
+    assert.equal(loadConfig({ DURABLE_DEBUGGER_HOME: '/srv/dd' }).home, '/srv/dd');
+    assert.equal(loadConfig({ DURABLE_DEBUGGER_STORE: 'postgres://db/store' }).contentStore.kind, 'postgres');
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 });

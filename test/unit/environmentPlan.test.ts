@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import { describeEnvironment } from '../../src/agent/environment.js';
 import {
   buildCacheFolder,
-  dockerfileBaseImages,
   explainInstallFailure,
   withBuildSteps,
   manifestCandidates,
   planEnvironment,
 } from '../../src/sandbox/environment/plan.js';
+import { parseDockerfile } from '../../src/sandbox/environment/dockerfile.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 import { packedFileName } from '../../src/sandbox/environment/toolchain.js';
 import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
@@ -433,10 +433,10 @@ test('durable-debugger.Dockerfile: the environment is that file, its FROM images
     })?.kind,
     'image',
   );
-  assert.deepEqual(dockerfileBaseImages('FROM a:1 \\\n  AS base\nFROM base\nFROM b\n'), ['a:1', 'b']);
+  assert.deepEqual(parseDockerfile('FROM a:1 \\\n  AS base\nFROM base\nFROM b\n').fromImages, ['a:1', 'b']);
   assert.throws(
-    () => dockerfileBaseImages('ARG V=3\nFROM python:${V}\n'),
-    /uses a build argument; name the image itself/,
+    () => parseDockerfile('ARG V=3\nFROM python:${V}\n'),
+    /uses a build argument or quotes; name the image itself/,
   );
-  assert.throws(() => dockerfileBaseImages('RUN true\n'), /has no FROM line/);
+  assert.throws(() => parseDockerfile('RUN true\n'), /has no FROM line/);
 });

@@ -5,12 +5,11 @@ import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { ImagePolicy, parseAllowedImages } from '../../src/sandbox/environment/imagePolicy.js';
 
-test('by default a repository file may name only the sandbox image, its Python variants and environment images', () => {
+test('by default a repository file may name only the sandbox image and its Python variants, not another run’s environment image', () => {
   const policy = new ImagePolicy('durable-debugger-sandbox:1');
   assert.ok(policy.allows('durable-debugger-sandbox:1'));
   // Built by `setup --python 3.13`, and chosen by the environment step for a requires-python that excludes 3.11.
   assert.ok(policy.allows('durable-debugger-sandbox:1-python3.13'));
-  assert.ok(policy.allows('durable-debugger-env:0123456789abcdef'));
   for (const image of [
     'durable-debugger-sandbox:2',
     'durable-debugger-sandbox:2-python3.13',
@@ -18,6 +17,8 @@ test('by default a repository file may name only the sandbox image, its Python v
     'docker:dind',
     'postgres',
     'durable-debugger-envy:1',
+    // Another repository's environment, which may hold that repository's code (COPY . /app).
+    'durable-debugger-env:0123456789abcdef',
   ])
     assert.ok(!policy.allows(image), image);
   const refusal = policy.refusal('docker:dind', 'durable-debugger.json');

@@ -166,3 +166,22 @@ test("allowed connections go through the host's own proxy, with its credentials;
     hostProxy.close();
   }
 });
+
+test('a tunnel that carries nothing is closed after the idle timeout, both ends', { timeout: 30_000 }, async () => {
+  const proxy = await RegistryProxy.start({
+    socketPath: join(scratch, 'idle.sock'),
+    allowed: [{ host: '127.0.0.1', port: portOf(echo) }],
+    upstream: { https: null, http: null, noProxy: [] },
+    idleTimeoutMs: 300,
+  });
+  try {
+    // The tunnel is opened, used once, then left idle: the proxy closes it (the exchange ends on close).
+    const answer = await exchange(
+      proxy.options.socketPath,
+      `CONNECT 127.0.0.1:${portOf(echo)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nonce`,
+    );
+    assert.match(answer, /^HTTP\/1\.1 200 Connection established\r\n\r\nonce$/);
+  } finally {
+    await proxy.stop();
+  }
+});

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
+  isNpmCredentialKey,
   registryTargets,
   settingsDigest,
   splitList,
@@ -30,6 +31,8 @@ export interface BuildSettings {
   upstream: UpstreamProxy;
   /** A secret-free hash of what the build receives: part of the image key. */
   digest: string;
+  /** Every secret value the build receives (tokens, passwords), in each form it may print them: redacted from its output. */
+  secrets: string[];
 }
 
 export interface BuildSettingsOptions {
@@ -37,6 +40,12 @@ export interface BuildSettingsOptions {
   npm: boolean;
   /** The proxy as the build reaches it (http://127.0.0.1:port), or null when the build has the host's network. */
   proxyUrl: string | null;
+  /**
+   * Whether the registries' credentials (npm tokens, passwords in pip's index URLs) are passed on.
+   * Installs get them; a repository's `setup` commands only when the user opts in
+   * (DURABLE_DEBUGGER_SETUP_CREDENTIALS): they are the repository's code, and could print them.
+   */
+  credentials?: boolean;
 }
 
 export function buildSettings(host: HostPackageSettings, options: BuildSettingsOptions): BuildSettings {
@@ -45,6 +54,18 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
   const variables: Record<string, string> = {};
   const at = (name: string) => `${settingsMountPoint}/${name}`;
   const digestParts: Record<string, Record<string, string> | string | null> = {};
+  const credentials = options.credentials ?? true;
+  const secrets = new Set<string>();
+  // A URL's user:password, kept (and remembered as secret) or dropped.
+  const urlCredentials = (value: string) =>
+    value.replace(/(\w+:\/\/)([^/@\s]+)@/g, (_whole, scheme: string, userinfo: string) => {
+      if (!credentials) return scheme;
+      rememberSecret(secrets, userinfo);
+      const password = userinfo.split(':').slice(1).join(':');
+      if (password) rememberSecret(secrets, password);
+      return `${scheme}${userinfo}@`;
+    });
+  if (!credentials) digestParts.credentials = 'withheld';
 
   if (options.proxyUrl) {
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) variables[name] = options.proxyUrl;
@@ -68,7 +89,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
         if (links.length) pip[key] = links.join('\n    ');
         continue;
       }
-      pip[key] = splitList(value).join('\n    ') || value;
+      pip[key] = urlCredentials(splitList(value).join('\n    ') || value);
     }
     if (host.pipCaFile) {
       const bundle = readBundle(host.pipCaFile);
@@ -91,7 +112,16 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
 
   if (options.npm) {
     const npm: Record<string, string> = {};
-    for (const [key, value] of Object.entries(host.npm)) if (key !== 'cafile') npm[key] = value;
+    for (const [key, value] of Object.entries(host.npm)) {
+      if (key === 'cafile') continue;
+      if (isNpmCredentialKey(key)) {
+        if (!credentials) continue;
+        if (!/(^|:)(username|email|always-auth)$/.test(key)) rememberSecret(secrets, value);
+        npm[key] = value;
+        continue;
+      }
+      npm[key] = urlCredentials(value);
+    }
     if (host.nodeCaFile) {
       const bundle = readBundle(host.nodeCaFile);
       files['node-ca.pem'] = bundle.text;
@@ -124,7 +154,33 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     registries: registryTargets(host, { pip: options.pip, npm: options.npm }),
     upstream: host.upstream,
     digest: settingsDigest(digestParts),
+    secrets: [...secrets],
   };
+}
+
+/** A secret and the forms a tool may print it in: as given, percent-decoded or -encoded, base64-decoded (npm's _auth, _password). */
+function rememberSecret(secrets: Set<string>, value: string): void {
+  const forms = [value, encodeURIComponent(value)];
+  try {
+    forms.push(decodeURIComponent(value));
+  } catch {
+    // not percent-encoded
+  }
+  if (/^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    if (/^[\x20-\x7e]+$/.test(decoded)) forms.push(decoded, ...decoded.split(':').slice(1));
+  }
+  // Too short a value would blank out ordinary words of the output.
+  for (const form of forms) if (form.length >= minimumSecretLength) secrets.add(form);
+}
+
+const minimumSecretLength = 6;
+
+/** Replaces every secret in `text`; one function for every line of output that leaves a build. */
+export function secretRedactor(secrets: readonly string[]): (text: string) => string {
+  // Longest first: a secret that contains another is replaced whole.
+  const sorted = [...new Set(secrets)].sort((a, b) => b.length - a.length);
+  return (text) => sorted.reduce((redacted, secret) => redacted.split(secret).join('<redacted>'), text);
 }
 
 /** npm's key prefix for a registry's own settings: https://npm.example.com/repo/ → //npm.example.com/repo/ */

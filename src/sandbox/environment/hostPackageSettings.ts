@@ -141,6 +141,11 @@ function isFile(path: string): boolean {
   }
 }
 
+/** Whether an npm key carries a registry's credentials (`//host/:_authToken`, `_auth`, `_password`, `username`, `email`). */
+export function isNpmCredentialKey(key: string): boolean {
+  return npmRegistryAuthKeys.some((secret) => key === secret || key.endsWith(`:${secret}`));
+}
+
 /** The value with any password or token replaced, for hashing and messages. */
 export function withoutSecret(key: string, value: string): string {
   if (npmSecretKeys.some((secret) => key === secret || key.endsWith(`:${secret}`))) return '<secret>';

@@ -13,10 +13,12 @@ import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container.js';
 import { openBuildNetwork, networkHolderPrefix, proxyPort, type BuildNetwork } from './buildNetwork.js';
-import { buildSettings, settingsMountPoint, type BuildSettings } from './buildSettings.js';
+import { openBuildCgroup } from './buildCgroup.js';
+import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
 import { readHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
-import { explainInstallFailure, explainProbeFailure, manifestCandidates, planEnvironment } from './plan.js';
+import { readManifests } from './manifests.js';
+import { explainInstallFailure, explainProbeFailure, planEnvironment } from './plan.js';
 import { runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
 import { SandboxPythons } from './pythonImages.js';
@@ -78,6 +80,8 @@ export interface EnvironmentBuilderOptions {
   network?: 'registries' | 'host';
   /** Waits for one of the host's build slots (src/sandbox/hostCapacity.ts); the result gives it back. */
   buildSlot?: (signal?: AbortSignal) => Promise<() => void>;
+  /** DURABLE_DEBUGGER_SETUP_CREDENTIALS: a repository's setup commands get the registries' credentials (default: not). */
+  setupCredentials?: boolean;
 }
 
 export interface BuildHooks {
@@ -103,11 +107,7 @@ export class EnvironmentBuilder {
     const { store } = this.options;
     const tree = await store.getTree(snapshotId);
     const files = tree.entries.map((entry) => entry.path);
-    const manifests: Record<string, string> = {};
-    for (const path of manifestCandidates(files)) {
-      const entry = tree.entries.find((candidate) => candidate.path === path);
-      if (entry?.kind === 'file') manifests[path] = (await store.getBlob(entry.blob)).toString('utf8');
-    }
+    const manifests = await readManifests(store, tree.entries);
     return this.pythons.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests);
   }
 
@@ -178,8 +178,13 @@ export class EnvironmentBuilder {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? this.options.baseImage;
-    // An image the run's input names is the user's choice; one from durable-debugger.json is the repository's.
-    if (plan.baseImage && plan.baseImage !== request.choice.image) {
+    // An image the run's input names is the user's choice; one from durable-debugger.json (an image or
+    // setup plan) is the repository's. Other plans' bases are ours: a Python variant, this plan's own dependencies.
+    if (
+      (plan.kind === 'image' || plan.kind === 'custom') &&
+      plan.baseImage &&
+      plan.baseImage !== request.choice.image
+    ) {
       const refusal = this.imagePolicy.refusal(plan.baseImage, repositoryConfigFile);
       if (refusal) throw new EnvironmentConfigError(refusal);
     }
@@ -206,6 +211,8 @@ export class EnvironmentBuilder {
     const settings = await this.settingsFor({
       pip: plan.kind === 'python' || plan.kind === 'custom',
       npm: plan.kind === 'node' || plan.kind === 'custom',
+      // Setup commands are the repository's code: the registries' credentials only when the user opts in.
+      credentials: plan.kind !== 'custom' || (this.options.setupCredentials ?? false),
     });
     const key = createHash('sha256')
       .update(
@@ -295,7 +302,7 @@ export class EnvironmentBuilder {
   }
 
   /** The host's package settings a build's installers need: pip's for Python, npm's for Node, both for setup commands. */
-  private async settingsFor(ecosystems: { pip: boolean; npm: boolean }): Promise<BuildSettings> {
+  private async settingsFor(ecosystems: { pip: boolean; npm: boolean; credentials?: boolean }): Promise<BuildSettings> {
     const host = await readHostPackageSettings(process.env);
     return buildSettings(host, { ...ecosystems, proxyUrl: this.confined ? `http://127.0.0.1:${proxyPort}` : null });
   }
@@ -340,8 +347,12 @@ export class EnvironmentBuilder {
   ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
     const bases: string[] = [];
-    for (const from of dockerfile.fromImages) {
-      const refusal = this.imagePolicy.refusal(from, `${repositoryDockerfile} (FROM)`);
+    const named = [
+      ...dockerfile.fromImages.map((image) => ({ image, where: 'FROM' })),
+      ...dockerfile.copiedImages.map((image) => ({ image, where: 'COPY --from' })),
+    ];
+    for (const { image: from, where } of named) {
+      const refusal = this.imagePolicy.refusal(from, `${repositoryDockerfile} (${where})`);
       if (refusal) throw new EnvironmentConfigError(refusal);
       const info = await docker
         .getImage(from)
@@ -349,7 +360,7 @@ export class EnvironmentBuilder {
         .catch(() => null);
       if (!info) {
         throw new EnvironmentBuildError(
-          `${repositoryDockerfile} builds FROM ${from}, which is not on this Docker engine: durable-debugger never pulls images. Pull or build it first (docker pull ${from}), or base the file on an image that is here, such as ${this.options.baseImage}.`,
+          `${repositoryDockerfile} builds ${where === 'FROM' ? 'FROM ' : 'with COPY --from='}${from}, which is not on this Docker engine: durable-debugger never pulls images. Pull or build it first (docker pull ${from}), or base the file on an image that is here, such as ${this.options.baseImage}.`,
         );
       }
       bases.push(info.Id);
@@ -408,14 +419,23 @@ export class EnvironmentBuilder {
     await mkdir(buildsRoot, { recursive: true });
     const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
     const lines: string[] = [];
-    const log = (line: string) => {
+    // The registries of both ecosystems; of the settings, only the proxy (a Dockerfile gets no files of the host).
+    const settings = await this.settingsFor({ pip: true, npm: true });
+    const redact = secretRedactor(settings.secrets);
+    const log = (output: string) => {
+      const line = redact(output);
       lines.push(line);
       if (lines.length > keptLines) lines.shift();
       hooks.onLine?.(line);
     };
-    // The registries of both ecosystems; of the settings, only the proxy (a Dockerfile gets no files of the host).
-    const settings = await this.settingsFor({ pip: true, npm: true });
     const network = await this.openNetwork(settings, request, log);
+    // Docker's build API has no pids limit: RUN steps get it from a cgroup parent of their own.
+    const cgroup = await openBuildCgroup(
+      docker,
+      `durable-debugger-build-${randomBytes(6).toString('hex')}`,
+      buildPidsLimit,
+    );
+    if (cgroup.note) log(`durable-debugger: ${cgroup.note}`);
     try {
       const context = join(inputDir, 'context');
       if (plan.needsRepository)
@@ -439,7 +459,12 @@ export class EnvironmentBuilder {
                 ]),
               )
             : {},
+          // RUN steps are capped as the other builds are: memory without swap, CPU, and pids through a cgroup of their own.
           memory: buildMemoryBytes,
+          memswap: buildMemoryBytes,
+          cpuperiod: cpuPeriodMicroseconds,
+          cpuquota: buildCpus * cpuPeriodMicroseconds,
+          ...(cgroup.parent ? { cgroupparent: cgroup.parent } : {}),
           pull: false,
           rm: true,
           forcerm: true,
@@ -482,6 +507,7 @@ export class EnvironmentBuilder {
       return prepared(false, Date.now() - started);
     } finally {
       await network.close();
+      await cgroup.close();
       await rm(inputDir, { recursive: true, force: true });
     }
   }
@@ -503,7 +529,10 @@ export class EnvironmentBuilder {
     let packages: number | null = null;
     let installScripts: InstallScriptProblem[] = [];
     let project: string | undefined;
-    const log = (line: string) => {
+    // Everything the build prints leaves it (the report's last lines, heartbeats): no secret it received goes along.
+    const redact = secretRedactor(settings.secrets);
+    const log = (output: string) => {
+      const line = redact(output);
       const count = line.match(/^packages: (\d+)$/);
       if (count) packages = Number(count[1]);
       const installed = line.match(/^project: (.{1,300})$/);
@@ -569,7 +598,8 @@ export class EnvironmentBuilder {
           SecurityOpt: ['no-new-privileges'],
           Binds: binds,
           Memory: buildMemoryBytes,
-          PidsLimit: 4096,
+          NanoCpus: buildCpus * 1e9,
+          PidsLimit: buildPidsLimit,
           LogConfig: { Type: 'none', Config: {} },
         },
       });
@@ -635,6 +665,10 @@ function ownerLabels(request: EnvironmentRequest): Record<string, string> {
 }
 
 const buildMemoryBytes = 4096 * 1024 * 1024;
+/** A build gets what a sandbox gets by default: an install cannot take every core of the host. */
+const buildCpus = 2;
+const cpuPeriodMicroseconds = 100_000;
+const buildPidsLimit = 4096;
 
 /** For a failed build: the hosts it tried to reach that are no registries. */
 function refusedNote(refused: string[]): string {

@@ -2,11 +2,10 @@
 // name any image on the engine; a repository's `durable-debugger.json` (`image`) or the FROM of
 // its `durable-debugger.Dockerfile` is untrusted, and may name only images the user allowed:
 // DURABLE_DEBUGGER_ALLOWED_IMAGES, plus ours (the sandbox image, its other-Python variants built by
-// `setup --python`) and the environments built from them, which are always allowed.
+// `setup --python`). Not the environment images (durable-debugger-env:*): one may hold another
+// repository's code (a setup's or Dockerfile's COPY of it); the environment step builds on this
+// plan's own ones itself, without asking the policy.
 import { pythonVariantImage } from './pythonVersions.js';
-
-/** Environment images carry this repository name (see imageBuilder). */
-const environmentImages = 'durable-debugger-env';
 
 export class ImagePolicy {
   /**
@@ -20,7 +19,7 @@ export class ImagePolicy {
 
   /** The entries that apply, for messages: ours first. */
   get entries(): string[] {
-    return [this.sandboxImage, pythonVariantImage(this.sandboxImage, '*'), `${environmentImages}:*`, ...this.allowed];
+    return [this.sandboxImage, pythonVariantImage(this.sandboxImage, '*'), ...this.allowed];
   }
 
   allows(image: string): boolean {

@@ -4,6 +4,7 @@
 // `devEngines.packageManager`, else the lockfile's kind and format. Pure.
 import semver from 'semver';
 import { EnvironmentConfigError, type PackedTool } from './planTypes.js';
+import { excerpt, quoted } from './excerpt.js';
 
 export type ManagerName = 'npm' | 'pnpm' | 'yarn';
 
@@ -53,13 +54,13 @@ export function requestedPackageManager(manifest: Record<string, unknown>): Requ
     const match = field.trim().match(/^(@?[^@\s]+)@([^+\s]+)(?:\+(sha1|sha224|sha256|sha512)\.([0-9a-f]+))?$/);
     if (!match)
       throw new EnvironmentConfigError(
-        `package.json packageManager "${field}" is not name@version (optionally +sha512.<hash>), as corepack reads it`,
+        `package.json packageManager ${quoted(field)} is not name@version (optionally +sha512.<hash>), as corepack reads it`,
       );
     const [, name, version, algorithm, hex] = match as [string, string, string, string?, string?];
     if (!['npm', 'pnpm', 'yarn'].includes(name)) return null; // bun, deno...: installed as npm would
     if (!semver.valid(version))
       throw new EnvironmentConfigError(
-        `package.json packageManager "${field}" must name an exact version (corepack accepts no range or URL here)`,
+        `package.json packageManager ${quoted(field)} must name an exact version (corepack accepts no range or URL here)`,
       );
     return {
       name: name as ManagerName,
@@ -89,11 +90,11 @@ function yarnRelease(manifests: Record<string, string>): { path: string; where: 
   const path = setting.trim().replace(/^\.\//, '');
   if (path.startsWith('/') || path.split('/').includes('..') || !/^[\w@.+/-]+$/.test(path))
     throw new EnvironmentConfigError(
-      `${where} "${setting}" must be a plain relative path inside the repository (letters, digits, . _ - + @ /)`,
+      `${where} ${quoted(setting)} must be a plain relative path inside the repository (letters, digits, . _ - + @ /)`,
     );
   if (manifests[path] === undefined)
     throw new EnvironmentConfigError(
-      `${where} names ${path}, which the repository does not have: commit the release or remove the setting`,
+      `${where} names ${excerpt(path, 200)}, which the repository does not have: commit the release or remove the setting`,
     );
   // Only yarn 2 and later read .yarnrc.yml; yarn 1 reads .yarnrc.
   return { path, where, berry: berrySetting !== undefined };

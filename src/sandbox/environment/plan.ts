@@ -16,6 +16,8 @@ import {
   type EnvironmentPlan,
   type RepositoryConfig,
 } from './planTypes.js';
+import { parseDockerfile } from './dockerfile.js';
+import { excerpt } from './excerpt.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
@@ -48,7 +50,10 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new EnvironmentConfigError(`${repositoryConfigFile} is not valid JSON (${(error as Error).message})`);
+    // V8's message quotes the text around the mistake: shown only as an excerpt.
+    throw new EnvironmentConfigError(
+      `${repositoryConfigFile} is not valid JSON (${excerpt((error as Error).message, 120)})`,
+    );
   }
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
@@ -197,14 +202,15 @@ function planWithoutBuild(
   }
   const dockerfile = manifests[repositoryDockerfile];
   if (dockerfile !== undefined) {
+    const parsed = parseDockerfile(dockerfile);
     return {
       kind: 'dockerfile',
       description: `dockerfile · ${repositoryDockerfile}`,
-      dockerfile: { text: dockerfile, fromImages: dockerfileBaseImages(dockerfile) },
+      dockerfile: { text: dockerfile, fromImages: parsed.fromImages, copiedImages: parsed.copiedImages },
       files: {},
       script: '',
       // COPY and ADD read the repository: then the image belongs to this snapshot of it.
-      needsRepository: /^\s*(COPY|ADD)\s/im.test(dockerfile),
+      needsRepository: parsed.readsRepository,
       toolchains: [],
       testCommand: chosen.testCommand,
       build: [],
@@ -217,30 +223,6 @@ function planWithoutBuild(
   const python = planPython(files, manifests, { extras: chosen.extras, groups: chosen.groups });
   if (python) return { ...python, testCommand: chosen.testCommand };
   return null;
-}
-
-/**
- * The images a Dockerfile builds FROM (each must be on this engine: nothing is pulled), leaving out
- * `scratch` and earlier stages. A FROM with a build argument cannot be checked: it is an error.
- */
-export function dockerfileBaseImages(text: string): string[] {
-  const stages = new Set<string>();
-  const images: string[] = [];
-  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/);
-  for (const line of lines) {
-    const match = line.match(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$/i);
-    if (!match) continue;
-    const image = match[1] as string;
-    if (image.includes('$'))
-      throw new EnvironmentConfigError(
-        `${repositoryDockerfile}: FROM ${image} uses a build argument; name the image itself`,
-      );
-    if (image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) images.push(image);
-    if (match[2]) stages.add(match[2].toLowerCase());
-  }
-  if (images.length === 0 && !lines.some((line) => /^\s*FROM\s/i.test(line)))
-    throw new EnvironmentConfigError(`${repositoryDockerfile} has no FROM line`);
-  return [...new Set(images)];
 }
 
 function definedOnly(choice: EnvironmentChoice): EnvironmentChoice {

@@ -76,7 +76,12 @@ export interface EnvironmentPlan {
   /** The build's shell script, run as root with network. */
   script: string;
   /** The Dockerfile built as the environment (kind dockerfile); its FROM images must be on the engine. */
-  dockerfile?: { text: string; fromImages: string[] };
+  dockerfile?: {
+    text: string;
+    fromImages: string[];
+    /** Images COPY --from names (not stages): checked as FROM's are. */
+    copiedImages: string[];
+  };
   /** True when the build needs the whole repository (custom setup commands, a Dockerfile that copies files). */
   needsRepository: boolean;
   /** Toolchains to bring into the build container. */

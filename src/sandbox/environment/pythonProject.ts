@@ -3,6 +3,7 @@
 // Poetry's), and which of those the tests need. Pure: the planners decide what to install from it.
 import { parse as parseToml } from 'smol-toml';
 import { EnvironmentConfigError, repositoryConfigFile } from './planTypes.js';
+import { excerpt, quoted } from './excerpt.js';
 
 /** Extras and groups installed unless durable-debugger.json names others: those the tests need. */
 export const testExtras = ['test', 'tests', 'testing', 'dev'];
@@ -77,7 +78,9 @@ function readPyproject(text: string, project: PythonProject): void {
   try {
     data = parseToml(text) as Record<string, unknown>;
   } catch (error) {
-    throw new EnvironmentConfigError(`pyproject.toml cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
+    throw new EnvironmentConfigError(
+      `pyproject.toml cannot be parsed: ${excerpt((error as Error).message.split('\n')[0] ?? '', 120)}`,
+    );
   }
   const pep621 = table(data.project);
   if (typeof pep621.name === 'string') project.ownNames.push(normalizeName(pep621.name));
@@ -113,7 +116,7 @@ function readPyproject(text: string, project: PythonProject): void {
 /** A PEP 735 group's requirements, its `{include-group = "…"}` entries replaced by that group's. */
 function resolveGroup(groups: Record<string, unknown>, name: string, seen: string[]): string[] {
   if (seen.includes(name))
-    throw new EnvironmentConfigError(`pyproject.toml: dependency group "${name}" includes itself`);
+    throw new EnvironmentConfigError(`pyproject.toml: dependency group ${quoted(name)} includes itself`);
   const result: string[] = [];
   for (const entry of Array.isArray(groups[name]) ? (groups[name] as unknown[]) : []) {
     if (typeof entry === 'string') result.push(entry);
@@ -123,7 +126,7 @@ function resolveGroup(groups: Record<string, unknown>, name: string, seen: strin
       const key = Object.keys(groups).find((group) => normalizeName(group) === normalizeName(included));
       if (!key)
         throw new EnvironmentConfigError(
-          `pyproject.toml: dependency group "${name}" includes "${included}", which is not defined`,
+          `pyproject.toml: dependency group ${quoted(name)} includes ${quoted(included)}, which is not defined`,
         );
       result.push(...resolveGroup(groups, key, [...seen, name]));
     }
@@ -190,7 +193,7 @@ export function selectExtrasAndGroups(
     if (missing.length) {
       const what = kind === 'extras' ? 'extra' : 'dependency group';
       throw new EnvironmentConfigError(
-        `${repositoryConfigFile} names the ${what}(s) ${missing.join(', ')}, which the project does not define (${defined.length ? `it defines ${defined.join(', ')}` : `it defines no ${what}s`})`,
+        `${repositoryConfigFile} names the ${what}(s) ${excerpt(missing.join(', '), 200)}, which the project does not define (${defined.length ? `it defines ${excerpt(defined.join(', '), 200)}` : `it defines no ${what}s`})`,
       );
     }
     return defined.filter((candidate) => wanted.some((name) => normalizeName(name) === normalizeName(candidate)));

@@ -3,6 +3,7 @@
 // suites by `durable-debugger setup --python 3.13` (trixie) or `--python 3.9` (bullseye), named after the
 // sandbox image with `-python3.X` added to its tag.
 import pep440 from '@renovatebot/pep440';
+import { excerpt } from './excerpt.js';
 
 /** The Pythons a sandbox image can be built with, from Debian suites on the Debian mirror (newest first). */
 export const debianPythons = [
@@ -45,7 +46,7 @@ export function explainPythonMismatch(
   requirement: { specifier: string; source: string },
   sandbox: { image: string; version: string },
 ): string {
-  const said = `${requirement.source} requires Python ${requirement.specifier}, which excludes the sandbox's Python ${sandbox.version} (${sandbox.image}).`;
+  const said = `${requirement.source} requires Python ${excerpt(requirement.specifier)}, which excludes the sandbox's Python ${sandbox.version} (${sandbox.image}).`;
   const buildable = debianPythons.filter((python) => allowsPython(requirement.specifier, python.version));
   const bring =
     'or name an image that has such a Python (and sh, coreutils and your test runner) in durable-debugger.json ("image", with "setup" commands to install the dependencies) or build one with a durable-debugger.Dockerfile.';

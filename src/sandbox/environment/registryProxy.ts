@@ -16,9 +16,13 @@ export interface RegistryProxyOptions {
   upstream: UpstreamProxy;
   /** Called for each refused connection: `host:port` and why. */
   onRefused?: (target: string, reason: string) => void;
+  /** A tunnel that carries nothing either way for this long is closed (default: tunnelIdleTimeoutMs). */
+  idleTimeoutMs?: number;
 }
 
 const connectTimeoutMs = 30_000;
+/** Registries answer within seconds; a tunnel idle for minutes is a build holding the way out open. */
+export const tunnelIdleTimeoutMs = 5 * 60_000;
 
 export class RegistryProxy {
   /** The connections refused so far (`host:port`), in order. */
@@ -90,6 +94,12 @@ export class RegistryProxy {
       client.pipe(server);
       server.on('close', () => client.destroy());
       client.on('close', () => server.destroy());
+      // The client socket sees both directions (what it sends, what the registry sends back): idle there is idle.
+      const idle = this.options.idleTimeoutMs ?? tunnelIdleTimeoutMs;
+      if ('setTimeout' in client && typeof client.setTimeout === 'function') {
+        (client as Socket).setTimeout(idle);
+        client.once('timeout', () => client.destroy());
+      }
     };
     const fail = (message: string) => {
       if (!client.destroyed) client.end(`HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n${message}\n`);

@@ -1,0 +1,75 @@
+// The repository files that decide the environment, read from the repository's snapshot in the
+// content store, never from the repository folder: a symlink is what the snapshot recorded (a link,
+// never followed out of the repository), a device or FIFO is not in it, and every file has a size
+// known before it is read. The snapshot step and the environment build read them here alike.
+import { posix } from 'node:path';
+import type { TreeEntry } from '../tree.js';
+import { manifestCandidates } from './plan.js';
+import { EnvironmentConfigError } from './planTypes.js';
+
+/** Lockfiles and committed package-manager releases are large in real repositories; the other manifests are not. */
+export const manifestSizeLimits = { manifest: 1024 * 1024, lockfile: 64 * 1024 * 1024 };
+
+const lockfiles = new Set([
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'uv.lock',
+  'poetry.lock',
+]);
+
+function sizeLimitOf(path: string): number {
+  return lockfiles.has(path) || path.startsWith('.yarn/') ? manifestSizeLimits.lockfile : manifestSizeLimits.manifest;
+}
+
+/** How many links a manifest's symlink may go through, inside the repository, to reach its file. */
+const maxLinkHops = 8;
+
+/**
+ * The file entry `path` names: itself, or through symlinks whose targets stay inside the repository.
+ * Null for a link that leaves the repository (absolute, or `..` above its root), dangles, or loops.
+ */
+export function fileEntryOf(
+  path: string,
+  byPath: ReadonlyMap<string, TreeEntry>,
+): Extract<TreeEntry, { kind: 'file' }> | null {
+  let current = path;
+  for (let hop = 0; hop <= maxLinkHops; hop++) {
+    const entry = byPath.get(current);
+    if (!entry) return null;
+    if (entry.kind === 'file') return entry;
+    if (posix.isAbsolute(entry.target)) return null;
+    const next = posix.normalize(posix.join(posix.dirname(current), entry.target));
+    if (next === '..' || next.startsWith('../') || next === '.') return null;
+    current = next;
+  }
+  return null;
+}
+
+/**
+ * The manifests a snapshot has (path → text), for planEnvironment. A manifest whose link leaves the
+ * repository is left out, as if absent; one above its size limit is refused, naming the file and its size.
+ */
+export async function readManifests(
+  store: { getBlob(blob: string): Promise<Buffer> },
+  entries: readonly TreeEntry[],
+): Promise<Record<string, string>> {
+  const byPath = new Map(entries.map((entry) => [entry.path, entry]));
+  const manifests: Record<string, string> = {};
+  for (const path of manifestCandidates(entries.map((entry) => entry.path))) {
+    const entry = fileEntryOf(path, byPath);
+    if (!entry) continue;
+    const limit = sizeLimitOf(path);
+    if (entry.size > limit)
+      throw new EnvironmentConfigError(
+        `${path} is ${megabytes(entry.size)}, more than the ${megabytes(limit)} durable-debugger reads of such a file`,
+      );
+    manifests[path] = (await store.getBlob(entry.blob)).toString('utf8');
+  }
+  return manifests;
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
