@@ -3,7 +3,8 @@
 // (src/configFile.ts), else its default; folders follow the XDG base directories (src/locations.ts).
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isIP } from 'node:net';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Budgets, SandboxLimits } from './agent/input.js';
 import { readConfigFile } from './configFile.js';
@@ -34,20 +35,21 @@ const environmentSchema = z.object({
     .optional(),
   DURABLE_DEBUGGER_REPO_ROOTS: z.string().min(1).optional(),
   DURABLE_DEBUGGER_ALLOWED_IMAGES: z.string().min(1).optional(),
-  DURABLE_DEBUGGER_SETUP_CREDENTIALS: z
-    .enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'use on or off' })
-    .default('off')
-    .transform((value) => ['on', 'true', '1'].includes(value)),
   DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
   DURABLE_DEBUGGER_MAX_SANDBOXES: z.coerce.number().int().min(1).max(10_000).optional(),
   DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS: z.coerce.number().int().min(1).max(1_000).optional(),
   DURABLE_DEBUGGER_MAX_SANDBOXES_PER_USER: z.coerce.number().int().min(1).max(100_000).optional(),
   DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE: z.coerce.number().int().min(1).max(1_000_000).optional(),
   DURABLE_DEBUGGER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  DURABLE_DEBUGGER_METRICS_BIND: z
+    .string()
+    .refine((value) => isIP(value) !== 0, 'an IP address of this machine (0.0.0.0 for every interface)')
+    .default('127.0.0.1'),
   DURABLE_DEBUGGER_METRICS_HOST: z
     .string()
     .regex(/^[\w.:-]+$/, 'a host name or IP address')
     .optional(),
+  DURABLE_DEBUGGER_MCP_TOKEN: z.string().min(16, 'at least 16 characters').regex(/^\S+$/, 'no spaces').optional(),
   DURABLE_DEBUGGER_STREAM_REPLIES: z
     .enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'use on or off' })
     .default('on')
@@ -98,8 +100,6 @@ export interface Config {
   repoRoots: string[] | null;
   /** Images a repository's own files may build on, beyond ours (the run's input may name any). */
   allowedImages: string[];
-  /** Whether a repository's `setup` commands get the registries' credentials (DURABLE_DEBUGGER_SETUP_CREDENTIALS, default off). */
-  setupCredentials: boolean;
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
   /** What this worker host holds at once; unset: from its cores and memory (src/sandbox/hostCapacity.ts). */
@@ -108,10 +108,14 @@ export interface Config {
   admissionLimits: { perUser: number | null; perQueue: number | null };
   /** The port of the worker's Prometheus metrics (0: a free port; unset: none). */
   metricsPort: number | undefined;
+  /** The address the metrics listen on: loopback unless the user opens them to the network. */
+  metricsBind: string;
   /** The name or address other machines reach this host's metrics at (default: its host name). */
   metricsHost: string | undefined;
   /** Whether model replies stream in, so that `watch` shows them as they are written (heartbeats every 2 s per call). */
   streamReplies: boolean;
+  /** The bearer token `mcp --port` asks of every request (unset: none, the loopback address and Origin checks only). */
+  mcpToken: string | undefined;
   /** Where traces go over OTLP/HTTP (the full traces URL); unset: no tracing. */
   tracesEndpoint: string | undefined;
   /** The model's settings: the provider, and for the Anthropic API (or a gateway) its key and base URL. */
@@ -130,11 +134,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  const settings = absoluteFolders(
-    { ...(file.model ? { ANTHROPIC_MODEL: file.model } : {}), ...file.settings, ...given },
-    given,
-    file.path,
-  );
+  const settings = { ...(file.model ? { ANTHROPIC_MODEL: file.model } : {}), ...file.settings, ...given };
   const parsed = environmentSchema.safeParse(settings);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
@@ -165,7 +165,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
     allowedImages: parseAllowedImages(env.DURABLE_DEBUGGER_ALLOWED_IMAGES),
-    setupCredentials: env.DURABLE_DEBUGGER_SETUP_CREDENTIALS,
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
     capacity: {
       sandboxes: env.DURABLE_DEBUGGER_MAX_SANDBOXES,
@@ -176,47 +175,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       perQueue: env.DURABLE_DEBUGGER_MAX_SANDBOXES_PER_QUEUE ?? null,
     },
     metricsPort: env.DURABLE_DEBUGGER_METRICS_PORT,
+    metricsBind: env.DURABLE_DEBUGGER_METRICS_BIND,
     metricsHost: env.DURABLE_DEBUGGER_METRICS_HOST,
     streamReplies: env.DURABLE_DEBUGGER_STREAM_REPLIES,
+    mcpToken: env.DURABLE_DEBUGGER_MCP_TOKEN,
     // OpenTelemetry's own variables: the traces endpoint as given, or /v1/traces under the base endpoint.
     tracesEndpoint:
       env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
       (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined),
     anthropic: modelSettingsFrom(env),
   };
-}
-
-/** The settings that name folders where data is written. */
-const folderSettings = [
-  'DURABLE_DEBUGGER_HOME',
-  'DURABLE_DEBUGGER_STORE',
-  'DURABLE_DEBUGGER_WORKSPACES',
-  'DURABLE_DEBUGGER_TOOLCHAIN',
-  'DURABLE_DEBUGGER_TOOLS',
-] as const;
-
-/**
- * Folder settings never depend on the folder a command runs in (a worker started elsewhere would
- * use another data home): a relative one in config.json is taken from the file's folder; one in the
- * environment is refused.
- */
-function absoluteFolders(
-  settings: Record<string, string>,
-  given: Record<string, string>,
-  configPath: string,
-): Record<string, string> {
-  const absolute = { ...settings };
-  for (const name of folderSettings) {
-    const value = settings[name];
-    if (!value || isAbsolute(value) || (name === 'DURABLE_DEBUGGER_STORE' && /^[a-z][a-z0-9+.-]*:/i.test(value)))
-      continue;
-    if (given[name] !== undefined)
-      throw new ConfigError(
-        `Invalid environment: ${name} must be an absolute path (got "${value}", which would depend on the folder a command runs in)`,
-      );
-    absolute[name] = resolve(dirname(configPath), value);
-  }
-  return absolute;
 }
 
 function modelSettingsFrom(env: z.infer<typeof environmentSchema>): ModelSettings {

@@ -4,6 +4,7 @@
 // so that a run is only ever answered with the model settings it was started with.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { isIPv6 } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,17 +87,23 @@ const quietBundlerLogger = {
 export class WorkerSetupError extends Error {}
 
 let runtimeInstalled = false;
-/** The port the runtime serves Prometheus metrics on (every interface), once installed with them. */
+/** The port the runtime serves Prometheus metrics on, and its address, once installed with them. */
 let metricsPort: number | null = null;
-const metricsBindAddress = (port: number) => `0.0.0.0:${port}`;
+let metricsAddress: string | null = null;
+/** Where the metrics listen: loopback by default (DURABLE_DEBUGGER_METRICS_BIND opens them to the network). */
+const metricsBindAddress = (bind: string, port: number) => (isIPv6(bind) ? `[${bind}]:${port}` : `${bind}:${port}`);
 /**
  * The SDK logs at WARN and above (its INFO lines would drown the progress output). With
  * `metricsPort`, the SDK's runtime metrics and ours (src/temporal/metrics.ts) are served on it
  * at /metrics. The runtime is installed once per process: the first call decides.
  */
-export function installQuietRuntime(options: { metricsPort?: number } = {}): void {
+export function installQuietRuntime(options: { metricsPort?: number; metricsBind?: string } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  const bindAddress =
+    options.metricsPort === undefined
+      ? null
+      : metricsBindAddress(options.metricsBind ?? '127.0.0.1', options.metricsPort);
   try {
     const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
     Runtime.install({
@@ -105,17 +112,18 @@ export function installQuietRuntime(options: { metricsPort?: number } = {}): voi
         if (entry.message.startsWith('No workflows registered')) return;
         console.error(`${entry.level} ${entry.message}`, entry.meta ?? '');
       }),
-      ...(options.metricsPort !== undefined
+      ...(bindAddress !== null
         ? {
             telemetryOptions: {
               metrics: {
-                prometheus: { bindAddress: metricsBindAddress(options.metricsPort), countersTotalSuffix: true },
+                prometheus: { bindAddress, countersTotalSuffix: true },
               },
             },
           }
         : {}),
     });
     metricsPort = options.metricsPort ?? null;
+    metricsAddress = bindAddress;
   } catch {
     // Already installed by whoever created the first worker in this process.
   }
@@ -209,9 +217,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const served = options.servedRuns ?? null;
   const taskQueue = served?.queue ?? options.taskQueue ?? config.taskQueue;
   installQuietRuntime({
-    metricsPort: config.metricsPort === 0 ? await freePort('0.0.0.0') : config.metricsPort,
+    metricsPort: config.metricsPort === 0 ? await freePort(config.metricsBind) : config.metricsPort,
+    metricsBind: config.metricsBind,
   });
-  const metricsAddress = metricsPort === null ? null : metricsBindAddress(metricsPort);
   if (config.metricsPort !== undefined && !metricsAddress)
     log('Metrics are not served: the Temporal runtime of this process was set up before, without them.');
   else if (metricsAddress) log(`Prometheus metrics on http://${metricsAddress}/metrics`);
@@ -237,7 +245,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     toolchainDir: config.toolchainDir,
     repoRoots: config.repoRoots,
     allowedImages: config.allowedImages,
-    setupCredentials: config.setupCredentials,
     capacity: { ...defaultHostCapacity(), ...definedOnly(config.capacity) },
   });
   await host.countHeldSandboxes();

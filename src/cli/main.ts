@@ -28,6 +28,12 @@ import { stopCommand } from './commands/stopCommand.js';
 import { watchCommand } from './commands/watchCommand.js';
 import { workerCommand } from './commands/workerCommand.js';
 import type { CommandRegistration } from './commandSupport.js';
+import { privateUmask } from '../setup/privateData.js';
+
+// Everything this process and its children create (the data home, temporal.db, the store's blobs,
+// patches, workspaces, sockets) is its user's alone. Workspace files still reach the sandbox:
+// a root worker gives them to the sandbox user, and a worker that is not root is that user.
+process.umask(privateUmask);
 
 const program = new Command()
   .name('durable-debugger')

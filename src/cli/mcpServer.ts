@@ -17,6 +17,7 @@ import { answerApproval, UsageError } from './commandSupport.js';
 import { resumeAttempts, resumeSingleRun } from './resumeRun.js';
 import { formatReport, wholePatch } from './printReport.js';
 import { refuseWhenNobodyServesTheModel } from './runOptions.js';
+import { printable } from './terminalText.js';
 import { recentRuns } from './recentRuns.js';
 import { endpointOfSession, queryClosedRun, servedBySession, type Session } from './session.js';
 
@@ -169,12 +170,14 @@ export function createMcpServer(session: Session, version: string): McpServer {
     {
       title: 'A run’s patch',
       description:
-        'The whole patch of an ended run, as a unified diff that `git apply` accepts (empty when nothing changed).',
+        'The whole patch of an ended run, as a unified diff: the text with control and bidirectional characters made visible, ' +
+        'the structured content’s `patch` byte-exact, as `git apply` accepts it (empty when nothing changed).',
       inputSchema: { workflowId: workflowIdField },
     },
     async ({ workflowId }) => {
       const patch = await wholePatch(session.config, await endedReport(session, workflowId));
-      return answer(patch || '(no changes)', { patch });
+      // The text may be shown to a person as it is: printable. Byte-exact in the structured content (and the patch resource).
+      return answer(printable(patch) || '(no changes)', { patch });
     },
   );
 

@@ -14,6 +14,7 @@ import { searchAttributeRegistrations } from '../temporal/searchAttributes.js';
 import { checkDataHome } from './dataMigration.js';
 import { checkDocker } from './dockerEngine.js';
 import { errorText, type CheckResult } from './parts.js';
+import { checkPrivateData } from './privateData.js';
 import { checkSandboxImage } from './sandboxImage.js';
 import { checkTemporalCli } from './temporalCli.js';
 
@@ -24,6 +25,7 @@ export async function runDoctor(config: Config, docker: Docker): Promise<CheckRe
   const dockerCheck = checkDocker(docker);
   return Promise.all([
     Promise.resolve(checkDataHome(config)),
+    checkPrivateData(config),
     checkDiskSpace(config),
     dockerCheck,
     dockerCheck.then((engine) =>

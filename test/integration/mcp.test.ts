@@ -194,3 +194,60 @@ test('`mcp --port` serves the same tools over streamable HTTP on the loopback ad
   mcp.child.kill('SIGTERM');
   assert.equal((await mcp.done).code, 0);
 });
+
+/** The status of a tools/list request to the HTTP MCP server with these headers. */
+function statusOfPost(port: number, headers: Record<string, string>): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+  });
+}
+
+test('`mcp --port` refuses a browser Origin not its own, and with DURABLE_DEBUGGER_MCP_TOKEN a request without that bearer token', async () => {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as { port: number };
+      probe.close(() => resolve(free));
+    });
+  });
+  const token = 'mcp-token-0123456789abcdef';
+  const mcp = startCli(server, ['mcp', '--port', String(port)], {
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: fake.url,
+    DURABLE_DEBUGGER_MCP_TOKEN: token,
+  });
+  try {
+    await until(async () => mcp.output().includes(`http://127.0.0.1:${port}/mcp`), 'the HTTP server listens', 60_000);
+    const bearer = { authorization: `Bearer ${token}` };
+    // Another local process, or a page that may not send credentials: no token, a wrong one.
+    assert.equal(await statusOfPost(port, {}), 401);
+    assert.equal(await statusOfPost(port, { authorization: 'Bearer mcp-token-0123456789abcdeX' }), 401);
+    // A page of another site, served on 127.0.0.1 or not, sends its Origin: refused even with the token.
+    assert.equal(await statusOfPost(port, { ...bearer, origin: 'http://attacker.example' }), 403);
+    assert.equal(await statusOfPost(port, { ...bearer, origin: 'http://127.0.0.1:1' }), 403);
+    assert.equal(await statusOfPost(port, { ...bearer, origin: `http://127.0.0.1:${port}` }), 200);
+    // An MCP client given the token works as before.
+    const client = new Client({ name: 'durable-debugger-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: bearer } }),
+    );
+    connections.push({ client, transport: undefined as unknown as StdioClientTransport });
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'start_run'));
+  } finally {
+    mcp.child.kill('SIGTERM');
+    await mcp.done;
+  }
+});

@@ -4,6 +4,7 @@
 // and after it the environment prepared and test-run durations. A run terminated from outside
 // (it cannot give its sandbox back) stops counting as active at the worker's next sweep.
 import assert from 'node:assert/strict';
+import { networkInterfaces } from 'node:os';
 import { after, before, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
@@ -58,7 +59,7 @@ function sample(text: string, pattern: string): number | null {
 }
 
 test('the metrics endpoint answers during a run with the SDK runtime metrics and ours', async () => {
-  assert.equal(worker.worker.metricsAddress, `0.0.0.0:${port}`);
+  assert.equal(worker.worker.metricsAddress, `127.0.0.1:${port}`);
   const handle = await startDebugRun(server.client, {
     input: fixtureInput(fixture),
     taskQueue: worker.taskQueue,
@@ -113,6 +114,20 @@ async function activeRunsUntil(accept: (active: number | null) => boolean): Prom
   }
   return active;
 }
+
+// Metrics name models, tokens, cost and hosts: by default only this machine reads them.
+const otherAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address && !address.internal && address.family === 'IPv4')?.address;
+
+test(
+  'the metrics listen on loopback only: another address of this machine does not answer',
+  { skip: otherAddress ? false : 'this machine has no address besides loopback' },
+  async () => {
+    assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 200);
+    await assert.rejects(fetch(`http://${otherAddress}:${port}/metrics`), /fetch failed/);
+  },
+);
 
 test('a run terminated while it holds a sandbox no longer counts as active after the next sweep', async () => {
   const handle = await startDebugRun(server.client, {

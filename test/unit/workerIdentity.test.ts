@@ -50,6 +50,13 @@ test('DURABLE_DEBUGGER_METRICS_HOST names where other machines reach the metrics
   assert.throws(() => loadConfig({ DURABLE_DEBUGGER_METRICS_HOST: 'evil/path?x' }), ConfigError);
 });
 
+test('the metrics listen on loopback unless DURABLE_DEBUGGER_METRICS_BIND names an address', () => {
+  assert.equal(loadConfig({}).metricsBind, '127.0.0.1');
+  assert.equal(loadConfig({ DURABLE_DEBUGGER_METRICS_BIND: '0.0.0.0' }).metricsBind, '0.0.0.0');
+  assert.equal(loadConfig({ DURABLE_DEBUGGER_METRICS_BIND: '::' }).metricsBind, '::');
+  assert.throws(() => loadConfig({ DURABLE_DEBUGGER_METRICS_BIND: 'example.com' }), ConfigError);
+});
+
 test("other pollers' identities (the SDK's default, a model worker's, anything) have no host and no metrics", () => {
   for (const identity of ['77@box', '77@box model:abc123', '', 'x host:', 'x host:a metrics:file:///etc/passwd'])
     assert.deepEqual(parseWorkerHostIdentity(identity), { process: identity, hostId: null, metricsUrl: null });

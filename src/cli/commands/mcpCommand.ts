@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Command } from 'commander';
 import { positiveInteger, providerOption, withSession } from '../commandSupport.js';
+import { mcpRequestRefusal } from '../mcpHttpGuard.js';
 import { log, workerForThisCommand, type Session } from '../session.js';
 
 export function mcpCommand(program: Command): void {
@@ -48,7 +49,8 @@ async function serveStdio(session: Session, version: string): Promise<void> {
 
 /**
  * Streamable HTTP, stateless: each request gets a server of its own over the one session. It
- * listens on the loopback address only and refuses other Host headers (DNS rebinding): whoever
+ * listens on the loopback address only and refuses other Host headers (DNS rebinding), a browser
+ * Origin not its own, and without the bearer token when one is set (mcpHttpGuard.ts): whoever
  * reaches it may start runs on this machine's folders.
  */
 async function serveHttp(session: Session, version: string, port: number): Promise<void> {
@@ -58,6 +60,12 @@ async function serveHttp(session: Session, version: string, port: number): Promi
   ]);
   const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
   const http = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const refusal = mcpRequestRefusal(request.headers, port, session.config.mcpToken);
+    if (refusal) {
+      response.writeHead(refusal.status, { ...refusal.headers, 'content-type': 'application/json' });
+      response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: refusal.message }, id: null }));
+      return;
+    }
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== '/mcp') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('The MCP endpoint is /mcp.');
       return;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { DebugReport } from '../../agent/report.js';
 import { exitCodeFor, withSession } from '../commandSupport.js';
 import { formatReport, wholePatch } from '../printReport.js';
+import { printable } from '../terminalText.js';
 
 export function resultCommand(program: Command): void {
   program
@@ -14,8 +15,11 @@ export function resultCommand(program: Command): void {
     .action(async (workflowId: string, options: { patch?: boolean; json?: boolean }) =>
       withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
-        if (options.patch) process.stdout.write(await wholePatch(session.config, report));
-        else if (options.json) console.log(JSON.stringify(report, null, 2));
+        // A patch is the repository's text: made printable for a terminal, byte-exact for `git apply` through a pipe or file.
+        if (options.patch) {
+          const patch = await wholePatch(session.config, report);
+          process.stdout.write(process.stdout.isTTY ? printable(patch) : patch);
+        } else if (options.json) console.log(JSON.stringify(report, null, 2));
         else {
           const { webUiLink } = await import('../../client.js');
           console.log(formatReport(report, { webUi: webUiLink(session.server.uiUrl, session.config, workflowId) }));

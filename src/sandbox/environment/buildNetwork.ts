@@ -3,7 +3,7 @@
 // socket, mounted into it; the build container (or a Dockerfile's RUN steps) joins the holder's
 // network namespace, so all it can reach is its own loopback and, through it, the proxy. Docker
 // without a bridge network (as here) needs nothing more than `container:<id>` network mode.
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
@@ -67,14 +67,21 @@ export async function openBuildNetwork(options: BuildNetworkOptions): Promise<Bu
     await rm(folder, { recursive: true, force: true });
   };
   try {
-    // The holder runs as nobody: the socket and its folder must let it in.
-    await chmod(folder, 0o755);
-    await chmod(socketPath, 0o666);
+    // The socket and its folder are the holder's alone (0700, 0600): no other local user reaches the
+    // proxy. A root worker gives them to nobody, whom the holder runs as; a worker that is not root
+    // runs the holder as itself.
+    const user = holderUser();
+    await chmod(folder, 0o700);
+    await chmod(socketPath, 0o600);
+    if (user.uid !== process.getuid?.()) {
+      await chown(folder, user.uid, user.gid);
+      await chown(socketPath, user.uid, user.gid);
+    }
     holder = await docker.createContainer({
       name: options.name,
       Image: options.image,
       Cmd: ['node', '-e', bridgeSource],
-      User: '65534:65534',
+      User: `${user.uid}:${user.gid}`,
       WorkingDir: '/',
       Env: ['PATH=/usr/local/bin:/usr/bin:/bin'],
       Labels: options.labels,
@@ -95,6 +102,13 @@ export async function openBuildNetwork(options: BuildNetworkOptions): Promise<Bu
     await close();
     throw error;
   }
+}
+
+/** Who the holder runs as: nobody, or the worker's own user when it cannot give the socket to nobody. */
+function holderUser(): { uid: number; gid: number } {
+  const uid = process.getuid?.();
+  const gid = process.getgid?.();
+  return uid === 0 || uid === undefined || gid === undefined ? { uid: 65534, gid: 65534 } : { uid, gid };
 }
 
 /** Starts the container and waits until it prints `line` (it exits or the time runs out: an error with its output). */
