@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Budgets, SandboxLimits } from './agent/input.js';
 import { readConfigFile } from './configFile.js';
@@ -35,6 +35,10 @@ const environmentSchema = z.object({
     .optional(),
   DURABLE_DEBUGGER_REPO_ROOTS: z.string().min(1).optional(),
   DURABLE_DEBUGGER_ALLOWED_IMAGES: z.string().min(1).optional(),
+  DURABLE_DEBUGGER_SETUP_CREDENTIALS: z
+    .enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'use on or off' })
+    .default('off')
+    .transform((value) => ['on', 'true', '1'].includes(value)),
   DURABLE_DEBUGGER_REAP_EVERY_SECONDS: z.coerce.number().positive().default(300),
   DURABLE_DEBUGGER_MAX_SANDBOXES: z.coerce.number().int().min(1).max(10_000).optional(),
   DURABLE_DEBUGGER_MAX_ENVIRONMENT_BUILDS: z.coerce.number().int().min(1).max(1_000).optional(),
@@ -100,6 +104,8 @@ export interface Config {
   repoRoots: string[] | null;
   /** Images a repository's own files may build on, beyond ours (the run's input may name any). */
   allowedImages: string[];
+  /** Whether a repository's `setup` commands get the registries' credentials (DURABLE_DEBUGGER_SETUP_CREDENTIALS, default off). */
+  setupCredentials: boolean;
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
   /** What this worker host holds at once; unset: from its cores and memory (src/sandbox/hostCapacity.ts). */
@@ -134,7 +140,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  const settings = { ...(file.model ? { ANTHROPIC_MODEL: file.model } : {}), ...file.settings, ...given };
+  const settings = absoluteFolders(
+    { ...(file.model ? { ANTHROPIC_MODEL: file.model } : {}), ...file.settings, ...given },
+    given,
+    file.path,
+  );
   const parsed = environmentSchema.safeParse(settings);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
@@ -165,6 +175,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       `${hostname()}-${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 8)}`,
     repoRoots: repoRootsFrom(env.DURABLE_DEBUGGER_REPO_ROOTS),
     allowedImages: parseAllowedImages(env.DURABLE_DEBUGGER_ALLOWED_IMAGES),
+    setupCredentials: env.DURABLE_DEBUGGER_SETUP_CREDENTIALS,
     reapEverySeconds: env.DURABLE_DEBUGGER_REAP_EVERY_SECONDS,
     capacity: {
       sandboxes: env.DURABLE_DEBUGGER_MAX_SANDBOXES,
@@ -185,6 +196,39 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined),
     anthropic: modelSettingsFrom(env),
   };
+}
+
+/** The settings that name folders where data is written. */
+const folderSettings = [
+  'DURABLE_DEBUGGER_HOME',
+  'DURABLE_DEBUGGER_STORE',
+  'DURABLE_DEBUGGER_WORKSPACES',
+  'DURABLE_DEBUGGER_TOOLCHAIN',
+  'DURABLE_DEBUGGER_TOOLS',
+] as const;
+
+/**
+ * Folder settings never depend on the folder a command runs in (a worker started elsewhere would
+ * use another data home): a relative one in config.json is taken from the file's folder; one in the
+ * environment is refused.
+ */
+function absoluteFolders(
+  settings: Record<string, string>,
+  given: Record<string, string>,
+  configPath: string,
+): Record<string, string> {
+  const absolute = { ...settings };
+  for (const name of folderSettings) {
+    const value = settings[name];
+    if (!value || isAbsolute(value) || (name === 'DURABLE_DEBUGGER_STORE' && /^[a-z][a-z0-9+.-]*:/i.test(value)))
+      continue;
+    if (given[name] !== undefined)
+      throw new ConfigError(
+        `Invalid environment: ${name} must be an absolute path (got "${value}", which would depend on the folder a command runs in)`,
+      );
+    absolute[name] = resolve(dirname(configPath), value);
+  }
+  return absolute;
 }
 
 function modelSettingsFrom(env: z.infer<typeof environmentSchema>): ModelSettings {

@@ -245,6 +245,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     toolchainDir: config.toolchainDir,
     repoRoots: config.repoRoots,
     allowedImages: config.allowedImages,
+    setupCredentials: config.setupCredentials,
     capacity: { ...defaultHostCapacity(), ...definedOnly(config.capacity) },
   });
   await host.countHeldSandboxes();
