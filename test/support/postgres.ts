@@ -4,7 +4,7 @@
 // as root, the server runs as the `postgres` user that Debian's package creates.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -35,29 +35,52 @@ export function postgresBinaries(): string {
   return join(root, chosen, 'bin');
 }
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+export interface TestPostgresOptions {
+  /** Where the port comes from (a free one by default); tests take one first to see the server move on. */
+  choosePort?: () => Promise<number>;
+}
+
+/** Attempts at a port: each fails only when something took the chosen port first. */
+const portAttempts = 5;
+
+export async function startTestPostgres(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const bin = postgresBinaries();
+  const choosePort = options.choosePort ?? (() => freePort());
   const folder = await mkdtemp(join(tmpdir(), 'durable-debugger-postgres-'));
   const runAs = await serverUser();
   if (runAs) await chown(folder, runAs.uid, runAs.gid);
   const data = join(folder, 'data');
-  const port = await freePort();
-  const options = { ...(runAs ?? {}), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } };
+  const runOptions = { ...(runAs ?? {}), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } };
   const log = join(folder, 'server.log');
-  const pgCtl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], options);
+  const pgCtl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], runOptions);
+  let port: number | undefined;
   try {
     await run(
       join(bin, 'initdb'),
       ['-D', data, '-U', 'durable', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
-      options,
+      runOptions,
     );
-    const settings = `-p ${port} -h 127.0.0.1 -k ${folder} -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
-    // The log file also keeps the server from holding our pipes open (execFile would wait for it).
-    await pgCtl('-o', settings, '-l', log, '-w', '-t', '60', 'start');
+    // The port is chosen after initdb (seconds on a busy machine), just before the server binds it,
+    // and again when something took it meanwhile: freePort's port comes from the kernel's ephemeral
+    // range, which every outgoing connection and every other listen(0) of the suite draws from too.
+    for (let attempt = 1; ; attempt++) {
+      port = await choosePort();
+      const logStart = await logLength(log);
+      const settings = `-p ${port} -h 127.0.0.1 -k ${folder} -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
+      try {
+        // The log file also keeps the server from holding our pipes open (execFile would wait for it).
+        await pgCtl('-o', settings, '-l', log, '-w', '-t', '60', 'start');
+        break;
+      } catch (error) {
+        const said = (await readFile(log).catch(() => Buffer.alloc(0))).subarray(logStart).toString('utf8');
+        if (attempt < portAttempts && /could not bind .*Address already in use/.test(said)) continue;
+        throw new Error(`${(error as Error).message}\n${said.slice(-2000)}`, { cause: error });
+      }
+    }
     await run(
       join(bin, 'createdb'),
       ['-h', '127.0.0.1', '-p', String(port), '-U', 'durable', 'durable_debugger'],
-      options,
+      runOptions,
     );
   } catch (error) {
     await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
@@ -87,4 +110,8 @@ async function serverUser(): Promise<{ uid: number; gid: number } | null> {
       "PostgreSQL cannot run as root and there is no `postgres` user: install Debian's postgresql package (bash scripts/setup.sh --for-tests).",
     );
   }
+}
+
+async function logLength(path: string): Promise<number> {
+  return (await stat(path).catch(() => ({ size: 0 }))).size;
 }
