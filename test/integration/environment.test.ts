@@ -441,8 +441,8 @@ test(
     await writeFile(join(repo, 'test_a.py'), 'def test_a():\n    assert 1 == 2\n');
     await writeFile(
       join(repo, 'durable-debugger.Dockerfile'),
-      // An image repository files may name (an environment image's name), but not one this engine has.
-      'FROM durable-debugger-env:no-such-image-7c1e\nRUN true\n',
+      // An image repository files may name (a Python variant of the sandbox image), but not one this engine has.
+      'FROM durable-debugger-sandbox:1-python9.99\nRUN true\n',
     );
     const requestsBefore = worker.fake.requests.length;
     const { report } = await runToReport(
@@ -454,7 +454,7 @@ test(
     assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
     assert.match(
       report.stopDetail,
-      /builds FROM durable-debugger-env:no-such-image-7c1e, which is not on this Docker engine: durable-debugger never pulls images/,
+      /builds FROM durable-debugger-sandbox:1-python9\.99, which is not on this Docker engine: durable-debugger never pulls images/,
     );
     assert.equal(worker.fake.requests.length, requestsBefore);
   },
