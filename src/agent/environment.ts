@@ -6,6 +6,8 @@ export interface PreparedEnvironment {
   image: string;
   /** Variables the sandbox container needs to find what was installed (PATH, VIRTUAL_ENV). */
   containerEnv: string[];
+  /** Folders of /workspace where each sandbox gets a writable copy of the image's installed tree (node_modules). */
+  nodeModules?: string[];
   kind: 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
   /** "python · pip install -r requirements.txt" */
   description: string;
@@ -74,8 +76,10 @@ function lastLine(problem: InstallScriptProblem): string {
 /** What the sandbox container needs of the environment. */
 export function environmentForSandbox(
   environment: PreparedEnvironment | null | undefined,
-): { image: string; containerEnv: string[] } | undefined {
-  return environment ? { image: environment.image, containerEnv: environment.containerEnv } : undefined;
+): { image: string; containerEnv: string[]; nodeModules?: string[] } | undefined {
+  if (!environment) return undefined;
+  const { image, containerEnv, nodeModules } = environment;
+  return { image, containerEnv, ...(nodeModules?.length ? { nodeModules } : {}) };
 }
 
 /** The failure type of an environment that could not be made: the run ends with status environment_error. */

@@ -45,6 +45,8 @@ export interface ContainerSpec {
   limits: SandboxLimits;
   /** Variables the image's environment needs (see the environment step). */
   env?: string[];
+  /** Container paths where a volume of this container's own takes the image's content (nodeModulesMounts.ts). */
+  imageCopies?: string[];
   labels: { workflowId: string; runId: string; host: string; scope: string };
 }
 
@@ -83,6 +85,8 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${spec.limits.tmpMb}m,mode=1777` },
       Binds: [`${spec.workspaceDir}:${workspaceMountPoint}:rw`],
+      // Anonymous volumes: Docker fills each from the image, and removeContainer removes them with it.
+      Mounts: (spec.imageCopies ?? []).map((target) => ({ Type: 'volume' as const, Source: '', Target: target })),
       Init: true,
       IpcMode: 'private',
       Ulimits: [

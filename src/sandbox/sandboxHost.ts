@@ -30,6 +30,7 @@ import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } fr
 import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './hostCapacity.js';
 import { execInSandbox, type ExecResult } from './exec.js';
 import { heapExhausted, readMemoryCounters } from './memoryCounters.js';
+import { prepareNodeModulesMounts } from './nodeModulesMounts.js';
 import { removeFolder } from './ownerAccess.js';
 import { stopSandboxUserProcesses } from './quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
@@ -279,6 +280,7 @@ export class SandboxHost {
         sandboxId: request.sandboxId,
         image: request.environment?.image ?? this.options.image,
         env: request.environment?.containerEnv,
+        imageCopies: await prepareNodeModulesMounts(folder.path, request.environment?.nodeModules),
         workspaceDir: folder.path,
         limits: request.limits,
         labels: {

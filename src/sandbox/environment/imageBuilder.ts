@@ -123,13 +123,14 @@ export class EnvironmentBuilder {
       home: join(this.options.home, 'env-builds'),
       image: prepared.image,
       containerEnv: prepared.containerEnv,
+      nodeModules: plan.nodeModules,
       snapshotId: request.snapshotId,
       probes: plan.probes,
       labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
       signal: hooks.signal,
     });
     if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
-    return prepared;
+    return plan.nodeModules ? { ...prepared, nodeModules: plan.nodeModules } : prepared;
   }
 
   /**

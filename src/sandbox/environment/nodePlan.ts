@@ -1,13 +1,26 @@
 // The Node environment: the Node the repository asks for (nodeVersion.ts) and the package manager
 // in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry,
-// then its dependencies installed outside /workspace with their install scripts run afterwards,
-// one by one and best effort (installScripts.ts).
+// then its dependencies installed in /opt/env with their install scripts run afterwards, one by
+// one and best effort (installScripts.ts), and /workspace/node_modules (each workspace member's too)
+// made where the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox
+// gets a writable copy of (src/sandbox/nodeModulesMounts.ts).
+import { readFileSync } from 'node:fs';
+import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
 import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
 import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from './planTypes.js';
 import { nodeOwnNameProbe } from './probes.js';
 import { environmentImageEnv } from '../sandboxEnv.js';
+
+/** The sandbox's workspace (container.ts workspaceMountPoint): the repository's own folder. */
+const workspaceMountPoint = '/workspace';
+
+/** The program that makes /workspace's node_modules folders in the image, as the build container gets it. */
+const nodeModulesLinker = {
+  file: 'durable-debugger-node-modules.cjs',
+  text: readFileSync(new URL('./nodeModulesLinks.cjs', import.meta.url), 'utf8'),
+};
 
 const nodeEnv = environmentImageEnv('NPM_CONFIG_OFFLINE');
 
@@ -33,17 +46,44 @@ export function planNode(
   } catch {
     return null;
   }
-  const dependencyCount = ['dependencies', 'devDependencies', 'optionalDependencies']
-    .map((field) => Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}).length)
+  const members = workspaceMembers(files, manifest, manifests);
+  // A monorepo's root often declares nothing: its members' dependencies count too.
+  const memberManifests = members.map((member) => {
+    try {
+      return JSON.parse(manifests[`${member}/package.json`] as string) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  });
+  const dependencyCount = [manifest, ...memberManifests]
+    .flatMap((each) => ['dependencies', 'devDependencies', 'optionalDependencies'].map((field) => each[field]))
+    .map((deps) => (deps && typeof deps === 'object' ? Object.keys(deps).length : 0))
     .reduce((sum, count) => sum + count, 0);
   if (dependencyCount === 0) return null;
   const node = chooseNodeVersion(manifests, host);
   const manager = nodePackageManager(manifests);
-  const projectFiles = [...(manager.lockfile ? [manager.lockfile] : []), ...manager.files];
+  const projectFiles = [
+    ...(manager.lockfile ? [manager.lockfile] : []),
+    ...manager.files,
+    ...(members.length && manifests['pnpm-workspace.yaml'] !== undefined ? ['pnpm-workspace.yaml'] : []),
+    ...members.map((member) => `${member}/package.json`),
+  ];
+  const nodeModules = ['node_modules', ...members.map((member) => `${member}/node_modules`)];
   const inputFiles: Record<string, string> = {
     'package.json': withoutLifecycleScripts(manifest, text),
-    ...Object.fromEntries(projectFiles.map((path) => [path, manifests[path] as string])),
+    ...Object.fromEntries(
+      projectFiles.map((path) => {
+        const text = manifests[path] as string;
+        if (!path.endsWith('/package.json')) return [path, text];
+        try {
+          return [path, withoutLifecycleScripts(JSON.parse(text) as Record<string, unknown>, text)];
+        } catch {
+          return [path, text];
+        }
+      }),
+    ),
     [installScriptRunner.file]: installScriptRunner.text,
+    [nodeModulesLinker.file]: nodeModulesLinker.text,
   };
   const dir = environmentPaths.nodeProject;
   const nodeTool: PackedTool = {
@@ -62,6 +102,8 @@ export function planNode(
     installNodeToolchain,
     ...(managerTool ? [installPackageManager(managerTool)] : []),
     `mkdir -p ${dir} && cd /env-input && cp --parents ${['package.json', ...projectFiles].map(shellQuote).join(' ')} ${dir}/`,
+    // Readable by the sandbox user (the yarn release, members' folders): a worker's umask 077 made the inputs private.
+    `chmod -R a+rX ${dir}`,
     `cd ${dir}`,
     ...(manager.release ? [useRelease(manager.release)] : []),
     // Lifecycle scripts of the repository itself would need its sources; dependencies' scripts run afterwards.
@@ -69,7 +111,10 @@ export function planNode(
     `${manager.install} ${manager.scriptsOff}`,
     `node /env-input/${installScriptRunner.file} ${runnerManager(manager)}`,
     ...linkOwnPackage(manifest.name),
-    `ln -s ${dir}/node_modules ${environmentPaths.nodeModules}`,
+    ...linkOwnBins(manifest),
+    // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
+    `mkdir -p ${nodeModules.map(shellQuote).join(' ')}`,
+    `node /env-input/${nodeModulesLinker.file} ${dir} ${workspaceMountPoint} ${nodeModules.map(shellQuote).join(' ')}`,
     `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
   ].join('\n');
   const scripts = manifest.scripts as Record<string, unknown> | undefined;
@@ -84,6 +129,7 @@ export function planNode(
     testCommand: hasTest ? 'npm test' : undefined,
     build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
+    nodeModules,
     ...(manager.note ? { toolchainNotes: [manager.note] } : {}),
     probes: [nodeOwnNameProbe(manifests, false)].filter((probe) => probe !== null),
   };
@@ -102,6 +148,95 @@ function linkOwnPackage(name: unknown): string[] {
     `  rm -rf ${path} && ln -s /workspace ${path}`,
     'fi',
   ];
+}
+
+/** A folder name the build's shell and the sandbox's mounts take as it is. */
+const plainFolder = /^[\w@.+-]+(\/[\w@.+-]+)*$/;
+
+/**
+ * The workspace members (folders) of an npm, yarn or pnpm workspace: package.json `workspaces`
+ * (a list, or `{ packages }`) or pnpm-workspace.yaml `packages`, matched against the repository's
+ * package.json files. Each gets its own node_modules, as its package manager makes it.
+ */
+export function workspaceMembers(
+  files: string[],
+  manifest: Record<string, unknown>,
+  manifests: Record<string, string>,
+): string[] {
+  const field = manifest.workspaces;
+  const listed = Array.isArray(field)
+    ? field
+    : field && typeof field === 'object'
+      ? (field as { packages?: unknown }).packages
+      : undefined;
+  const globs = [
+    ...(Array.isArray(listed) ? listed : []),
+    ...pnpmWorkspacePackages(manifests['pnpm-workspace.yaml'] ?? ''),
+  ].filter((glob): glob is string => typeof glob === 'string' && glob.trim() !== '');
+  const include = globs
+    .filter((glob) => !glob.startsWith('!'))
+    .map((glob) => glob.replace(/^\.\//, '').replace(/\/$/, ''));
+  const exclude = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1).replace(/^\.\//, ''));
+  if (include.length === 0) return [];
+  const isMember = picomatch(include);
+  const isExcluded = exclude.length ? picomatch(exclude) : () => false;
+  return files
+    .filter((path) => path.endsWith('/package.json'))
+    .map((path) => path.slice(0, -'/package.json'.length))
+    .filter(
+      (folder) =>
+        plainFolder.test(folder) &&
+        !folder.split('/').some((part) => part === 'node_modules' || part === '..' || part === '.') &&
+        manifests[`${folder}/package.json`] !== undefined &&
+        isMember(folder) &&
+        !isExcluded(folder),
+    )
+    .sort()
+    .slice(0, 500);
+}
+
+/** pnpm-workspace.yaml's `packages:` list (block or flow style), read without a YAML parser. */
+function pnpmWorkspacePackages(text: string): string[] {
+  const flow = text.match(/^packages:\s*\[([^\]]*)\]/m)?.[1];
+  const items = flow
+    ? flow.split(',')
+    : (text.match(/^packages:\s*\n((?:[ \t]+-.*\n?|[ \t]*#.*\n?|[ \t]*\n)*)/m)?.[1] ?? '')
+        .split('\n')
+        .map((line) => line.match(/^\s+-\s*(.*)$/)?.[1] ?? '');
+  return items
+    .map((item) =>
+      item
+        .replace(/\s+#.*$/, '')
+        .trim()
+        .replace(/^(["'])(.*)\1$/, '$2'),
+    )
+    .filter(Boolean);
+}
+
+/**
+ * The package's own `bin` entries, as its users get them: commands in node_modules/.bin that run the
+ * workspace's file (a dependency's command of the same name is kept). The file may be build output.
+ */
+function linkOwnBins(manifest: Record<string, unknown>): string[] {
+  const name = typeof manifest.name === 'string' ? manifest.name.replace(/^@[^/]*\//, '') : '';
+  const bins: [string, unknown][] =
+    typeof manifest.bin === 'string'
+      ? [[name, manifest.bin]]
+      : manifest.bin && typeof manifest.bin === 'object'
+        ? Object.entries(manifest.bin)
+        : [];
+  const lines: string[] = [];
+  for (const [command, target] of bins) {
+    if (typeof target !== 'string' || !/^[\w@.+-]+$/.test(command) || command.startsWith('.')) continue;
+    const path = target.replace(/^\.\//, '');
+    if (!plainFolder.test(path) || path.split('/').includes('..')) continue;
+    const shim = `#!/bin/sh\nf=${workspaceMountPoint}/${path}\n[ -x "$f" ] && exec "$f" "$@"\nexec node "$f" "$@"\n`;
+    const at = `node_modules/.bin/${command}`;
+    lines.push(
+      `if [ ! -e ${at} ]; then mkdir -p node_modules/.bin && printf '%s' ${shellQuote(shim)} > ${at} && chmod 755 ${at} && echo "bin ${command}: the package's own ${path}"; fi`,
+    );
+  }
+  return lines;
 }
 
 /** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */

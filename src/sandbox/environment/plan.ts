@@ -32,6 +32,7 @@ export function manifestCandidates(files: string[]): string[] {
     'npm-shrinkwrap.json',
     'yarn.lock',
     'pnpm-lock.yaml',
+    'pnpm-workspace.yaml',
     'uv.lock',
     'poetry.lock',
     ...nodeVersionFiles,
@@ -40,7 +41,15 @@ export function manifestCandidates(files: string[]): string[] {
     '.pytest.ini',
     'tox.ini',
   ]);
-  return files.filter((path) => wanted.has(path) || isRequirementsFile(path) || isPackageManagerFile(path));
+  return files.filter(
+    (path) => wanted.has(path) || isRequirementsFile(path) || isPackageManagerFile(path) || isMemberManifest(path),
+  );
+}
+
+/** A package.json below the root, not in node_modules: a workspace member's, when the root's workspaces name it. */
+function isMemberManifest(path: string): boolean {
+  const parts = path.split('/');
+  return parts.length > 1 && parts.length <= 5 && parts.at(-1) === 'package.json' && !parts.includes('node_modules');
 }
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */

@@ -5,12 +5,15 @@ export const repositoryConfigFile = 'durable-debugger.json';
 /** A Dockerfile at this path in the repository is built as its environment. */
 export const repositoryDockerfile = 'durable-debugger.Dockerfile';
 
-/** Where the environment puts what it installs: outside /workspace, so the agent never sees it. */
+/** Where the environment puts what it installs. */
 export const environmentPaths = {
   venv: '/opt/venv',
+  /**
+   * Node dependencies are installed here, read-only; /workspace/node_modules of the image (and each
+   * workspace member's) is a folder of links into it, of which each sandbox mounts a writable copy
+   * of its own, outside the agent's tree (nodeModulesLinks.cjs, src/sandbox/nodeModulesMounts.ts).
+   */
   nodeProject: '/opt/env',
-  /** Node looks for modules in every parent folder of /workspace, so /node_modules is found. */
-  nodeModules: '/node_modules',
 } as const;
 
 export interface EnvironmentChoice {
@@ -91,6 +94,8 @@ export interface EnvironmentPlan {
   build: string[];
   /** PATH and other variables the sandbox container needs to use what was installed. */
   containerEnv: string[];
+  /** Folders of /workspace (node_modules, each workspace member's) the image fills: see environmentPaths.nodeProject. */
+  nodeModules?: string[];
   /** The toolchain's choices that are no packed tool, for people: "yarn 4.4.1 (the repository's own release, ...)". */
   toolchainNotes?: string[];
   /** Checks the builder runs in the image before every run uses it (see probes.ts). */

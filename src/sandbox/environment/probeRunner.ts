@@ -1,7 +1,7 @@
 // Runs an environment's probes (probes.ts) in its image before a run uses it: one short-lived
 // container, hardened as the sandbox is (no network, non-root, read-only root, no capabilities),
 // with only the repository files the probes read copied into a read-only /workspace.
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
@@ -17,6 +17,8 @@ export interface ProbeRun {
   home: string;
   image: string;
   containerEnv: string[];
+  /** Folders of /workspace the image fills (node_modules): the probes see the image's copy there, as the sandbox does. */
+  nodeModules?: string[];
   snapshotId: string;
   probes: EnvironmentProbe[];
   labels: Record<string, string>;
@@ -41,6 +43,10 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
       await mkdir(dirname(join(workspace, entry.path)), { recursive: true, mode: 0o755 });
       await writeFile(join(workspace, entry.path), await store.getBlob(entry.blob), { mode: 0o644 });
     }
+    // The read-only folder has its mount points already: Docker could not make them in it.
+    for (const folder of run.nodeModules ?? []) await mkdir(join(workspace, folder), { recursive: true, mode: 0o755 });
+    // Readable by the probe's user whatever the worker's umask (the CLI's is 077): modes given at creation are masked.
+    await readableByAll(workspace);
     // Each probe in a subshell, all of them run: the output names every module that came from elsewhere.
     const script = ['status=0', ...run.probes.map((probe) => `(\n${probe.script}\n) || status=1`), 'exit $status'].join(
       '\n',
@@ -61,6 +67,11 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
         ReadonlyRootfs: true,
         Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m,mode=1777' },
         Binds: [`${workspace}:/workspace:ro`],
+        Mounts: (run.nodeModules ?? []).map((folder) => ({
+          Type: 'volume' as const,
+          Source: '',
+          Target: `/workspace/${folder}`,
+        })),
         LogConfig: { Type: 'none', Config: {} },
       },
     });
@@ -91,5 +102,15 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
   } finally {
     if (container) await removeContainer(docker, container.id);
     await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+/** Folders 0755 and files 0644 below `folder`: the probe's copy holds nothing secret beyond what it reads. */
+async function readableByAll(folder: string): Promise<void> {
+  await chmod(folder, 0o755);
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) await readableByAll(path);
+    else if (entry.isFile()) await chmod(path, 0o644);
   }
 }
