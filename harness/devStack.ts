@@ -50,30 +50,45 @@ export async function startTestServer(
     extraArgs?: string[];
     metrics?: boolean | number;
     port?: number;
+    /** Chooses the server's port for each attempt (tests take the first to see the start tried again). */
+    choosePort?: () => Promise<number>;
   } = {},
 ): Promise<TestServer> {
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
-  const metricsPort = typeof options.metrics === 'number' ? options.metrics : options.metrics ? await freePort() : null;
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath(base) },
-      searchAttributes: Object.values(searchAttributes),
-      ip: '127.0.0.1',
-      ...(options.port ? { port: options.port } : {}),
-      ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
-      ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
-      extraArgs: [
-        ...(options.uiPort ? ['--ui-disable-news-fetch'] : []),
-        ...(metricsPort ? ['--metrics-port', String(metricsPort)] : []),
-        ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) })),
-      ],
-    },
-  }).catch(async (error: unknown) => {
-    await rm(home, { recursive: true, force: true });
-    throw error;
-  });
+  // The SDK picks the server's port (and this the metrics port) from the kernel's ephemeral range,
+  // which the suite's outgoing connections and parallel servers draw from too: when one took it
+  // before the server bound it ("bind: address already in use"), the start fails and is tried again
+  // on new ports, unless the caller chose them.
+  const attempts = options.port || typeof options.metrics === 'number' ? 1 : 3;
+  let metricsPort: number | null = null;
+  let env: TestWorkflowEnvironment | undefined;
+  for (let attempt = 1; !env; attempt++) {
+    const port = options.port ?? (await options.choosePort?.());
+    metricsPort = typeof options.metrics === 'number' ? options.metrics : options.metrics ? await freePort() : null;
+    try {
+      env = await TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: { type: 'existing-path', path: temporalCliPath(base) },
+          searchAttributes: Object.values(searchAttributes),
+          ip: '127.0.0.1',
+          ...(port ? { port } : {}),
+          ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
+          ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+          extraArgs: [
+            ...(options.uiPort ? ['--ui-disable-news-fetch'] : []),
+            ...(metricsPort ? ['--metrics-port', String(metricsPort)] : []),
+            ...(options.extraArgs ?? devServerFlags({ databaseFile: Boolean(options.persistent) })),
+          ],
+        },
+      });
+    } catch (error) {
+      if (attempt < attempts && /Failed to start ephemeral server/.test(String(error))) continue;
+      await rm(home, { recursive: true, force: true });
+      throw error;
+    }
+  }
   return {
     env,
     client: env.client,
