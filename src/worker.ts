@@ -177,9 +177,9 @@ export interface WorkerOptions {
   describeAnswerer?: (model: string) => string;
   taskQueue?: string;
   /**
-   * The worker of a CLI process (run, resume, raise-budget, mcp): every activity of the runs it
-   * starts (snapshot, sandbox, model calls with its key) on its private queue, refused for any
-   * other run; on the shared task queue it takes workflow tasks only (deterministic code, no I/O).
+   * The worker of a CLI command (run, resume, raise-budget, mcp): every activity of the runs its
+   * user's commands start (snapshot, sandbox, model calls with its key) on their private queue,
+   * refused for any other run; on the shared task queue it takes workflow tasks only (no I/O).
    */
   servedRuns?: ServedRuns;
   log?: (line: string) => void;
@@ -293,6 +293,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       },
     }),
   );
+  // A CLI's worker runs workflow tasks of the shared queue (its runs live there, and a closed run's
+  // queries are answered by replay); their activities go to the queues their inputs name.
+  const workflowsOnly = served
+    ? workflowBundle(tracing !== null).then((bundle) =>
+        Worker.create({
+          connection,
+          namespace: config.namespace,
+          taskQueue: config.taskQueue,
+          identity,
+          workflowBundle: bundle,
+          ...(tracing ? { sinks: tracing.sinks } : {}),
+        }),
+      )
+    : null;
   const hostWorker = Worker.create({
     connection,
     namespace: config.namespace,
@@ -317,7 +331,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
   });
   // Awaited below; until then a failure must not count as unhandled.
-  for (const pending of [sharedWorker, hostWorker, claimWorker]) pending.catch(() => undefined);
+  for (const pending of [sharedWorker, hostWorker, claimWorker, workflowsOnly]) pending?.catch(() => undefined);
   const modelQueues: string[] = [];
   let servesDefaultEndpoint = false;
   if (anthropic && modelEndpoint) {
@@ -385,26 +399,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const gauges = metricsAddress ? watchGauges(metrics, client, host, taskQueue) : null;
 
-  // A CLI's worker runs workflow tasks of the shared queue (its runs live there, and a closed run's
-  // queries are answered by replay); their activities go to the queues their inputs name.
-  const workflowsOnly = served
-    ? await workflowBundle(tracing !== null).then((bundle) =>
-        Worker.create({
-          connection,
-          namespace: config.namespace,
-          taskQueue: config.taskQueue,
-          identity,
-          workflowBundle: bundle,
-          ...(tracing ? { sinks: tracing.sinks } : {}),
-        }),
-      )
-    : null;
   const workers = [
     await sharedWorker,
     await hostWorker,
     await claimWorker,
     ...modelWorkers,
-    ...(workflowsOnly ? [workflowsOnly] : []),
+    ...(workflowsOnly ? [await workflowsOnly] : []),
   ];
   const done = Promise.all(workers.map((worker) => worker.run()))
     .finally(async () => {

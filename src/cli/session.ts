@@ -75,18 +75,17 @@ export async function endpointOfSession(session: Session): Promise<{ modelEndpoi
 }
 
 /**
- * A worker in this process, for as long as the command runs: it serves the runs this command
- * starts, and no other (src/temporal/servedRuns.ts). Their snapshot, sandbox and model calls go
+ * A worker in this process, for as long as the command runs: it serves the runs this user's
+ * commands start from this data folder, and no other (src/temporal/servedRuns.ts). Their snapshot, sandbox and model calls go
  * to its private task queue (the run's input names it), so a path is read on this machine and
  * this user's key answers only this user's runs; on the shared queue it takes workflow tasks only.
  */
-export async function workerForThisCommand(session: Session, options: { adopt?: string } = {}): Promise<RunningWorker> {
+export async function workerForThisCommand(session: Session): Promise<RunningWorker> {
   const [{ startWorker }, { ServedRuns }] = await Promise.all([
     import('../worker.js'),
     import('../temporal/servedRuns.js'),
   ]);
-  const served =
-    (options.adopt && (await ServedRuns.adopting(session.client, options.adopt))) || ServedRuns.forThisProcess();
+  const served = ServedRuns.forDataFolder(session.config.home);
   const worker = await startWorker({
     config: session.config,
     address: session.server.address,
@@ -95,7 +94,7 @@ export async function workerForThisCommand(session: Session, options: { adopt?: 
     servedRuns: served,
   });
   session.served = served;
-  log(`This command's worker serves only the runs it starts, on task queue ${served.queue}.`);
+  log(`This command's worker serves only the runs your commands start, on task queue ${served.queue}.`);
   return worker;
 }
 

@@ -1,9 +1,14 @@
-// The runs a CLI process's worker serves: those it started, and their attempts. Its private task
-// queue's name is visible to every Temporal user (in each run's input), so anyone could start a
-// run that names it; the worker's activities check the run first and refuse any other (its path
-// is never read here, its sandbox never built here, this process's key never pays for it).
-import { randomBytes } from 'node:crypto';
+// The runs a CLI's worker serves: those this user's commands started from this data folder, and
+// their attempts. Every command of this user on this machine (run, resume, raise-budget, mcp) polls
+// the same private task queue, so a run goes on when the command that started it is gone and
+// another one runs. The queue's name is visible to every Temporal user (in each run's input), so
+// anyone could start a run that names it: the worker's activities check the run first, against
+// the runs recorded in the data folder (0600) and the server's record of the run, and refuse any
+// other (its path is never read here, its sandbox never built here, this user's key never pays).
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -12,16 +17,23 @@ import { sandboxAdmissionIdFor } from './definitions.js';
 
 export const notServedType = 'RunNotServedHere';
 
+/** How long a check waits for a start recorded as under way by another command of this user. */
+const pendingStartMs = 30_000;
+
 export class ServedRuns {
-  /** Each run this process started (or adopted): its first run id, once its start has answered (null: it failed). */
+  /** Each run started by this process: its first run id, once its start has answered (null: it failed). */
   private readonly started = new Map<string, Promise<string | null>>();
   /** Workflow runs already checked, by `workflowId/runId`. */
   private readonly checked = new Map<string, Promise<boolean>>();
 
-  constructor(readonly queue: string) {}
+  /** `registry`: the file where this user's commands record the runs they start (one line each: id, first run id). */
+  constructor(
+    readonly queue: string,
+    private readonly registry: string,
+  ) {}
 
-  /** A private queue for this process: its machine, its user, and 96 random bits. */
-  static forThisProcess(): ServedRuns {
+  /** The private queue of this user's commands on this machine with this data folder. */
+  static forDataFolder(home: string): ServedRuns {
     const user = (() => {
       try {
         return userInfo().username;
@@ -29,33 +41,8 @@ export class ServedRuns {
         return process.env.USER ?? 'unknown';
       }
     })();
-    return new ServedRuns(privateQueueName(hostname(), user, randomBytes(12).toString('hex')));
-  }
-
-  /**
-   * The runs of `workflowId`'s private queue when the run is running and was started by this user
-   * on this machine, by a command that is gone (`resume`, `raise-budget`): this process serves it
-   * from now on. Null for any other run (another user's or machine's, or a run of the shared queue).
-   */
-  static async adopting(client: Client, workflowId: string): Promise<ServedRuns | null> {
-    const { workflowExecutionInfo: info } = await client.workflowService.describeWorkflowExecution({
-      namespace: client.options.namespace,
-      execution: { workflowId },
-    });
-    if (!info?.execution?.runId || info.closeTime) return null;
-    const history = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId, runId: info.execution.runId },
-      maximumPageSize: 1,
-    });
-    const payload = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    const input = payload ? client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : null;
-    const queue = (input as { privateQueue?: unknown } | null)?.privateQueue;
-    const own = ServedRuns.forThisProcess().queue.replace(/-[^-]+$/, '-');
-    if (typeof queue !== 'string' || !queue.startsWith(own)) return null;
-    const served = new ServedRuns(queue);
-    served.started.set(workflowId, Promise.resolve(info.firstRunId || info.execution.runId));
-    return served;
+    const folder = createHash('sha256').update(home).digest('hex').slice(0, 12);
+    return new ServedRuns(privateQueueName(hostname(), user, folder), join(home, 'served-runs'));
   }
 
   /**
@@ -65,7 +52,34 @@ export class ServedRuns {
   starting(workflowId: string): (firstRunId: string | null) => void {
     let settle: (firstRunId: string | null) => void = () => undefined;
     this.started.set(workflowId, new Promise((resolve) => (settle = resolve)));
-    return settle;
+    this.record(workflowId, 'pending');
+    return (firstRunId) => {
+      this.record(workflowId, firstRunId ?? 'failed');
+      settle(firstRunId);
+    };
+  }
+
+  private record(workflowId: string, state: string): void {
+    mkdirSync(dirname(this.registry), { recursive: true, mode: 0o700 });
+    appendFileSync(this.registry, `${JSON.stringify([workflowId, state])}\n`, { mode: 0o600 });
+  }
+
+  /** The first run id this user's commands recorded for `workflowId` (waiting out a start under way), or null. */
+  private async recorded(workflowId: string): Promise<string | null> {
+    for (const deadline = Date.now() + pendingStartMs; ;) {
+      let state: string | null = null;
+      for (const line of readRegistry(this.registry).split('\n')) {
+        try {
+          const [id, value] = JSON.parse(line) as [string, string];
+          if (id === workflowId) state = value;
+        } catch {
+          // A line being written, or damaged: not a record.
+        }
+      }
+      if (state !== 'pending') return state === null || state === 'failed' ? null : state;
+      if (Date.now() > deadline) return null;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   /** Whether the run `workflowId` (at `runId`, else its latest run) is one this process serves. */
@@ -82,7 +96,7 @@ export class ServedRuns {
 
   private async check(client: Client, workflowId: string, runId?: string): Promise<boolean> {
     const started = this.started.get(workflowId);
-    const firstRunId = started ? await started : undefined;
+    const firstRunId = started ? await started : await this.recorded(workflowId);
     if (started && firstRunId === null) return false;
     if (firstRunId && runId === firstRunId) return true;
     // Continued as new, or an attempt: the server says which run began this chain, and whose child it is.
@@ -96,8 +110,8 @@ export class ServedRuns {
   }
 
   /**
-   * The activity interceptor of this process's workers: an activity of a run this process does
-   * not serve fails at once, saying why. The sandbox queue of this private queue serves only
+   * The activity interceptor of this process's workers: an activity of a run this user's
+   * commands did not start fails at once, saying why. The sandbox queue of this private queue serves only
    * these runs too (a claim names its run).
    */
   interceptor(client: Client): ActivityInterceptorsFactory {
@@ -116,7 +130,7 @@ export class ServedRuns {
           if (!served) {
             throw ApplicationFailure.nonRetryable(
               `${context.info.activityType} of ${typeof named === 'string' && workflowId === admissionId ? named : workflowId} refused: ` +
-                `task queue ${this.queue} belongs to the durable-debugger command that started its own runs, and serves no other run ` +
+                `task queue ${this.queue} belongs to the durable-debugger commands of the user who started their own runs, and serves no other run ` +
                 '(its machine reads no other path, its key pays for no other run). Start the run with your own durable-debugger command.',
               notServedType,
             );
@@ -126,5 +140,13 @@ export class ServedRuns {
       };
       return { inbound };
     };
+  }
+}
+
+function readRegistry(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
   }
 }

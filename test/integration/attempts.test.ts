@@ -8,13 +8,17 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { createModelClient } from '../../src/model/anthropic.js';
 import { modelEndpointId } from '../../src/model/endpoint.js';
+import { ServedRuns } from '../../src/temporal/servedRuns.js';
+import { startWorker } from '../../src/worker.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
 import { statusQuery, stopSignal } from '../../src/temporal/definitions.js';
 import {
   containersOf,
   startTestServer,
   startTestWorker,
+  uniqueTaskQueue,
   type TestServer,
   type TestWorker,
 } from '../../harness/devStack.js';
@@ -443,15 +447,24 @@ test('resume of a parent whose worker is gone: no new run, this command’s work
   await fake.start();
   try {
     await worker?.stop();
-    worker = await startTestWorker(server, { fake });
-    const taskQueue = worker.taskQueue;
+    const taskQueue = uniqueTaskQueue('attempts-lost');
     const id = 'attempts-worker-lost';
-    // Started as `run` does: with the starter's model endpoint, which the CLI's worker (same settings) serves.
+    // Started as `run` does: with the starter's model endpoint and the private queue of this user's
+    // commands (the data folder is the server's, as the CLI's below), served by such a worker.
     const modelEndpoint = modelEndpointId({ apiKey: 'test-key', baseURL: fake.url }) as string;
+    const served = ServedRuns.forDataFolder(server.home);
+    const first = await startWorker({
+      config: server.config({ DURABLE_DEBUGGER_TASK_QUEUE: taskQueue }),
+      address: server.address,
+      anthropic: createModelClient({ apiKey: 'test-key', baseURL: fake.url, timeoutMs: 30_000 }),
+      modelEndpoint,
+      servedRuns: served,
+    });
     const handle = await startDebugRun(server.client, {
-      input: { repo, attempts: 2, modelEndpoint, budgets: { maxIterations: 40 } },
+      input: { repo, attempts: 2, modelEndpoint, privateQueue: served.queue, budgets: { maxIterations: 40 } },
       taskQueue,
       workflowId: id,
+      starting: (workflowId) => served.starting(workflowId),
     });
     await waitFor(async () => {
       const statuses = await Promise.all(
@@ -464,7 +477,7 @@ test('resume of a parent whose worker is gone: no new run, this command’s work
       );
       return statuses.every((status) => (status?.iteration ?? 0) >= 1);
     });
-    await worker.stop();
+    await first.shutdown();
     worker = undefined as unknown as TestWorker;
     const resumed = await cli(['resume', id], {
       DURABLE_DEBUGGER_TASK_QUEUE: taskQueue,

@@ -42,7 +42,8 @@ test('killing `run` in the middle: `resume` by the same user on the same machine
   const id = 'cli-killed-mid-run';
   const run = cli(['run', 'fixtures/01_off_by_one', '--id', id]);
   const before = fake.requests.length;
-  await waitFor(() => fake.requests.length >= before + 3);
+  // A deadline for a loaded machine: the command starts its worker (two workflow workers) before the run.
+  await waitFor(() => fake.requests.length >= before + 3, 180_000);
   run.child.kill('SIGKILL');
   await run.done;
 

@@ -4,6 +4,9 @@
 // names Alice's model endpoint, or her private queue as well, never gets her key used or its path
 // read by her worker.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
@@ -18,6 +21,7 @@ let server: TestServer;
 let fixture: Fixture;
 const fakes: FakeAnthropicApi[] = [];
 const workers: WorkerProcess[] = [];
+const homes: string[] = [];
 
 before(async () => {
   server = await startTestServer();
@@ -28,10 +32,13 @@ after(async () => {
   for (const worker of workers) await worker.stop().catch(() => undefined);
   for (const fake of fakes) await fake.stop().catch(() => undefined);
   await server?.stop();
+  for (const home of homes) await rm(home, { recursive: true, force: true }).catch(() => undefined);
 });
 
 interface Person {
   name: string;
+  /** Their data folder: each person's own, as each user's home is. */
+  home: string;
   key: string;
   fake: FakeAnthropicApi;
   endpoint: string;
@@ -42,11 +49,16 @@ async function person(name: string): Promise<Person> {
   await fake.start();
   fakes.push(fake);
   const key = `sk-${name}-key`;
-  return { name, key, fake, endpoint: modelEndpointId({ apiKey: key, baseURL: fake.url }) as string };
+  const home = await mkdtemp(join(tmpdir(), `durable-debugger-${name}-`));
+  homes.push(home);
+  return { name, home, key, fake, endpoint: modelEndpointId({ apiKey: key, baseURL: fake.url }) as string };
 }
 
 function cliOf(who: Person, args: string[]): CliProcess {
-  return startCli(server, args, { ANTHROPIC_API_KEY: who.key, ANTHROPIC_BASE_URL: who.fake.url });
+  return startCli({ address: server.address, home: who.home }, args, {
+    ANTHROPIC_API_KEY: who.key,
+    ANTHROPIC_BASE_URL: who.fake.url,
+  });
 }
 
 /** The marker each run carries in its goal, so a model request can be traced to its run. */
@@ -158,7 +170,8 @@ test("a run that names Alice's model endpoint, or her private queue too, never g
   await namesEndpoint.signal(stopSignal, 'the test has seen enough');
   await namesEndpoint.result();
 
-  const aliceQueue = /serves only the runs it starts, on task queue (\S+)\./.exec(aliceMcp.output())?.[1] ?? '';
+  const aliceQueue =
+    /serves only the runs your commands start, on task queue (\S+)\./.exec(aliceMcp.output())?.[1] ?? '';
   assert.ok(aliceQueue, `Alice's CLI names its private queue:\n${aliceMcp.output()}`);
 
   const namesQueue = await server.client.workflow.start('debugRepository', {

@@ -20,8 +20,7 @@ export function raiseBudgetCommand(program: Command): void {
       const asked = raiseAsked(options);
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      // The run goes on in this command's worker when this user started it here and its command is gone.
-      const worker = await workerForThisCommand(session, { adopt: workflowId });
+      const worker = await workerForThisCommand(session);
       try {
         if (description.status.name !== 'RUNNING') {
           throw new UsageError(

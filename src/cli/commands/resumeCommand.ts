@@ -24,11 +24,7 @@ export function resumeCommand(program: Command): void {
       const asked = raiseAsked(options);
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      // A running run this user started here, whose command is gone, is served by this one from now on.
-      const worker = await workerForThisCommand(
-        session,
-        description.status.name === 'RUNNING' ? { adopt: workflowId } : {},
-      );
+      const worker = await workerForThisCommand(session);
       try {
         // A closed run answers queries by replaying on a worker: this command's, at least.
         const status = await handle.query(statusQuery).catch(() => null);
