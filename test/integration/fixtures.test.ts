@@ -235,6 +235,11 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
               .flatMap((variable) => ['-e', variable]),
             '-v',
             `${copy}:/workspace`,
+            // The image's node_modules folders, each a copy of its own, as the sandbox mounts them (nodeModulesMounts.ts).
+            ...(report.environment.nodeModules ?? []).flatMap((folder) => [
+              '--mount',
+              `type=volume,target=/workspace/${folder}`,
+            ]),
             '-w',
             '/workspace',
             report.environment.image,
