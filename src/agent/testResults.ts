@@ -40,7 +40,40 @@ export function summarizeTestOutput(
 ): TestSummary {
   // Runners forced into colour (pytest's --color=yes in addopts, FORCE_COLOR) still get summarised.
   const output = stripAnsi(rawOutput);
-  const summary =
+  const summary = parseRecursiveRun(output) ?? parseAny(output);
+  const missing = missingModuleIn(output);
+  const extra = { ...(missing ? { missingModule: missing } : {}), ...(outOfMemory ? { outOfMemory } : {}) };
+  if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
+  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
+}
+
+/**
+ * `pnpm -r test` (and --filter) prints each workspace member's lines after "<folder> <script>: ",
+ * under a "<folder> <script>$ <command>" line: each member's output is read alone (members may use
+ * different runners), and their counts added up.
+ */
+function parseRecursiveRun(output: string): Counts | null {
+  const lines = output.split('\n');
+  const headers = new Set(lines.map((line) => line.match(/^(\S+ [\w:.-]+)\$ /)?.[1]).filter((h) => h !== undefined));
+  if (headers.size === 0) return null;
+  const groups = new Map<string, string[]>();
+  for (const line of lines) {
+    const prefix = line.match(/^(\S+ [\w:.-]+): /)?.[1];
+    if (prefix === undefined || !headers.has(prefix)) continue;
+    groups.set(prefix, [...(groups.get(prefix) ?? []), line.slice(prefix.length + 2)]);
+  }
+  const summaries = [...groups.values()].map((group) => parseAny(group.join('\n'))).filter((each) => each !== null);
+  if (summaries.length === 0) return null;
+  return {
+    passed: summaries.reduce((sum, each) => sum + each.passed, 0),
+    failed: summaries.reduce((sum, each) => sum + each.failed, 0),
+    skipped: summaries.reduce((sum, each) => sum + each.skipped, 0),
+    failing: summaries.flatMap((each) => each.failing),
+  };
+}
+
+function parseAny(output: string): Counts | null {
+  return (
     parsePytest(output) ??
     parseCargo(output) ??
     parseNode(output) ??
@@ -52,11 +85,8 @@ export function summarizeTestOutput(
     parseMocha(output) ??
     parseGo(output) ??
     parseUvu(output) ??
-    parsePlainCounts(output);
-  const missing = missingModuleIn(output);
-  const extra = { ...(missing ? { missingModule: missing } : {}), ...(outOfMemory ? { outOfMemory } : {}) };
-  if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
-  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
+    parsePlainCounts(output)
+  );
 }
 
 /** The third-party module an import failed on (Python or Node); relative paths are the code's own. */
