@@ -173,9 +173,12 @@ async function runThroughCli(fixture: Fixture, workflowId: string): Promise<{ re
   const { code, output } = await run.done;
   const handle: WorkflowHandle = server.client.workflow.getHandle(workflowId);
   const report = (await handle.result()) as DebugReport;
-  const last = output.trim().split('\n').at(-1) ?? '';
   assert.ok(code === 0 || report.status !== 'fixed', `run exited ${code} on a fixed run:\n${output.slice(-3000)}`);
-  assert.match(last, /"type":"report"/, `the CLI's last line is not its report:\n${output.slice(-3000)}`);
+  // Its report, whatever the worker printed as it shut down (another run's activity it held, cancelled).
+  assert.ok(
+    output.split('\n').some((line) => line.startsWith('{"type":"report"')),
+    `the CLI printed no report:\n${output.slice(-3000)}`,
+  );
   return { report };
 }
 
