@@ -149,8 +149,17 @@ export async function stopCommandProcesses(
   user: SandboxUser,
   execId: string,
 ): Promise<void> {
+  await execToEnd(container, user, stopCommand(execId));
+}
+
+/** Runs a short command of ours as the sandbox user and returns its exec once its output has ended. */
+export async function execToEnd(
+  container: Docker.Container,
+  user: SandboxUser,
+  command: string[],
+): Promise<Docker.Exec> {
   const exec = await container.exec({
-    Cmd: stopCommand(execId),
+    Cmd: command,
     User: `${user.uid}:${user.gid}`,
     AttachStdout: true,
     AttachStderr: true,
@@ -162,4 +171,5 @@ export async function stopCommandProcesses(
     stream.on('error', () => resolve());
     stream.resume();
   });
+  return exec;
 }

@@ -14,6 +14,7 @@
 // check on the folder (paths.ts resolveInsideWorkspace, the lstat walks) still holds when it is used.
 import type Docker from 'dockerode';
 import type { SandboxUser } from './container.js';
+import { execToEnd } from './exec.js';
 
 /** Raised when processes of the sandbox user are still there after being killed (stuck in the kernel). */
 export class SandboxNotQuietError extends Error {}
@@ -46,19 +47,7 @@ exit 1;
 
 /** Kills every process of the sandbox user in the container and returns once none can run any more. */
 export async function stopSandboxUserProcesses(container: Docker.Container, user: SandboxUser): Promise<void> {
-  const exec = await container.exec({
-    Cmd: ['perl', '-e', script],
-    User: `${user.uid}:${user.gid}`,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  await new Promise<void>((resolve) => {
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-    stream.on('error', () => resolve());
-    stream.resume();
-  });
+  const exec = await execToEnd(container, user, ['perl', '-e', script]);
   let { Running, ExitCode } = await exec.inspect();
   // The stream can end a moment before Docker records the exit code.
   for (let attempt = 0; Running && attempt < 100; attempt++) {
