@@ -18,8 +18,8 @@ import type {
 import { sandboxNeedsPrepare } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
 import type { Mutation } from '../src/agent/workspace.js';
-import { findSandboxContainer, removeContainer } from '../src/sandbox/container.js';
-import { computePatch, patchForReport } from '../src/sandbox/patch.js';
+import { findSandboxContainer, removeContainer } from '../src/sandbox/container/container.js';
+import { computePatch, patchForReport } from '../src/sandbox/workspace/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
 import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environment/imageBuilder.js';
 import { EnvironmentConfigError } from '../src/sandbox/environment/planTypes.js';

@@ -1,5 +1,5 @@
 // 2. Sandbox cost: a hardened container made ready (create + start) as the product does it,
-// and commands run in it with `docker exec` (src/sandbox/exec.ts), next to the same commands
+// and commands run in it with `docker exec` (src/sandbox/container/exec.ts), next to the same commands
 // spawned directly on the host.
 import { execFileSync, spawn } from 'node:child_process';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { sandboxLimitsSchema } from '../src/agent/input.js';
-import { connectDocker, createSandboxContainer, removeContainer } from '../src/sandbox/container.js';
-import { execInSandbox } from '../src/sandbox/exec.js';
+import { connectDocker, createSandboxContainer, removeContainer } from '../src/sandbox/container/container.js';
+import { execInSandbox } from '../src/sandbox/container/exec.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { pytestCommand } from '../src/sandbox/testCommand.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
@@ -142,7 +142,7 @@ export function formatSandboxCost(result: SandboxCostResult): string[] {
     { label: `${cost.name}: spawned on the host`, figure: cost.hostMs, format: ms },
   ]);
   return [
-    '2. Sandbox cost (hardened container as src/sandbox/container.ts creates it; commands through src/sandbox/exec.ts)',
+    '2. Sandbox cost (hardened container as src/sandbox/container/container.ts creates it; commands through src/sandbox/container/exec.ts)',
     ...result.commands.map(
       (cost) => `  ${cost.name}: docker exec takes ${number(ratio(cost))}× as long as on the host (medians)`,
     ),

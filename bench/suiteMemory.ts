@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { sandboxLimitsSchema } from '../src/agent/input.js';
 import { loadConfig } from '../src/config.js';
 import { loadFixture } from '../src/demo/fixtures.js';
-import { connectDocker, findSandboxContainer } from '../src/sandbox/container.js';
-import { readMemoryCounters } from '../src/sandbox/memoryCounters.js';
+import { connectDocker, findSandboxContainer } from '../src/sandbox/container/container.js';
+import { readMemoryCounters } from '../src/sandbox/container/memoryCounters.js';
 import { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { FolderStore } from '../src/sandbox/store/folderStore.js';
 

@@ -14,7 +14,7 @@ import { startDebugRun } from '../src/client.js';
 import { loadConfig, projectRoot, type Config } from '../src/config.js';
 import { createModelClient } from '../src/model/anthropic.js';
 import { modelEndpointId } from '../src/model/endpoint.js';
-import { connectDocker, labels, listProjectContainers } from '../src/sandbox/container.js';
+import { connectDocker, labels, listProjectContainers } from '../src/sandbox/container/container.js';
 import { temporalCliPath } from '../src/temporal/embeddedServer.js';
 import { devServerFlags } from '../src/temporal/serverSettings.js';
 import { installQuietRuntime, startWorker, type RunningWorker, type WorkerOptions } from '../src/worker.js';

@@ -12,7 +12,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { listProjectContainers } from '../src/sandbox/container.js';
+import { listProjectContainers } from '../src/sandbox/container/container.js';
 import { projectRoot } from '../src/config.js';
 import { startTestEngines, type TestEngine } from './testEngines.js';
 

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { pythonVariantImage } from '../src/sandbox/environment/pythonVersions.js';
+import { pythonVariantImage } from '../src/sandbox/environment/python/pythonVersions.js';
 
 export interface TestEngine {
   lane: number;

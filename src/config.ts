@@ -108,7 +108,7 @@ export interface Config {
   setupCredentials: boolean;
   /** How often every worker removes the sandboxes of closed runs. */
   reapEverySeconds: number;
-  /** What this worker host holds at once; unset: from its cores and memory (src/sandbox/hostCapacity.ts). */
+  /** What this worker host holds at once; unset: from its cores and memory (src/sandbox/container/hostCapacity.ts). */
   capacity: { sandboxes: number | undefined; environmentBuilds: number | undefined };
   /** Sandboxes held at once by one user's runs, and by all runs of the task queue (null: no limit). */
   admissionLimits: { perUser: number | null; perQueue: number | null };

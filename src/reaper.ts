@@ -6,9 +6,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import type { Client } from '@temporalio/client';
-import { labels, listProjectContainers, removeContainer } from './sandbox/container.js';
-import type { HostCapacity } from './sandbox/hostCapacity.js';
-import { removeFolder } from './sandbox/ownerAccess.js';
+import { labels, listProjectContainers, removeContainer } from './sandbox/container/container.js';
+import type { HostCapacity } from './sandbox/container/hostCapacity.js';
+import { removeFolder } from './sandbox/workspace/ownerAccess.js';
 import { closedReason } from './temporal/closedRuns.js';
 import { sandboxAdmissionIdFor, sandboxQueueQuery, sandboxReleaseSignal } from './temporal/definitions.js';
 

@@ -13,7 +13,7 @@ import { connectClient, startDebugRun } from '../../src/client.js';
 import type { DebugInputJson } from '../../src/agent/input.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { loadConfig } from '../../src/config.js';
-import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container/container.js';
 import { ensureTemporalServer, portAnswers } from '../../src/temporal/embeddedServer.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import {

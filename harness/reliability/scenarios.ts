@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
 import { reapOrphans } from '../../src/reaper.js';
-import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container/container.js';
 import { statusQuery } from '../../src/temporal/definitions.js';
 import { fixtureInput, type Fixture } from '../../src/demo/fixtures.js';
 import { Lab, sleep } from './lab.js';

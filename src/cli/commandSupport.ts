@@ -8,7 +8,7 @@ import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
 import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { followRun } from './follow.js';
-import { PatchUnavailableError } from '../sandbox/patch.js';
+import { PatchUnavailableError } from '../sandbox/workspace/patch.js';
 import { printFinalReport, wholePatch } from './printReport.js';
 import { log, openSession, queryClosedRun, type Session } from './session.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DebugReport } from '../agent/report.js';
 import { formatTestSummary, type TestSummary } from '../agent/testResults.js';
-import { gitSucceeds, gitSync } from '../sandbox/safeGit.js';
+import { gitSucceeds, gitSync } from '../sandbox/workspace/safeGit.js';
 
 export class FixBranchRefused extends Error {}
 

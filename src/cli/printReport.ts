@@ -107,7 +107,7 @@ function describeTests(summary: TestSummary | null): string {
 export async function wholePatch(config: Config, report: DebugReport): Promise<string> {
   const [{ openContentStore }, { fullPatchOf }] = await Promise.all([
     import('../sandbox/store/openStore.js'),
-    import('../sandbox/patch.js'),
+    import('../sandbox/workspace/patch.js'),
   ]);
   const store = openContentStore(config.contentStore);
   try {

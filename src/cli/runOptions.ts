@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { modelTaskQueueFor } from '../agent/modelEndpoint.js';
 import { conservativePriceNote, hasListedPrice } from '../model/pricing.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber, providerOption, UsageError } from './commandSupport.js';
-import { gitSucceeds } from '../sandbox/safeGit.js';
+import { gitSucceeds } from '../sandbox/workspace/safeGit.js';
 import { fixBranchName } from './fixBranch.js';
 import { hasWorker, log, type Session } from './session.js';
 

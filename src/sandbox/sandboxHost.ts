@@ -21,21 +21,21 @@ import {
   listProjectContainers,
   removeContainer,
   type SandboxUser,
-} from './container.js';
+} from './container/container.js';
 import { EnvironmentBuilder } from './environment/imageBuilder.js';
 import { ImagePolicy } from './environment/imagePolicy.js';
 import { readManifests } from './environment/manifests.js';
 import { parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
 import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
-import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './hostCapacity.js';
-import { execInSandbox, type ExecResult } from './exec.js';
-import { heapExhausted, readMemoryCounters } from './memoryCounters.js';
-import { prepareNodeModulesMounts } from './nodeModulesMounts.js';
-import { removeFolder } from './ownerAccess.js';
-import { stopSandboxUserProcesses } from './quiesce.js';
+import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './container/hostCapacity.js';
+import { execInSandbox, type ExecResult } from './container/exec.js';
+import { heapExhausted, readMemoryCounters } from './container/memoryCounters.js';
+import { prepareNodeModulesMounts } from './container/nodeModulesMounts.js';
+import { removeFolder } from './workspace/ownerAccess.js';
+import { stopSandboxUserProcesses } from './container/quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
-import { confineToRepoRoots, RepoOutsideRootsError } from './repoRoots.js';
-import { describeProjectVersion } from './projectVersion.js';
+import { confineToRepoRoots, RepoOutsideRootsError } from './workspace/repoRoots.js';
+import { describeProjectVersion } from './workspace/projectVersion.js';
 import { detectTestCommand } from './testCommand.js';
 import {
   FileTooLargeError,
@@ -45,9 +45,9 @@ import {
   TreeTooLargeError,
   walk,
   type Tree,
-} from './tree.js';
+} from './workspace/tree.js';
 import { executeTool } from './toolExecutors.js';
-import { WorkspaceFolder } from './workspaceFolder.js';
+import { WorkspaceFolder } from './workspace/workspaceFolder.js';
 
 /** Raised when the container or the workspace is not what the workflow expects. */
 export class SandboxNeedsPrepareError extends Error {}

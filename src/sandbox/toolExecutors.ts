@@ -7,14 +7,20 @@ import { truncateObservation } from '../agent/observations.js';
 import { describeOutOfMemory, formatTestSummary, stripAnsi, summarizeTestOutput } from '../agent/testResults.js';
 import { isSandboxTool, type SandboxToolName, type ToolInput } from '../agent/tools.js';
 import type { Mutation } from '../agent/workspace.js';
-import type { ExecResult } from './exec.js';
-import { editFileForTool, listFiles, readTextForTool, ToolInputError, writeFileForTool } from './fileTools.js';
-import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './paths.js';
-import { encodedFilesMarker, filesBeyondAsciiCommand, searchEncodedFiles } from './encodedSearch.js';
-import { formatSearchResults, maxSearchLinesRead } from './searchResults.js';
+import type { ExecResult } from './container/exec.js';
+import {
+  editFileForTool,
+  listFiles,
+  readTextForTool,
+  ToolInputError,
+  writeFileForTool,
+} from './workspace/fileTools.js';
+import { normalizeRelativePath, PathRefusedError, resolveInsideWorkspace } from './workspace/paths.js';
+import { encodedFilesMarker, filesBeyondAsciiCommand, searchEncodedFiles } from './workspace/encodedSearch.js';
+import { formatSearchResults, maxSearchLinesRead } from './workspace/searchResults.js';
 import { testCommandFor } from './testCommand.js';
-import { ignoredFolders, type Tree } from './tree.js';
-import type { WorkspaceFolder } from './workspaceFolder.js';
+import { ignoredFolders, type Tree } from './workspace/tree.js';
+import type { WorkspaceFolder } from './workspace/workspaceFolder.js';
 
 /** What an executor works with: the call's workspace as it was before the call, and the container. */
 export interface ToolContext {

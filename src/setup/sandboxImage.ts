@@ -1,7 +1,7 @@
 // The sandbox image: built offline from deploy/sandbox-image (debootstrap a minimal Debian, then
 // `docker import`), and rebuilt only when that recipe changes (its hash is the image's label).
 // `setup --python 3.13` builds the same recipe from another Debian suite, for repositories whose
-// requires-python excludes the sandbox's Python (src/sandbox/environment/pythonVersions.ts).
+// requires-python excludes the sandbox's Python (src/sandbox/environment/python/pythonVersions.ts).
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { Config } from '../config.js';
 import { projectRoot } from '../locations.js';
-import { debianPythons, pythonVariantImage } from '../sandbox/environment/pythonVersions.js';
+import { debianPythons, pythonVariantImage } from '../sandbox/environment/python/pythonVersions.js';
 import { aptInstall, hasCommand } from './dockerEngine.js';
 import { errorText, isRoot, setupAsRootCommand, setupCommand, type CheckResult } from './parts.js';
 import { SetupError, type Progress } from './setupProgress.js';

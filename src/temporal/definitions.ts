@@ -11,7 +11,7 @@ export const workflowType = 'debugRepository';
 
 /**
  * Where runs ask for a sandbox host: every worker polls it only while it has room for one more
- * sandbox (src/sandbox/hostCapacity.ts), so a claim waits here until some host has room.
+ * sandbox (src/sandbox/container/hostCapacity.ts), so a claim waits here until some host has room.
  */
 export function sandboxClaimQueueFor(taskQueue: string): string {
   return `${taskQueue}/sandbox-claims`;

@@ -26,7 +26,7 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture, scriptsByName } from '../../src/demo/fixtures.js';
-import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container/container.js';
 import { sandboxAdmissionIdFor } from '../../src/temporal/definitions.js';
 import {
   startTestServer,

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
-import { fullPatchOf, patchForReport } from '../../src/sandbox/patch.js';
+import { fullPatchOf, patchForReport } from '../../src/sandbox/workspace/patch.js';
 import { blobsTable, PostgresStore, treesTable } from '../../src/sandbox/store/postgresStore.js';
 import { DamagedContentError, type ContentStore } from '../../src/sandbox/store/contentStore.js';
 import { openContentStore } from '../../src/sandbox/store/openStore.js';
-import { sha256, treeDigest, type Tree, type TreeEntry } from '../../src/sandbox/tree.js';
-import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
+import { sha256, treeDigest, type Tree, type TreeEntry } from '../../src/sandbox/workspace/tree.js';
+import { WorkspaceFolder } from '../../src/sandbox/workspace/workspaceFolder.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 let server: TestPostgres;

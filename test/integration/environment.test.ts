@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type Docker from 'dockerode';
-import { connectDocker, labels } from '../../src/sandbox/container.js';
+import { connectDocker, labels } from '../../src/sandbox/container/container.js';
 import { buildContainerPrefix } from '../../src/sandbox/environment/imageBuilder.js';
 import { listEnvironmentImages, pruneEnvironmentImages } from '../../src/sandbox/environment/imageList.js';
 import { loadFixture } from '../../src/demo/fixtures.js';

@@ -19,7 +19,7 @@ import { describeEnvironment } from '../../src/agent/environment.js';
 import type { DebugReport } from '../../src/agent/report.js';
 import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { defaultTestFileGlobs } from '../../src/sandbox/sandboxHost.js';
-import { sandboxContainerEnv } from '../../src/sandbox/sandboxEnv.js';
+import { sandboxContainerEnv } from '../../src/sandbox/container/sandboxEnv.js';
 import type { RecordedRequest } from '../../src/demo/fakeAnthropicApi.js';
 import { fixtureInput, loadFixtures, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import {

@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../../src/agent/report.js';
 import type { RunStatusView } from '../../src/agent/runState.js';
 import { startDebugRun } from '../../src/client.js';
-import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container.js';
+import { connectDocker, labels, listProjectContainers } from '../../src/sandbox/container/container.js';
 import { statusQuery } from '../../src/temporal/definitions.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';

@@ -127,7 +127,7 @@ test('workflow input: a file, an unreadable folder, an oversized repository or a
   await chmod(locked, 0o700);
   const result = await runAsNobody(`import { SandboxHost } from '${projectRoot}/src/sandbox/sandboxHost.ts';
     import { FolderStore } from '${projectRoot}/src/sandbox/store/folderStore.ts';
-    import { connectDocker } from '${projectRoot}/src/sandbox/container.ts';
+    import { connectDocker } from '${projectRoot}/src/sandbox/container/container.ts';
     const store = new FolderStore('/tmp/durable-debugger-nobody-store');
     const host = new SandboxHost({ docker: connectDocker(), store, workspaceRoot: '/tmp', hostId: 'nobody', image: 'none', scope: 'none' });
     try { await host.snapshotRepository(${JSON.stringify(locked)}, undefined); console.log('read'); } catch (error) { console.log(error.message); }`);

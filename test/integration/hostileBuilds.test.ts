@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { connectDocker } from '../../src/sandbox/container.js';
+import { connectDocker } from '../../src/sandbox/container/container.js';
 import {
   runToReport,
   startTestServer,

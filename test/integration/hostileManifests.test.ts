@@ -12,7 +12,7 @@ import proto from '@temporalio/proto';
 import type { DebugReport } from '../../src/agent/report.js';
 import { startDebugRun } from '../../src/client.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
-import { connectDocker } from '../../src/sandbox/container.js';
+import { connectDocker } from '../../src/sandbox/container/container.js';
 import {
   startTestServer,
   startWorkerProcess,

@@ -12,7 +12,7 @@ import {
   installScriptRunner,
   parseInstallScriptsLabel,
   parseInstallScriptsLine,
-} from '../../src/sandbox/environment/installScripts.js';
+} from '../../src/sandbox/environment/node/installScripts.js';
 
 const run = promisify(execFile);
 

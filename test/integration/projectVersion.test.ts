@@ -9,7 +9,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { connectDocker } from '../../src/sandbox/container.js';
+import { connectDocker } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import {
   runToReport,

@@ -16,7 +16,7 @@ import {
   labels,
   projectLabel,
   removeContainer,
-} from '../../src/sandbox/container.js';
+} from '../../src/sandbox/container/container.js';
 import { emptyAdmission } from '../../src/agent/admission.js';
 import {
   sandboxAdmissionIdFor,

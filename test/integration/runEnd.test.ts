@@ -17,8 +17,8 @@ import { startDebugRun } from '../../src/client.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { Script, ScriptStep } from '../../src/demo/script.js';
-import { connectDocker } from '../../src/sandbox/container.js';
-import { sha256 } from '../../src/sandbox/tree.js';
+import { connectDocker } from '../../src/sandbox/container/container.js';
+import { sha256 } from '../../src/sandbox/workspace/tree.js';
 import { transcriptQuery } from '../../src/temporal/definitions.js';
 import {
   startTestServer,

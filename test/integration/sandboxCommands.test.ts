@@ -7,7 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { sandboxIdFor } from '../../src/agent/ids.js';
 import { startDebugRun } from '../../src/client.js';
 import { reapOrphans } from '../../src/reaper.js';
-import { connectDocker, findSandboxContainer } from '../../src/sandbox/container.js';
+import { connectDocker, findSandboxContainer } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import {
   containersOf,

@@ -19,7 +19,7 @@ import type { DebugReport } from '../../src/agent/report.js';
 import { sandboxIdFor } from '../../src/agent/ids.js';
 import { startDebugRun } from '../../src/client.js';
 import { loadConfig } from '../../src/config.js';
-import { connectDocker, findSandboxContainer, labels } from '../../src/sandbox/container.js';
+import { connectDocker, findSandboxContainer, labels } from '../../src/sandbox/container/container.js';
 import { pytestCommand } from '../../src/sandbox/testCommand.js';
 import { temporalCliPath } from '../../src/temporal/embeddedServer.js';
 import { transcriptQuery, type TranscriptView } from '../../src/temporal/definitions.js';

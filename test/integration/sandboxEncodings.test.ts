@@ -8,7 +8,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import iconv from 'iconv-lite';
-import { computePatch } from '../../src/sandbox/patch.js';
+import { computePatch } from '../../src/sandbox/workspace/patch.js';
 import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 const sandboxes: TestSandbox[] = [];

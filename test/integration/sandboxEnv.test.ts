@@ -1,9 +1,9 @@
 // The sandbox's environment variables as the tests see them, on real Docker: `env` run by the
-// real run_tests and run_command paths lists exactly the documented set (src/sandbox/sandboxEnv.ts,
+// real run_tests and run_command paths lists exactly the documented set (src/sandbox/container/sandboxEnv.ts,
 // docs/environments.md), with nothing that changes what a program does (no NO_COLOR, FORCE_COLOR).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sandboxVariables } from '../../src/sandbox/sandboxEnv.js';
+import { sandboxVariables } from '../../src/sandbox/container/sandboxEnv.js';
 import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 /** Set by Docker (the container's host name) and by the shell the command runs in, not by us. */

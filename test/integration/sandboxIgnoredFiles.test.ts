@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
-import { patchFor } from '../../src/sandbox/patch.js';
+import { patchFor } from '../../src/sandbox/workspace/patch.js';
 import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 const sandboxes: TestSandbox[] = [];

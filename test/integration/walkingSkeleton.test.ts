@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sandboxIdFor } from '../../src/agent/ids.js';
-import { connectDocker, containerName } from '../../src/sandbox/container.js';
+import { connectDocker, containerName } from '../../src/sandbox/container/container.js';
 import { loadFixture, scriptsByName, fixtureInput } from '../../src/demo/fixtures.js';
 import {
   containersOf,

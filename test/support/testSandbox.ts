@@ -14,7 +14,7 @@ import {
   labels,
   listProjectContainers,
   removeContainer,
-} from '../../src/sandbox/container.js';
+} from '../../src/sandbox/container/container.js';
 import { SandboxHost, type ExecHooks } from '../../src/sandbox/sandboxHost.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 

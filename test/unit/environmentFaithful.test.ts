@@ -3,14 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planEnvironment } from '../../src/sandbox/environment/plan.js';
-import { nodeOwnNameProbe, pytestPythonPath, pythonTopLevelModules } from '../../src/sandbox/environment/probes.js';
-import { pythonLock, workspaceFirst } from '../../src/sandbox/environment/pythonPlan.js';
-import { readPythonProject, selectExtrasAndGroups } from '../../src/sandbox/environment/pythonProject.js';
+import { nodeOwnNameProbe } from '../../src/sandbox/environment/node/nodeProbes.js';
+import { pytestPythonPath, pythonTopLevelModules } from '../../src/sandbox/environment/python/pythonProbes.js';
+import { pythonLock, workspaceFirst } from '../../src/sandbox/environment/python/pythonPlan.js';
+import { readPythonProject, selectExtrasAndGroups } from '../../src/sandbox/environment/python/pythonProject.js';
 import {
   allowsPython,
   explainPythonMismatch,
   pythonVariantImage,
-} from '../../src/sandbox/environment/pythonVersions.js';
+} from '../../src/sandbox/environment/python/pythonVersions.js';
 
 // Shaped like pypa/packaging's: pytest (test) and Sphinx (docs, through furo) both depend on `packaging`.
 const packagingLike = `[project]
@@ -173,8 +174,8 @@ test('the probes: every top-level package of the repository, from src/ or the ro
   assert.deepEqual(
     custom?.probes.map((probe) => probe.description),
     [
-      "python: the repository's top-level packages import from /workspace",
       "node: the package's own name resolves to /workspace",
+      "python: the repository's top-level packages import from /workspace",
     ],
   );
   assert.ok(custom?.probes.every((probe) => probe.script.startsWith('command -v ')));

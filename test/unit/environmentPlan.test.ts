@@ -11,13 +11,13 @@ import {
 import { parseDockerfile } from '../../src/sandbox/environment/dockerfile.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 import { packedFileName } from '../../src/sandbox/environment/toolchain.js';
-import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
+import { nodePackageManager } from '../../src/sandbox/environment/node/nodePackageManager.js';
 import {
   pythonLock,
   pyprojectRequirements,
   setupCfgRequirements,
   setupPyRequirements,
-} from '../../src/sandbox/environment/pythonPlan.js';
+} from '../../src/sandbox/environment/python/pythonPlan.js';
 
 /** A host whose Node is 20, on a day when 26 is the LTS. */
 const host = { nodeVersion: '20.19.5', today: new Date('2026-12-02T00:00:00Z') };

@@ -62,7 +62,7 @@ test('npm’s own process variables (an `npm run` that started the worker) never
     '//npm.company.example/repo/:_authToken': 'npm-token-4c1d',
     'strict-ssl': 'true',
   });
-  const settings = buildSettings(host, { pip: false, npm: true, proxyUrl: 'http://127.0.0.1:3128' });
+  const settings = buildSettings(host, { installers: ['npm'], proxyUrl: 'http://127.0.0.1:3128' });
   const everything = JSON.stringify(settings);
   for (const leaked of [
     'node_gyp',
@@ -98,7 +98,7 @@ test('pip settings: index URLs (with their credentials), find-links folders moun
       PIP_REQUIRE_VIRTUALENV: 'true',
     }),
   );
-  const settings = buildSettings(named, { pip: true, npm: false, proxyUrl: 'http://127.0.0.1:3128' });
+  const settings = buildSettings(named, { installers: ['pip'], proxyUrl: 'http://127.0.0.1:3128' });
   const pipConf = settings.files['pip.conf'] as string;
   assert.match(pipConf, /^index-url = https:\/\/builder:pypi-pass-77@pypi\.company\.example\/simple$/m);
   assert.match(pipConf, /^extra-index-url = http:\/\/127\.0\.0\.1:8081\/simple$/m);
@@ -117,8 +117,7 @@ test('pip settings: index URLs (with their credentials), find-links folders moun
   assert.equal(settings.files.npmrc, undefined);
 
   const defaults = buildSettings(await readHostPackageSettings(machine({})), {
-    pip: true,
-    npm: true,
+    installers: ['pip', 'npm'],
     proxyUrl: null,
   });
   const hosts = defaults.registries.map((target) => target.host);
@@ -132,7 +131,7 @@ test('the settings hash changes with the registries, not with a token, and holds
   const digest = async (registry: string, token: string) => {
     await writeFile(npmrc, `registry=${registry}\n//npm.company.example/:_authToken=${token}\n`);
     const host = await readHostPackageSettings(machine({ npm_config_userconfig: npmrc }));
-    return buildSettings(host, { pip: false, npm: true, proxyUrl: null }).digest;
+    return buildSettings(host, { installers: ['npm'], proxyUrl: null }).digest;
   };
   const first = await digest('https://npm.company.example/', 'token-one');
   assert.equal(
@@ -151,7 +150,7 @@ test('a CA bundle named for pip is the one Node installers trust in the build co
   await writeFile(companyCa, '-----BEGIN CERTIFICATE-----\ncompany\n-----END CERTIFICATE-----\n');
   const host = await readHostPackageSettings(machine({ PIP_CERT: companyCa }));
   assert.equal(host.nodeCaFile, companyCa);
-  const settings = buildSettings(host, { pip: true, npm: true, proxyUrl: null });
+  const settings = buildSettings(host, { installers: ['pip', 'npm'], proxyUrl: null });
   assert.equal(settings.files['node-ca.pem'], settings.files['pip-ca.pem']);
   assert.match(settings.files['pip-ca.pem'] as string, /company/);
   assert.equal(settings.variables.NODE_EXTRA_CA_CERTS, '/run/durable-debugger-settings/node-ca.pem');
@@ -172,7 +171,7 @@ test('registryTargets reads ports and IPv6 hosts from the URLs', () => {
       nodeCaFile: null,
       upstream: { https: null, http: null, noProxy: [] },
     },
-    { pip: true, npm: true },
+    ['pip', 'npm'],
   );
   assert.deepEqual(targets, [
     { host: '::1', port: 3141 },

@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { editFileForTool, readTextForTool, writeFileForTool } from '../../src/sandbox/fileTools.js';
-import { findIgnoringLineEndings, withLineEndingsOf } from '../../src/sandbox/lineEndings.js';
+import { editFileForTool, readTextForTool, writeFileForTool } from '../../src/sandbox/workspace/fileTools.js';
+import { findIgnoringLineEndings, withLineEndingsOf } from '../../src/sandbox/workspace/lineEndings.js';
 
 let workspace: string;
 

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { excerpt, quoted } from '../../src/sandbox/environment/excerpt.js';
 import { manifestSizeLimits, readManifests } from '../../src/sandbox/environment/manifests.js';
-import { chooseNodeVersion } from '../../src/sandbox/environment/nodeVersion.js';
+import { chooseNodeVersion } from '../../src/sandbox/environment/node/nodeVersion.js';
 import { parseRepositoryConfig } from '../../src/sandbox/environment/plan.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
-import { readTree } from '../../src/sandbox/tree.js';
+import { readTree } from '../../src/sandbox/workspace/tree.js';
 
 let scratch: string;
 before(async () => {

@@ -5,9 +5,9 @@ import { lstat, mkdir, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { planNode, workspaceMembers } from '../../src/sandbox/environment/nodePlan.js';
+import { planNode, workspaceMembers } from '../../src/sandbox/environment/node/nodePlan.js';
 import { manifestCandidates } from '../../src/sandbox/environment/plan.js';
-import { prepareNodeModulesMounts } from '../../src/sandbox/nodeModulesMounts.js';
+import { prepareNodeModulesMounts } from '../../src/sandbox/container/nodeModulesMounts.js';
 
 const host = { nodeVersion: '20.19.5', today: new Date('2026-12-01') };
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nodePackageManager } from '../../src/sandbox/environment/nodePackageManager.js';
+import { nodePackageManager } from '../../src/sandbox/environment/node/nodePackageManager.js';
 import { planEnvironment } from '../../src/sandbox/environment/plan.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 

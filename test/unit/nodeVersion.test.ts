@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chooseNodeVersion, currentLtsMajor, npmForNode } from '../../src/sandbox/environment/nodeVersion.js';
+import { chooseNodeVersion, currentLtsMajor, npmForNode } from '../../src/sandbox/environment/node/nodeVersion.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 
 /** A user whose machine runs Node 20, on a day when 26 is the LTS. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { truncateObservation } from '../../src/agent/observations.js';
-import { CappedOutput } from '../../src/sandbox/cappedOutput.js';
+import { CappedOutput } from '../../src/sandbox/container/cappedOutput.js';
 
 test('a long observation keeps its head and tail and says how much was cut', () => {
   const lines = Array.from({ length: 1000 }, (_, index) => `line ${index}`);

@@ -11,9 +11,9 @@ import { after, before, test } from 'node:test';
 import iconv from 'iconv-lite';
 import { diffLines } from '../../src/agent/parallelAttempts.js';
 import type { Mutation } from '../../src/agent/workspace.js';
-import { computePatch, patchForReport, type PatchOptions } from '../../src/sandbox/patch.js';
+import { computePatch, patchForReport, type PatchOptions } from '../../src/sandbox/workspace/patch.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
-import { diffTrees, readTree, walk } from '../../src/sandbox/tree.js';
+import { diffTrees, readTree, walk } from '../../src/sandbox/workspace/tree.js';
 
 let scratch: string;
 let store: FolderStore;

@@ -12,7 +12,7 @@ import {
   fallbackProjectVersion,
   safeProjectVersion,
   versionFromDescribe,
-} from '../../src/sandbox/projectVersion.js';
+} from '../../src/sandbox/workspace/projectVersion.js';
 
 const hatchVcs = `[build-system]
 requires = ["hatchling", "hatch-vcs"]

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { gitOutput, gitSync } from '../../src/sandbox/safeGit.js';
+import { gitOutput, gitSync } from '../../src/sandbox/workspace/safeGit.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'safe-git-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));

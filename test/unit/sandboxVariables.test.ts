@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildCacheFolder } from '../../src/sandbox/environment/plan.js';
 import { environmentPaths } from '../../src/sandbox/environment/planTypes.js';
-import { environmentImageEnv, sandboxContainerEnv } from '../../src/sandbox/sandboxEnv.js';
+import { environmentImageEnv, sandboxContainerEnv } from '../../src/sandbox/container/sandboxEnv.js';
 
 test('a sandbox gets the documented set; an environment image adds its variables and its PATH replaces ours', () => {
   assert.deepEqual(sandboxContainerEnv(), [

@@ -2,8 +2,8 @@
 // with matches in ignored files (build artefacts) counted and left out unless asked for.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatSearchResults, maxSearchMatchesShown } from '../../src/sandbox/searchResults.js';
-import type { Tree, TreeEntry } from '../../src/sandbox/tree.js';
+import { formatSearchResults, maxSearchMatchesShown } from '../../src/sandbox/workspace/searchResults.js';
+import type { Tree, TreeEntry } from '../../src/sandbox/workspace/tree.js';
 
 function treeOf(...paths: string[]): Tree {
   const entries: TreeEntry[] = paths.map((path) => ({

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import iconv from 'iconv-lite';
-import { editFileForTool, readTextForTool, writeFileForTool } from '../../src/sandbox/fileTools.js';
-import { decodeText, encodeText } from '../../src/sandbox/textEncoding.js';
+import { editFileForTool, readTextForTool, writeFileForTool } from '../../src/sandbox/workspace/fileTools.js';
+import { decodeText, encodeText } from '../../src/sandbox/workspace/textEncoding.js';
 
 let workspace: string;
 

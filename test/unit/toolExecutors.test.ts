@@ -11,10 +11,10 @@ import { defaultObservationLimits } from '../../src/agent/observations.js';
 import type { SandboxSettings } from '../../src/agent/sandboxProtocol.js';
 import { formatTestSummary } from '../../src/agent/testResults.js';
 import { isSandboxTool, toolNames, tools } from '../../src/agent/tools.js';
-import type { ExecResult } from '../../src/sandbox/exec.js';
+import type { ExecResult } from '../../src/sandbox/container/exec.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { executeTool, toolExecutors, type ToolContext } from '../../src/sandbox/toolExecutors.js';
-import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
+import { WorkspaceFolder } from '../../src/sandbox/workspace/workspaceFolder.js';
 
 let root: string;
 let folder: WorkspaceFolder;

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
-import { readTree } from '../../src/sandbox/tree.js';
-import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
+import { readTree } from '../../src/sandbox/workspace/tree.js';
+import { WorkspaceFolder } from '../../src/sandbox/workspace/workspaceFolder.js';
 
 let root: string;
 before(async () => {

@@ -10,8 +10,8 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Mutation } from '../../src/agent/workspace.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
-import { readTree, type Tree } from '../../src/sandbox/tree.js';
-import { WorkspaceFolder } from '../../src/sandbox/workspaceFolder.js';
+import { readTree, type Tree } from '../../src/sandbox/workspace/tree.js';
+import { WorkspaceFolder } from '../../src/sandbox/workspace/workspaceFolder.js';
 
 let root: string;
 let store: FolderStore;

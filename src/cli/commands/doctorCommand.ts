@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { loadConfig } from '../../config.js';
-import { connectDocker } from '../../sandbox/container.js';
+import { connectDocker } from '../../sandbox/container/container.js';
 import { runDoctor } from '../../setup/doctor.js';
 import type { CheckStatus } from '../../setup/parts.js';
 

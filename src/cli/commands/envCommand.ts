@@ -6,7 +6,7 @@ import { positiveNumber } from '../commandSupport.js';
 /** Docker and the image list, loaded when used: the command line answers quickly without them. */
 async function images() {
   const [{ connectDocker }, list] = await Promise.all([
-    import('../../sandbox/container.js'),
+    import('../../sandbox/container/container.js'),
     import('../../sandbox/environment/imageList.js'),
   ]);
   return { docker: connectDocker(), ...list };

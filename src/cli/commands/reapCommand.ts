@@ -11,7 +11,7 @@ export function reapCommand(program: Command): void {
     .action(async () =>
       withSession(async (session) => {
         const { reapOrphans } = await import('../../reaper.js');
-        const { connectDocker } = await import('../../sandbox/container.js');
+        const { connectDocker } = await import('../../sandbox/container/container.js');
         const reaped = await reapOrphans({
           docker: connectDocker(),
           client: session.client,

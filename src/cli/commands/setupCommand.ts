@@ -1,7 +1,7 @@
 // `setup`: install and start what is missing (Temporal CLI, Docker engine, sandbox image).
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { connectDocker } from '../../sandbox/container.js';
+import { connectDocker } from '../../sandbox/container/container.js';
 import { progressLines, SetupError } from '../../setup/setupProgress.js';
 import { runSetup } from '../../setup/setup.js';
 import { UsageError } from '../commandSupport.js';

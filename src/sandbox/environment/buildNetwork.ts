@@ -7,7 +7,7 @@ import { chmod, chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
-import { removeContainer } from '../container.js';
+import { removeContainer } from '../container/container.js';
 import type { RegistryTarget, UpstreamProxy } from './hostPackageSettings.js';
 import { RegistryProxy } from './registryProxy.js';
 

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Installer } from './planTypes.js';
 import {
   isNpmCredentialKey,
   registryTargets,
@@ -36,8 +37,8 @@ export interface BuildSettings {
 }
 
 export interface BuildSettingsOptions {
-  pip: boolean;
-  npm: boolean;
+  /** The installers whose settings and registries the build gets. */
+  installers: readonly Installer[];
   /** The proxy as the build reaches it (http://127.0.0.1:port), or null when the build has the host's network. */
   proxyUrl: string | null;
   /**
@@ -73,7 +74,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     variables.NO_PROXY = variables.no_proxy = '';
   }
 
-  if (options.pip) {
+  if (options.installers.includes('pip')) {
     const pip: Record<string, string> = {};
     for (const [key, value] of Object.entries(host.pip)) {
       if (key === 'cert') continue;
@@ -110,7 +111,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     digestParts.pip = pip;
   }
 
-  if (options.npm) {
+  if (options.installers.includes('npm')) {
     const npm: Record<string, string> = {};
     for (const [key, value] of Object.entries(host.npm)) {
       if (key === 'cafile') continue;
@@ -151,7 +152,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     files,
     folders,
     variables,
-    registries: registryTargets(host, { pip: options.pip, npm: options.npm }),
+    registries: registryTargets(host, options.installers),
     upstream: host.upstream,
     digest: settingsDigest(digestParts),
     secrets: [...secrets],

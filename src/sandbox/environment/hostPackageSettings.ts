@@ -9,6 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Installer } from './planTypes.js';
 
 const run = promisify(execFile);
 
@@ -91,18 +92,15 @@ export async function readHostPackageSettings(env: NodeJS.ProcessEnv = process.e
 }
 
 /** The registry hosts the settings name, with the defaults of each ecosystem the settings leave at default. */
-export function registryTargets(
-  settings: HostPackageSettings,
-  ecosystems: { pip: boolean; npm: boolean },
-): RegistryTarget[] {
+export function registryTargets(settings: HostPackageSettings, wanted: readonly Installer[]): RegistryTarget[] {
   const urls: string[] = [];
-  if (ecosystems.pip) {
+  if (wanted.includes('pip')) {
     const { pip } = settings;
     if (!pip['index-url'] && pip['no-index'] === undefined) urls.push(...defaultRegistries.pip);
     if (pip['index-url']) urls.push(pip['index-url']);
     for (const key of ['extra-index-url', 'find-links']) urls.push(...splitList(pip[key]));
   }
-  if (ecosystems.npm) {
+  if (wanted.includes('npm')) {
     const { npm } = settings;
     if (npm.registry) urls.push(npm.registry);
     else urls.push(...defaultRegistries.npm);

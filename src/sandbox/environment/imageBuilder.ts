@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
-import { labels, projectLabel, removeContainer } from '../container.js';
+import { labels, projectLabel, removeContainer } from '../container/container.js';
 import { openBuildNetwork, networkHolderPrefix, proxyPort, type BuildNetwork } from './buildNetwork.js';
 import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
@@ -20,23 +20,25 @@ import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
 import { explainInstallFailure, explainProbeFailure, planEnvironment } from './plan.js';
 import { runProbes } from './probeRunner.js';
-import { parseInstallScriptsLabel, parseInstallScriptsLine } from './installScripts.js';
-import { SandboxPythons } from './pythonImages.js';
+import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
+import { SandboxPythons } from './python/pythonImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';
-import { safeProjectVersion } from '../projectVersion.js';
+import { safeProjectVersion } from '../workspace/projectVersion.js';
 import {
   EnvironmentBuildError,
   EnvironmentConfigError,
   projectVersionVariable,
   repositoryConfigFile,
   repositoryDockerfile,
+  installers,
   type EnvironmentChoice,
   type EnvironmentPlan,
+  type Installer,
 } from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
-import { removeFolder } from '../ownerAccess.js';
-import { buildContainerEnv } from '../sandboxEnv.js';
-import { WorkspaceFolder } from '../workspaceFolder.js';
+import { removeFolder } from '../workspace/ownerAccess.js';
+import { buildContainerEnv } from '../container/sandboxEnv.js';
+import { WorkspaceFolder } from '../workspace/workspaceFolder.js';
 
 export const environmentRepository = 'durable-debugger-env';
 export const buildContainerPrefix = 'durable-debugger-env-build-';
@@ -78,7 +80,7 @@ export interface EnvironmentBuilderOptions {
    * 'host' exists only so that the environment bench can measure what the proxy costs.
    */
   network?: 'registries' | 'host';
-  /** Waits for one of the host's build slots (src/sandbox/hostCapacity.ts); the result gives it back. */
+  /** Waits for one of the host's build slots (src/sandbox/container/hostCapacity.ts); the result gives it back. */
   buildSlot?: (signal?: AbortSignal) => Promise<() => void>;
   /** DURABLE_DEBUGGER_SETUP_CREDENTIALS: a repository's setup commands get the registries' credentials (default: not). */
   setupCredentials?: boolean;
@@ -210,8 +212,7 @@ export class EnvironmentBuilder {
     }
     const toolchain = await fetchToolchain(plan.toolchains, this.options.toolchainDir ?? defaultToolchainDir());
     const settings = await this.settingsFor({
-      pip: plan.kind === 'python' || plan.kind === 'custom',
-      npm: plan.kind === 'node' || plan.kind === 'custom',
+      installers: plan.kind === 'custom' ? installers : (plan.installers ?? []),
       // Setup commands are the repository's code: the registries' credentials only when the user opts in.
       credentials: plan.kind !== 'custom' || (this.options.setupCredentials ?? false),
     });
@@ -303,9 +304,12 @@ export class EnvironmentBuilder {
   }
 
   /** The host's package settings a build's installers need: pip's for Python, npm's for Node, both for setup commands. */
-  private async settingsFor(ecosystems: { pip: boolean; npm: boolean; credentials?: boolean }): Promise<BuildSettings> {
+  private async settingsFor(wanted: {
+    installers: readonly Installer[];
+    credentials?: boolean;
+  }): Promise<BuildSettings> {
     const host = await readHostPackageSettings(process.env);
-    return buildSettings(host, { ...ecosystems, proxyUrl: this.confined ? `http://127.0.0.1:${proxyPort}` : null });
+    return buildSettings(host, { ...wanted, proxyUrl: this.confined ? `http://127.0.0.1:${proxyPort}` : null });
   }
 
   /**
@@ -420,8 +424,8 @@ export class EnvironmentBuilder {
     await mkdir(buildsRoot, { recursive: true });
     const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
     const lines: string[] = [];
-    // The registries of both ecosystems; of the settings, only the proxy (a Dockerfile gets no files of the host).
-    const settings = await this.settingsFor({ pip: true, npm: true });
+    // Every installer's registries; of the settings, only the proxy (a Dockerfile gets no files of the host).
+    const settings = await this.settingsFor({ installers });
     const redact = secretRedactor(settings.secrets);
     const log = (output: string) => {
       const line = redact(output);

@@ -5,7 +5,7 @@
 // `setup --python`). Not the environment images (durable-debugger-env:*): one may hold another
 // repository's code (a setup's or Dockerfile's COPY of it); the environment step builds on this
 // plan's own ones itself, without asking the policy.
-import { pythonVariantImage } from './pythonVersions.js';
+import { pythonVariantImage } from './python/pythonVersions.js';
 
 export class ImagePolicy {
   /**

@@ -3,7 +3,7 @@
 // never followed out of the repository), a device or FIFO is not in it, and every file has a size
 // known before it is read. The snapshot step and the environment build read them here alike.
 import { posix } from 'node:path';
-import type { TreeEntry } from '../tree.js';
+import type { TreeEntry } from '../workspace/tree.js';
 import { manifestCandidates } from './plan.js';
 import { EnvironmentConfigError } from './planTypes.js';
 

@@ -1,12 +1,9 @@
 // What a repository needs installed before its tests can run, read from its manifests: the
-// repository's own choice first (durable-debugger.json or the run's input), then Python
-// (requirements*.txt, pyproject.toml, setup.cfg, setup.py) and Node (package.json + lockfile).
+// repository's own choice first (durable-debugger.json or the run's input: an image, setup commands,
+// a Dockerfile), then each ecosystem in turn (ecosystems.ts).
 // Pure: the caller reads the files; this decides what to install and how.
-import { isPackageManagerFile } from './nodePackageManager.js';
-import { planNode, thisHost, type NodeHost } from './nodePlan.js';
-import { nodeVersionFiles } from './nodeVersion.js';
-import { repositoryProbes } from './probes.js';
-import { isRequirementsFile, planPython } from './pythonPlan.js';
+import { thisHost, type PlanHost } from './ecosystem.js';
+import { ecosystems, repositoryProbes } from './ecosystems.js';
 import { repositoryLimitCeilings, type RepositoryLimits } from '../../agent/input.js';
 import {
   EnvironmentConfigError,
@@ -21,35 +18,8 @@ import { excerpt } from './excerpt.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
-  const wanted = new Set([
-    repositoryConfigFile,
-    repositoryDockerfile,
-    'pyproject.toml',
-    'setup.cfg',
-    'setup.py',
-    'package.json',
-    'package-lock.json',
-    'npm-shrinkwrap.json',
-    'yarn.lock',
-    'pnpm-lock.yaml',
-    'pnpm-workspace.yaml',
-    'uv.lock',
-    'poetry.lock',
-    ...nodeVersionFiles,
-    // pytest's settings (its `pythonpath`), read by the environment's probe.
-    'pytest.ini',
-    '.pytest.ini',
-    'tox.ini',
-  ]);
-  return files.filter(
-    (path) => wanted.has(path) || isRequirementsFile(path) || isPackageManagerFile(path) || isMemberManifest(path),
-  );
-}
-
-/** A package.json below the root, not in node_modules: a workspace member's, when the root's workspaces name it. */
-function isMemberManifest(path: string): boolean {
-  const parts = path.split('/');
-  return parts.length > 1 && parts.length <= 5 && parts.at(-1) === 'package.json' && !parts.includes('node_modules');
+  const ours = new Set([repositoryConfigFile, repositoryDockerfile]);
+  return files.filter((path) => ours.has(path) || ecosystems.some((ecosystem) => ecosystem.isManifest(path)));
 }
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
@@ -148,7 +118,7 @@ export function planEnvironment(
   files: string[],
   manifests: Record<string, string>,
   choice: EnvironmentChoice = {},
-  host: NodeHost = thisHost(),
+  host: PlanHost = thisHost(),
 ): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
   const plan = planWithoutBuild(files, manifests, chosen, host);
@@ -177,7 +147,7 @@ function planWithoutBuild(
   files: string[],
   manifests: Record<string, string>,
   chosen: RepositoryConfig,
-  host: NodeHost,
+  host: PlanHost,
 ): EnvironmentPlan | null {
   if (chosen.setup?.length) {
     return {
@@ -227,10 +197,10 @@ function planWithoutBuild(
       probes: repositoryProbes(files, manifests),
     };
   }
-  const node = planNode(files, manifests, host);
-  if (node) return { ...node, testCommand: chosen.testCommand ?? node.testCommand };
-  const python = planPython(files, manifests, { extras: chosen.extras, groups: chosen.groups });
-  if (python) return { ...python, testCommand: chosen.testCommand };
+  for (const ecosystem of ecosystems) {
+    const plan = ecosystem.plan({ files, manifests, chosen, host });
+    if (plan) return plan;
+  }
   return null;
 }
 

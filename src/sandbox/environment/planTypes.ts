@@ -11,7 +11,7 @@ export const environmentPaths = {
   /**
    * Node dependencies are installed here, read-only; /workspace/node_modules of the image (and each
    * workspace member's) is a folder of links into it, of which each sandbox mounts a writable copy
-   * of its own, outside the agent's tree (nodeModulesLinks.cjs, src/sandbox/nodeModulesMounts.ts).
+   * of its own, outside the agent's tree (nodeModulesLinks.cjs, src/sandbox/container/nodeModulesMounts.ts).
    */
   nodeProject: '/opt/env',
 } as const;
@@ -68,6 +68,13 @@ export const packedToolsFolder = '/env-toolchain';
 
 export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
 
+/**
+ * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,
+ * buildSettings.ts) a build gets. Setup commands get every one; a plan names its own.
+ */
+export const installers = ['pip', 'npm'] as const;
+export type Installer = (typeof installers)[number];
+
 export interface EnvironmentPlan {
   kind: EnvironmentKind;
   /** For people: "python · pip install -r requirements.txt". */
@@ -89,6 +96,8 @@ export interface EnvironmentPlan {
   needsRepository: boolean;
   /** Toolchains to bring into the build container. */
   toolchains: Toolchain[];
+  /** The installers the build runs (their registries and settings); none when absent. */
+  installers?: Installer[];
   testCommand?: string;
   /** Commands run before every test run in the sandbox (the tests load their output): see withBuildSteps. */
   build: string[];

@@ -5,8 +5,8 @@ import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
-import { removeContainer } from '../container.js';
-import { sandboxContainerEnv } from '../sandboxEnv.js';
+import { removeContainer } from '../container/container.js';
+import { sandboxContainerEnv } from '../container/sandboxEnv.js';
 import type { ContentStore } from '../store/contentStore.js';
 import type { EnvironmentProbe } from './planTypes.js';
 

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:f
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { npmForNode } from './nodeVersion.js';
+import { npmForNode } from './node/nodeVersion.js';
 import { EnvironmentBuildError, packedToolsFolder, type PackedTool, type Toolchain } from './planTypes.js';
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@
 // Entries are named by their SHA-256 and never change once written, so concurrent writers and
 // readers need no locks. Two backends: a folder (the embedded default; every host must see the
 // same folder) and PostgreSQL (hosts that share nothing but the network).
-import { sha256, treeDigest, type Tree } from '../tree.js';
+import { sha256, treeDigest, type Tree } from '../workspace/tree.js';
 
 export interface ContentStore {
   putBlob(blob: string, content: Buffer): Promise<void>;

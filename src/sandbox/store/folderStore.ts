@@ -4,7 +4,7 @@
 import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { checkDigest, type Tree } from '../tree.js';
+import { checkDigest, type Tree } from '../workspace/tree.js';
 import { verifiedBlob, verifiedTree, type ContentStore } from './contentStore.js';
 
 export class FolderStore implements ContentStore {

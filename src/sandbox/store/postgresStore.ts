@@ -4,7 +4,7 @@
 // A server that restarts or is briefly unreachable is waited for, so that a database restart
 // does not fail the activity that happened to be writing.
 import pg from 'pg';
-import { checkDigest, type Tree } from '../tree.js';
+import { checkDigest, type Tree } from '../workspace/tree.js';
 import { verifiedBlob, verifiedTree, type ContentStore } from './contentStore.js';
 
 export const blobsTable = 'durable_debugger_blobs';

@@ -6,7 +6,7 @@
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { labels, projectLabel, removeContainer } from './container.js';
+import { labels, projectLabel, removeContainer } from '../container/container.js';
 
 export function isAccessError(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;

@@ -3,15 +3,16 @@
 // then its dependencies installed in /opt/env with their install scripts run afterwards, one by
 // one and best effort (installScripts.ts), and /workspace/node_modules (each workspace member's too)
 // made where the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox
-// gets a writable copy of (src/sandbox/nodeModulesMounts.ts).
+// gets a writable copy of (src/sandbox/container/nodeModulesMounts.ts).
+import type { PlanHost } from '../ecosystem.js';
 import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
 import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
-import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from './planTypes.js';
-import { nodeOwnNameProbe } from './probes.js';
-import { environmentImageEnv } from '../sandboxEnv.js';
+import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
+import { nodeOwnNameProbe } from './nodeProbes.js';
+import { environmentImageEnv } from '../../container/sandboxEnv.js';
 
 /** The sandbox's workspace (container.ts workspaceMountPoint): the repository's own folder. */
 const workspaceMountPoint = '/workspace';
@@ -25,19 +26,8 @@ const nodeModulesLinker = {
 const nodeEnv = environmentImageEnv('NPM_CONFIG_OFFLINE');
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */
-export interface NodeHost {
-  nodeVersion: string;
-  today: Date;
-}
-
-export const thisHost = (): NodeHost => ({ nodeVersion: process.versions.node, today: new Date() });
-
 /** package.json with dependencies: the plan that installs them, or null when there are none. */
-export function planNode(
-  files: string[],
-  manifests: Record<string, string>,
-  host: NodeHost = thisHost(),
-): EnvironmentPlan | null {
+export function planNode(files: string[], manifests: Record<string, string>, host: PlanHost): EnvironmentPlan | null {
   const text = manifests['package.json'];
   if (text === undefined) return null;
   let manifest: Record<string, unknown>;
@@ -121,6 +111,7 @@ export function planNode(
   const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
   return {
     kind: 'node',
+    installers: ['npm'],
     description: `node · ${manager.install}`,
     files: inputFiles,
     script,

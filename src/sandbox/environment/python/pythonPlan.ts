@@ -4,9 +4,9 @@
 // a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages. Then the
 // project is installed as its CI installs it, editable (projectInstall), so that its metadata and
 // entry points exist while its code still loads from /workspace.
-import { pythonImportProbe } from './probes.js';
-import { environmentImageEnv } from '../sandboxEnv.js';
-import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from './planTypes.js';
+import { pythonImportProbe } from './pythonProbes.js';
+import { environmentImageEnv } from '../../container/sandboxEnv.js';
+import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from '../planTypes.js';
 import {
   readPythonProject,
   selectedRequirements,
@@ -123,6 +123,7 @@ export function planPython(
   const probe = pythonImportProbe(files, manifests, false);
   return {
     kind: 'python',
+    installers: ['pip'],
     description: `python · pip install ${sources.join(' ')}`,
     files: inputFiles,
     script,

@@ -1,7 +1,7 @@
 // The sandbox container: one long-lived, hardened container per run, with the workspace
 // bind-mounted at /workspace. Commands run in it through `docker exec`.
 import Docker from 'dockerode';
-import type { SandboxLimits } from '../agent/input.js';
+import type { SandboxLimits } from '../../agent/input.js';
 import { sandboxContainerEnv } from './sandboxEnv.js';
 
 export const projectLabel = 'durable-debugger';

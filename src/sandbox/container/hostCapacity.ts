@@ -4,7 +4,7 @@
 // host leaves the next run in the queue for another host; builds wait here for a build slot.
 // Knows nothing of Temporal.
 import { availableParallelism, totalmem } from 'node:os';
-import { sandboxLimitsSchema } from '../agent/input.js';
+import { sandboxLimitsSchema } from '../../agent/input.js';
 
 export interface HostCapacityLimits {
   /** Sandboxes held at once (claimed and not yet destroyed). */

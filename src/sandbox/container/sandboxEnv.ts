@@ -4,7 +4,7 @@
 // detection passes here as in its CI. What the model sees is cleaned on our side instead (escape
 // codes stripped, output capped). docs/environments.md lists this set; an integration test
 // (sandboxEnv.test.ts) compares it with `env` as the tests see it.
-import { environmentPaths } from './environment/planTypes.js';
+import { environmentPaths } from '../environment/planTypes.js';
 
 /** The search path of the base images; an environment image's own PATH replaces it. */
 export const defaultPath = '/usr/local/bin:/usr/bin:/bin';

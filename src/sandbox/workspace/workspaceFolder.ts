@@ -3,11 +3,11 @@
 // sandbox user so that commands in the container can write to it.
 import { chmod, lchown, lstat, mkdir, readdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
-import type { Mutation } from '../agent/workspace.js';
-import type { SandboxUser } from './container.js';
+import type { Mutation } from '../../agent/workspace.js';
+import type { SandboxUser } from '../container/container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
 import { isBelowRealFolders, makeRealFolders, normalizeRelativePath } from './paths.js';
-import type { ContentStore } from './store/contentStore.js';
+import type { ContentStore } from '../store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
 import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
 

@@ -3,7 +3,7 @@
 // suites by `durable-debugger setup --python 3.13` (trixie) or `--python 3.9` (bullseye), named after the
 // sandbox image with `-python3.X` added to its tag.
 import pep440 from '@renovatebot/pep440';
-import { excerpt } from './excerpt.js';
+import { excerpt } from '../excerpt.js';
 
 /** The Pythons a sandbox image can be built with, from Debian suites on the Debian mirror (newest first). */
 export const debianPythons = [

@@ -3,8 +3,8 @@
 // `packageManager` (corepack's rules: name@version, optionally +algorithm.hash) or
 // `devEngines.packageManager`, else the lockfile's kind and format. Pure.
 import semver from 'semver';
-import { EnvironmentConfigError, type PackedTool } from './planTypes.js';
-import { excerpt, quoted } from './excerpt.js';
+import { EnvironmentConfigError, type PackedTool } from '../planTypes.js';
+import { excerpt, quoted } from '../excerpt.js';
 
 export type ManagerName = 'npm' | 'pnpm' | 'yarn';
 

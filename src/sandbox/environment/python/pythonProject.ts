@@ -2,8 +2,8 @@
 // its own distribution names, its dependencies, its extras and dependency groups (PEP 735 and
 // Poetry's), and which of those the tests need. Pure: the planners decide what to install from it.
 import { parse as parseToml } from 'smol-toml';
-import { EnvironmentConfigError, repositoryConfigFile } from './planTypes.js';
-import { excerpt, quoted } from './excerpt.js';
+import { EnvironmentConfigError, repositoryConfigFile } from '../planTypes.js';
+import { excerpt, quoted } from '../excerpt.js';
 
 /** Extras and groups installed unless durable-debugger.json names others: those the tests need. */
 export const testExtras = ['test', 'tests', 'testing', 'dev'];

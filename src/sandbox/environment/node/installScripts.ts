@@ -1,7 +1,7 @@
 // Dependencies' install scripts run after the install, one package at a time and best effort
 // (installScripts.cjs, in the build container); what failed or was skipped reaches the report.
 import { readFileSync } from 'node:fs';
-import type { InstallScriptProblem } from '../../agent/environment.js';
+import type { InstallScriptProblem } from '../../../agent/environment.js';
 
 /** The runner, as the build container gets it (/env-input/<file>). */
 export const installScriptRunner = {

@@ -2,9 +2,9 @@
 // a sandbox image with one it allows, built from another Debian suite by `durable-debugger setup --python
 // 3.13`, or the run ends saying how to make or bring one. Each image is asked for its Python once.
 import type Docker from 'dockerode';
-import { labels, projectLabel, removeContainer } from '../container.js';
-import { EnvironmentBuildError, type EnvironmentPlan } from './planTypes.js';
-import { repositoryProbes } from './probes.js';
+import { labels, projectLabel, removeContainer } from '../../container/container.js';
+import { EnvironmentBuildError, type EnvironmentPlan } from '../planTypes.js';
+import { repositoryProbes } from '../ecosystems.js';
 import { readPythonProject } from './pythonProject.js';
 import { allowsPython, debianPythons, explainPythonMismatch, pythonVariantImage } from './pythonVersions.js';
 

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
 import { newExecId, stopCommand, wrappedCommand } from './commandWrapper.js';
-import type { OutOfMemory } from '../agent/testResults.js';
+import type { OutOfMemory } from '../../agent/testResults.js';
 import { workspaceMountPoint, type SandboxUser } from './container.js';
 
 export interface ExecOptions {

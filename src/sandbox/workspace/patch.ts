@@ -6,11 +6,11 @@
 // What test runs and commands left behind in files the agent never edited is left out.
 import { readFile } from 'node:fs/promises';
 import { structuredPatch } from 'diff';
-import { diffLines } from '../agent/parallelAttempts.js';
-import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../agent/payloads.js';
-import type { PatchForReport } from '../agent/report.js';
-import type { Mutation, PathState } from '../agent/workspace.js';
-import type { ContentStore } from './store/contentStore.js';
+import { diffLines } from '../../agent/parallelAttempts.js';
+import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../../agent/payloads.js';
+import type { PatchForReport } from '../../agent/report.js';
+import type { Mutation, PathState } from '../../agent/workspace.js';
+import type { ContentStore } from '../store/contentStore.js';
 import { gitBinaryPatch, gitBlobId, noBlob } from './gitBinaryPatch.js';
 import { decodeText, describeEncoding, isPlainUtf8, utf8TextOf, type DecodedText } from './textEncoding.js';
 import { sha256 } from './tree.js';
