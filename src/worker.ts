@@ -191,6 +191,12 @@ export interface WorkerOptions {
   onModelCall?: ModelActivityOptions['onModelCall'];
   /** False: model calls read the transcript query every time (for measuring what the cache saves). */
   cacheConversations?: boolean;
+  /**
+   * How long a shutdown lets the activities under way finish before cancelling them (default: none).
+   * The background worker (src/cli/backgroundWorkerProcess.ts) stops when idle, and an activity taken
+   * just before must end as if nothing happened.
+   */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningWorker {
@@ -205,6 +211,8 @@ export interface RunningWorker {
   /** Resolves when all its workers (workflows, sandbox host, model endpoints) stop. */
   done: Promise<void>;
   shutdown(): Promise<void>;
+  /** The activities its workers run now (the background worker is idle only at none). */
+  activitiesInFlight(): number;
 }
 
 export function hostTaskQueueFor(taskQueue: string, hostId: string): string {
@@ -272,6 +280,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ? startTracing(config.tracesEndpoint, { hostId: config.hostId, taskQueue })
     : null;
   if (tracing) log(`Traces go to ${config.tracesEndpoint} (OTLP/HTTP).`);
+  const grace = options.shutdownGraceMs ? { shutdownGraceTime: options.shutdownGraceMs } : {};
   const activityInterceptors = [
     ...(served ? [served.interceptor(client)] : []),
     ...(tracing ? [tracing.activityInterceptors] : []),
@@ -283,6 +292,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       namespace: config.namespace,
       taskQueue,
       identity,
+      ...grace,
       workflowBundle: bundle,
       ...traced,
       ...(tracing ? { sinks: tracing.sinks } : {}),
@@ -302,6 +312,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           namespace: config.namespace,
           taskQueue: config.taskQueue,
           identity,
+          ...grace,
           workflowBundle: bundle,
           ...(tracing ? { sinks: tracing.sinks } : {}),
         }),
@@ -312,6 +323,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     namespace: config.namespace,
     taskQueue: hostTaskQueue,
     identity,
+    ...grace,
     ...traced,
     activities: createHostActivities(host, options.onToolRun, metrics),
   });
@@ -321,6 +333,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     namespace: config.namespace,
     taskQueue: sandboxClaimQueueFor(taskQueue),
     identity,
+    ...grace,
     activities: createClaimActivities(host, hostTaskQueue),
     ...(served ? { interceptors: { activity: [served.interceptor(client)] } } : {}),
     tuner: {
@@ -366,6 +379,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         taskQueue: modelQueue,
         // Other workers read the endpoint from this identity (see otherEndpointServingDefault).
         identity: `${process.pid}@${hostname()} model:${modelEndpoint}`,
+        ...grace,
         // A streamed reply's heartbeats reach the server this often, for `watch` (else every 16 s).
         ...(config.streamReplies ? { maxHeartbeatThrottleInterval: '2 seconds' } : {}),
         ...traced,
@@ -429,6 +443,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
+    activitiesInFlight: () => workers.reduce((sum, worker) => sum + worker.getStatus().numInFlightActivities, 0),
   };
 }
 

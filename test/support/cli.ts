@@ -38,6 +38,9 @@ export function startCli(
       TEMPORAL_ADDRESS: server.address,
       DURABLE_DEBUGGER_HOME: server.home,
       NO_COLOR: '1',
+      // Each command with a worker of its own, as these tests were written (identities, a command's
+      // worker gone with its process); the background worker's tests blank it.
+      DURABLE_DEBUGGER_FOREGROUND_WORKER: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,8 @@ import { describeBudgetChange } from '../../agent/budgetRaise.js';
 import { raiseBudgetUpdate, statusQuery } from '../../temporal/definitions.js';
 import { budgetOptions, noteUnsetBudgets, raiseAsked, type BudgetOptions } from '../budgetOptions.js';
 import { exitCodeFor, follow, UsageError, withSession } from '../commandSupport.js';
-import { log, workerForThisCommand } from '../session.js';
+import { foregroundWorkerFlag, workerForCommand } from '../backgroundWorker.js';
+import { log } from '../session.js';
 
 export function raiseBudgetCommand(program: Command): void {
   budgetOptions(
@@ -14,13 +15,14 @@ export function raiseBudgetCommand(program: Command): void {
         'raise the budgets of a running run, and follow it. A run paused on its budget (pauseOnBudgetMinutes) goes on where it stopped: ' +
           'whatever budget paused it is raised, by the amount given, else by 10 iterations or by its first amount. (An ended run: `resume`.)',
       )
-      .argument('<workflow-id>'),
-  ).action(async (workflowId: string, options: BudgetOptions) =>
+      .argument('<workflow-id>')
+      .option(...foregroundWorkerFlag),
+  ).action(async (workflowId: string, options: BudgetOptions & { foregroundWorker?: boolean }) =>
     withSession(async (session) => {
       const asked = raiseAsked(options);
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      const worker = await workerForThisCommand(session);
+      const worker = await workerForCommand(session, options);
       try {
         if (description.status.name !== 'RUNNING') {
           throw new UsageError(

@@ -4,7 +4,8 @@ import { statusQuery } from '../../temporal/definitions.js';
 import { budgetOptions, raiseAsked, type BudgetOptions } from '../budgetOptions.js';
 import { resumeAttempts, resumeSingleRun } from '../resumeRun.js';
 import { exitCodeFor, follow, providerOption, UsageError, withSession } from '../commandSupport.js';
-import { log, workerForThisCommand } from '../session.js';
+import { foregroundWorkerFlag, workerForCommand } from '../backgroundWorker.js';
+import { log } from '../session.js';
 
 export function resumeCommand(program: Command): void {
   budgetOptions(
@@ -18,13 +19,14 @@ export function resumeCommand(program: Command): void {
           'dollars or minutes the run started with. Budgets the run never had stay unset. (A run paused on its budget: `raise-budget`.)',
       )
       .argument('<workflow-id>')
-      .option('--id <workflow-id>', 'workflow id of the new run'),
-  ).action(async (workflowId: string, options: BudgetOptions & { id?: string }) =>
+      .option('--id <workflow-id>', 'workflow id of the new run')
+      .option(...foregroundWorkerFlag),
+  ).action(async (workflowId: string, options: BudgetOptions & { id?: string; foregroundWorker?: boolean }) =>
     withSession(async (session) => {
       const asked = raiseAsked(options);
       const handle = session.client.workflow.getHandle(workflowId);
       const description = await handle.describe();
-      const worker = await workerForThisCommand(session);
+      const worker = await workerForCommand(session, options);
       try {
         // A closed run answers queries by replaying on a worker: this command's, at least.
         const status = await handle.query(statusQuery).catch(() => null);

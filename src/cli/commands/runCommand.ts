@@ -10,7 +10,8 @@ import {
   runOptions,
   type RunOptions,
 } from '../runOptions.js';
-import { endpointOfSession, servedBySession, workerForThisCommand } from '../session.js';
+import { foregroundWorkerFlag, workerForCommand } from '../backgroundWorker.js';
+import { endpointOfSession, servedBySession } from '../session.js';
 
 export function runCommand(program: Command): void {
   runOptions(
@@ -23,14 +24,15 @@ export function runCommand(program: Command): void {
       '--apply',
       'when fixed, commit the patch on a new branch durable-debugger/<id> of the repository (a git repository)',
     )
-    .action(async (repo: string, options: RunOptions) => {
+    .option(...foregroundWorkerFlag)
+    .action(async (repo: string, options: RunOptions & { foregroundWorker?: boolean }) => {
       // Checked before anything connects or starts: a mistake is answered at once.
       const checked = checkedRunInput(repo, options, loadConfig().runDefaults);
       return withSession(async (session) => {
         const input = { ...checked, ...(await endpointOfSession(session)) };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
         noteConservativePrice(input, session);
-        const worker = await workerForThisCommand(session);
+        const worker = await workerForCommand(session, options);
         try {
           const { startDebugRun } = await import('../../client.js');
           const { route, starting } = servedBySession(session);

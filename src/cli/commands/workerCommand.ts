@@ -14,6 +14,7 @@ import {
   type ScriptedOptions,
 } from '../foregroundWorker.js';
 import { log } from '../session.js';
+import { backgroundWorkerCommands } from './backgroundWorkerCommands.js';
 
 export function workerCommand(program: Command): void {
   const command = scriptedOptions(
@@ -22,6 +23,7 @@ export function workerCommand(program: Command): void {
     ),
     ' (a fixed model latency)',
   );
+  backgroundWorkerCommands(command);
   hostOptions(command).action(async (options: ScriptedOptions & HostOptions) =>
     withScriptedModel(options, (scripted) =>
       runWorkerInForeground(

@@ -1,0 +1,182 @@
+// The per-user background worker itself (the hidden `worker background` command, started detached
+// by the first `run`, `resume` or `raise-budget`; src/cli/backgroundWorker.ts). It serves the same
+// private task queue as a command's own worker did (src/temporal/servedRuns.ts: this user's runs
+// from this data folder, nobody else's), with the model settings of the command that started it,
+// and stops after an idle time: no command holding it and no activity under way. Commands lease it
+// over a socket in the user's 0700 state folder; a command with another version or other settings
+// asks it to retire and starts a new one, and a retiring worker stops once its commands are gone.
+// Its shutdown lets the activities under way finish: no run loses one because a command ended.
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { loadConfig } from '../config.js';
+import {
+  askWorker,
+  backgroundWorkerPaths,
+  idleStopMs,
+  installedVersion,
+  readState,
+  settingsFingerprint,
+  type BackgroundWorkerState,
+  type BackgroundWorkerStatus,
+  type WorkerRequest,
+} from './backgroundWorkerState.js';
+
+/** How long a stopping worker lets the activities it holds finish (an environment build may take minutes). */
+const shutdownGraceMs = 15 * 60_000;
+
+const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+
+export async function runBackgroundWorker(): Promise<void> {
+  const config = loadConfig();
+  const paths = backgroundWorkerPaths(config.home);
+  await mkdir(paths.folder, { recursive: true, mode: 0o700 });
+  const [{ ensureTemporalServer }, { startWorker }, { ServedRuns }] = await Promise.all([
+    import('../temporal/embeddedServer.js'),
+    import('../worker.js'),
+    import('../temporal/servedRuns.js'),
+  ]);
+  const server = await ensureTemporalServer(config, log);
+  const served = ServedRuns.forDataFolder(config.home);
+  const worker = await startWorker({
+    config,
+    address: server.address,
+    log,
+    serveDefaultEndpoint: false,
+    servedRuns: served,
+    shutdownGraceMs,
+  });
+  const state: BackgroundWorkerState = {
+    pid: process.pid,
+    version: installedVersion(),
+    settings: settingsFingerprint(config),
+    queue: served.queue,
+    modelEndpoint: worker.modelEndpoint,
+    startedAt: new Date().toISOString(),
+  };
+  const leases = new Set<Socket>();
+  const idleMs = idleStopMs();
+  let idleSince: number | null = Date.now();
+  let retiring = false;
+  let stopping: Promise<void> | null = null;
+  /** The idle watch, set below (a stop asked for before it runs clears nothing). */
+  const timers: { watch?: ReturnType<typeof setInterval> } = {};
+
+  const status = (): BackgroundWorkerStatus => ({
+    ...state,
+    leases: leases.size,
+    activities: worker.activitiesInFlight(),
+    idleSince,
+    idleStopMs: idleMs,
+    retiring,
+  });
+  const listener = await listen(paths.socket, (socket, request) => {
+    socket.write(`${JSON.stringify(status())}\n`);
+    if (request === 'hello') {
+      leases.add(socket);
+      idleSince = null;
+      socket.on('close', () => leases.delete(socket));
+    } else socket.end();
+    if (request === 'stop') void stop('asked to stop (stop-worker)');
+    if (request === 'retire') retire();
+  });
+  writePrivate(paths.state, JSON.stringify(state));
+  log(
+    `Background worker ${state.version} serving task queue ${served.queue} (model endpoint ${state.modelEndpoint ?? 'none'}); ` +
+      `it stops after ${idleMs / 60_000} min with no command and no activity.`,
+  );
+
+  /** A newer worker takes over: this one serves no new command and stops once its commands are gone. */
+  function retire() {
+    if (retiring) return;
+    retiring = true;
+    log('Replaced by a newer background worker: stopping once the commands using this one end.');
+    listener.close();
+    forgetFiles();
+  }
+  /** Removes the socket and state files when they are still this worker's (a newer worker's are left alone). */
+  function forgetFiles() {
+    if (readState(paths)?.pid !== process.pid) return;
+    rmSync(paths.state, { force: true });
+    rmSync(paths.socket, { force: true });
+  }
+  function stop(why: string): Promise<void> {
+    stopping ??= (async () => {
+      log(`Stopping: ${why}. The activities under way (${worker.activitiesInFlight()}) finish first.`);
+      clearInterval(timers.watch);
+      if (!retiring) {
+        listener.close();
+        forgetFiles();
+      }
+      await worker.shutdown();
+      log('Stopped.');
+    })();
+    return stopping;
+  }
+
+  timers.watch = setInterval(() => {
+    const busy = leases.size > 0 || worker.activitiesInFlight() > 0;
+    if (busy) idleSince = null;
+    else idleSince ??= Date.now();
+    if (retiring && leases.size === 0) void stop('replaced, and its last command has ended');
+    else if (idleSince !== null && Date.now() - idleSince >= idleMs) void stop(`idle for ${idleMs / 60_000} min`);
+    // Its data folder removed, or another worker named in state.json: it is no longer the one commands find.
+    else if (!retiring && readState(paths)?.pid !== process.pid) void stop('state.json no longer names this worker');
+  }, 1_000);
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(`${signal}`));
+  await worker.done.catch((error: unknown) => log(`The worker failed: ${String(error)}`));
+  await stop('its worker has ended');
+  process.exit(0);
+}
+
+/**
+ * Listens on the socket; one stale from a worker that died (nobody answers) is removed first.
+ * Each connection's first line is a request (`hello`, `status`, `stop`, `retire`).
+ */
+async function listen(path: string, onRequest: (socket: Socket, request: WorkerRequest) => void): Promise<Server> {
+  const server = createServer((socket) => {
+    let line = '';
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk: Buffer) => {
+      if (line.includes('\n')) return;
+      line += chunk.toString();
+      const end = line.indexOf('\n');
+      if (end < 0) return;
+      const request = (() => {
+        try {
+          return (JSON.parse(line.slice(0, end)) as { request?: unknown }).request;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (request === 'hello' || request === 'status' || request === 'stop' || request === 'retire')
+        onRequest(socket, request);
+      else socket.destroy();
+    });
+  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      return server;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 0) throw error;
+      if (await askWorker(path, 'status', 2_000))
+        throw new Error(`another background worker answers on ${path}`, { cause: error });
+      rmSync(path, { force: true });
+    }
+  }
+}
+
+/** Written whole (a reader never sees half), 0600. */
+function writePrivate(path: string, text: string): void {
+  const temporary = `${path}.${process.pid}`;
+  writeFileSync(temporary, text, { mode: 0o600 });
+  renameSync(temporary, path);
+}
