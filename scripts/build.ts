@@ -1,5 +1,8 @@
 // `npm run build` (and `npm pack`, through prepack): the installable package in dist/.
 //   dist/cli.js                    the durable-debugger command, bundled with its dependencies (esbuild)
+//   dist/chunk-<hash>.js           its parts that load only when a command needs them (code splitting):
+//                                  `--version` or `list` never load the worker, its native core or the model SDKs
+//   dist/chunks.json               which packages each file of the bundle holds (what the startup test checks)
 //   dist/workflow-worker-thread.js the Temporal worker's workflow thread, bundled the same way
 //   dist/workflow-bundle.js        the workflow code, bundled once here (Temporal's advice for production)
 //   dist/workflow-bundle-traced.js the same with OpenTelemetry's workflow interceptors (workers that trace)
@@ -9,14 +12,15 @@
 // nothing here needs. Bundling also starts faster than loading hundreds of modules.
 // The checkout keeps running the TypeScript sources directly (node --import tsx src/cli/main.ts).
 import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import { projectRoot } from '../src/config.js';
 import { workflowTracingModule } from '../src/temporal/tracing.js';
 import { workflowsPath } from '../src/worker.js';
 
-const dist = join(projectRoot, 'dist');
+// An argument builds elsewhere (a comparison of builds, without touching the checkout's dist/).
+const dist = process.argv[2] ? resolve(process.argv[2]) : join(projectRoot, 'dist');
 /** Temporal's native core for the platforms the tool runs on (Docker's Linux containers: Linux, and macOS with Docker Desktop). */
 const nativeTargets = [
   'x86_64-unknown-linux-gnu',
@@ -56,7 +60,7 @@ const commonJsGlobals = [
 
 await rm(dist, { recursive: true, force: true });
 const started = Date.now();
-await build({
+const bundled = await build({
   entryPoints: {
     cli: join(projectRoot, 'src', 'cli', 'main.ts'),
     'workflow-worker-thread': join(
@@ -71,6 +75,11 @@ await build({
   },
   outdir: dist,
   bundle: true,
+  // Each `import()` of a command's module (src/cli/main.ts) becomes a file of its own, read and
+  // compiled only when that command runs. Chunks sit beside cli.js: bundled CommonJS code finds
+  // the native core and the worker's thread from its __dirname, which must stay dist/.
+  splitting: true,
+  metafile: true,
   platform: 'node',
   target: 'node20',
   format: 'esm',
@@ -84,6 +93,7 @@ await build({
   logLevel: 'warning',
   logOverride: { 'require-resolve-not-external': 'silent' },
 });
+await writeFile(join(dist, 'chunks.json'), `${JSON.stringify(packagesByFile(bundled.metafile), null, 1)}\n`);
 const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger() });
 await writeFile(join(dist, 'workflow-bundle.js'), withoutSourcesText(bundle.code));
 // Workers that trace (OTEL_EXPORTER_OTLP_ENDPOINT) run the same code with OpenTelemetry's workflow interceptors.
@@ -119,6 +129,21 @@ function withoutSourcesText(code: string): string {
   >;
   delete map.sourcesContent;
   return `${code.slice(0, at)}${marker}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+}
+
+/** For each file of the bundle, the packages (node_modules) and our folders whose code it holds. */
+function packagesByFile(metafile: Metafile): Record<string, string[]> {
+  const byFile: Record<string, string[]> = {};
+  for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
+    if (!output.endsWith('.js')) continue;
+    const names = new Set<string>();
+    for (const input of Object.keys(inputs)) {
+      const inPackage = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+      names.add(inPackage ? (inPackage[1] as string) : input.split('/').slice(0, 2).join('/'));
+    }
+    byFile[basename(output)] = [...names].sort();
+  }
+  return byFile;
 }
 
 /** The files our modules read beside themselves (the prebuilt workflow bundle aside, which is made here). */

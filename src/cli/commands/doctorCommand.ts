@@ -1,9 +1,6 @@
 // `doctor`: check each part a run needs, one line each with its fix; exit code 1 when one fails.
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { loadConfig } from '../../config.js';
-import { connectDocker } from '../../sandbox/container/container.js';
-import { runDoctor } from '../../setup/doctor.js';
 import type { CheckStatus } from '../../setup/parts.js';
 
 const marks: Record<CheckStatus, string> = { ok: pc.green('ok  '), warn: pc.yellow('warn'), fail: pc.red('FAIL') };
@@ -14,6 +11,12 @@ export function doctorCommand(program: Command): void {
     .description('check Docker, the sandbox image, Temporal, the model API, the registries and disk space')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
+      // Loaded when the command runs (Docker's client, the model SDK): see main.ts.
+      const [{ loadConfig }, { connectDocker }, { runDoctor }] = await Promise.all([
+        import('../../config.js'),
+        import('../../sandbox/container/container.js'),
+        import('../../setup/doctor.js'),
+      ]);
       const checks = await runDoctor(loadConfig(), connectDocker());
       const ok = checks.every((check) => check.status !== 'fail');
       if (options.json) console.log(JSON.stringify({ ok, checks }));

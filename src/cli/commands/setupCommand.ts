@@ -1,9 +1,5 @@
 // `setup`: install and start what is missing (Temporal CLI, Docker engine, sandbox image).
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
-import { connectDocker } from '../../sandbox/container/container.js';
-import { progressLines, SetupError } from '../../setup/setupProgress.js';
-import { runSetup } from '../../setup/setup.js';
 import { UsageError } from '../commandSupport.js';
 
 export function setupCommand(program: Command): void {
@@ -15,6 +11,13 @@ export function setupCommand(program: Command): void {
       'also a sandbox image with this Python (3.13, 3.9), for repositories whose requires-python excludes 3.11',
     )
     .action(async (options: { python?: string[] }) => {
+      // Loaded when the command runs (Docker's client): see main.ts.
+      const [{ loadConfig }, { connectDocker }, { progressLines, SetupError }, { runSetup }] = await Promise.all([
+        import('../../config.js'),
+        import('../../sandbox/container/container.js'),
+        import('../../setup/setupProgress.js'),
+        import('../../setup/setup.js'),
+      ]);
       const config = loadConfig();
       try {
         await runSetup(
