@@ -1,5 +1,8 @@
 // Reads a test runner's output into counts and failing test names, so that the model sees a
 // summary first and the workflow can verify a fix by names, not by the model's word.
+import { parseSurefireSummary } from './surefireOutput.js';
+
+import { parseCargoTest } from './cargoTestOutput.js';
 
 export interface TestSummary {
   passed: number;
@@ -13,6 +16,8 @@ export interface TestSummary {
   recognized: boolean;
   /** A module the tests could not import (not installed, or misspelt), when the output names one. */
   missingModule?: string;
+  /** The test command could not start (exit 126 or 127, no runner's summary): the program, and the shell's line. */
+  cannotStart?: { program: string; line: string };
   /** The run ran out of the sandbox's memory: the OOM killer struck, or Node's heap (about half of it) filled up. */
   outOfMemory?: OutOfMemory;
 }
@@ -44,7 +49,44 @@ export function summarizeTestOutput(
   const missing = missingModuleIn(output);
   const extra = { ...(missing ? { missingModule: missing } : {}), ...(outOfMemory ? { outOfMemory } : {}) };
   if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
-  return { passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra };
+  const cannotStart = timedOut ? undefined : programThatCannotStart(output, exitCode);
+  return {
+    ...{ passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra },
+    ...(cannotStart ? { cannotStart } : {}),
+  };
+}
+
+/**
+ * The program a command could not start: the shell's own exit codes (127: not found, 126: found but
+ * not executable) with its line naming the program (dash, bash, env, npm's sh). Only when no runner
+ * printed a summary: a runner that started and exited 127 itself is the tests' business.
+ */
+export function programThatCannotStart(output: string, exitCode: number | null): TestSummary['cannotStart'] {
+  if (exitCode !== 126 && exitCode !== 127) return undefined;
+  const lines = output.split('\n').map((line) => line.trim());
+  for (const line of lines.reverse()) {
+    const match =
+      line.match(/^(?:\S*sh|bash)(?:: line \d+)?: (?:\d+: )?(.+?): (?:command )?not found$/) ??
+      line.match(
+        /^(?:\S*sh|bash)(?:: line \d+)?: (?:\d+: )?(.+?): (?:Permission denied|cannot execute.*|Is a directory)$/,
+      ) ??
+      line.match(/^env: [‘'"]?(.+?)[’'"]?: No such file or directory$/);
+    if (match?.[1]) return { program: match[1].slice(0, 120), line: line.slice(0, 300) };
+  }
+  return { program: '', line: lines.find(Boolean)?.slice(0, 300) ?? '' };
+}
+
+/** Why a run ends when its baseline test command cannot start: no model call could fix the sandbox. */
+export function describeCommandThatCannotStart(summary: TestSummary): string | null {
+  const cannotStart = summary.cannotStart;
+  if (!cannotStart) return null;
+  const what = cannotStart.program ? `\`${cannotStart.program}\`` : 'its program';
+  const why =
+    summary.exitCode === 126
+      ? `${what} is there but cannot be run (exit 126)`
+      : `${what} is not installed in the sandbox (exit 127)`;
+  const said = cannotStart.line ? ` ("${cannotStart.line}")` : '';
+  return `the test command cannot start: ${why}${said}. The environment has no toolchain that provides it: name the tool in durable-debugger.json (an image, setup commands or apt packages), or pass a test command that the sandbox can run.`;
 }
 
 /**
@@ -74,8 +116,9 @@ function parseRecursiveRun(output: string): Counts | null {
 
 function parseAny(output: string): Counts | null {
   return (
+    parseSurefireSummary(output) ??
     parsePytest(output) ??
-    parseCargo(output) ??
+    parseCargoTest(output) ??
     parseNode(output) ??
     parseTap(output) ??
     parseAva(output) ??
@@ -335,14 +378,6 @@ function parseGo(output: string): Counts | null {
   const packageLine = /^(ok|FAIL)\s+\S+\s+(\d+\.\d+s|\(cached\))/m.test(output);
   if (!packageLine && passed + failures.length === 0) return null;
   return { passed, failed: failures.length, skipped, failing: unique(failures) };
-}
-
-function parseCargo(output: string): Counts | null {
-  const results = [...output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)];
-  if (results.length === 0) return null;
-  const sum = (index: number) => results.reduce((total, match) => total + Number(match[index]), 0);
-  const failing = [...output.matchAll(/^test (\S+) \.\.\. FAILED$/gm)].map((match) => match[1] as string);
-  return { passed: sum(1), failed: sum(2), skipped: sum(3), failing: unique(failing) };
 }
 
 function parseUvu(output: string): Counts | null {
