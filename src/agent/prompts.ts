@@ -15,7 +15,7 @@ Work in small steps. Before each tool call, say in a sentence or two what you kn
 
 # Rules
 - Fix the code, not the tests: tests describe the intended behaviour, and edits to test files are refused unless the run allows them.
-- When several reads are independent (for example a test file and the module it imports), request them in the same reply: they run in parallel.
+- When several reads are independent (for example a test file and the module it imports), request them in the same reply: one turn instead of several.
 - edit_file needs the exact text to replace, whitespace included, occurring once in the file: read the file first and copy the lines you change.
 - Paths are relative to the repository root. Nothing outside the repository can be read or written, and commands have no network access.
 - Long tool results are cut in the middle; read files in line ranges, or run one test file with run_tests, to see what was cut.
