@@ -15,6 +15,7 @@ import {
   type RegistryTarget,
   type UpstreamProxy,
 } from './hostPackageSettings.js';
+import { aptMirrorVariables, defaultDebianMirrors } from './debian/debianMirrors.js';
 
 /** Where the settings folder is mounted in the build container. */
 export const settingsMountPoint = '/run/durable-debugger-settings';
@@ -143,6 +144,27 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     if (npm['strict-ssl'] === 'false') variables.YARN_ENABLE_STRICT_SSL = 'false';
     const registryToken = npm.registry && npm[`${nerfDart(npm.registry)}:_authToken`];
     if (registryToken) variables.YARN_NPM_AUTH_TOKEN = registryToken;
+  }
+
+  if (options.installers.includes('apt')) {
+    const mirrors = host.apt ?? defaultDebianMirrors;
+    // The apt fragment (debian/debianPackages.ts) writes its sources from these, for the image's own release.
+    variables[aptMirrorVariables.main] = urlCredentials(mirrors.main);
+    variables[aptMirrorVariables.security] = urlCredentials(mirrors.security);
+    files['apt.conf'] = [
+      // A build has no CAP_SETUID: apt's download methods run as root instead of dropping to _apt.
+      'APT::Sandbox::User "root";',
+      'Acquire::Languages "none";',
+      // dpkg's progress lines (carriage returns) would fill the build's last lines.
+      'Dpkg::Use-Pty "0";',
+      'Acquire::Retries "3";',
+      ...(options.proxyUrl
+        ? [`Acquire::http::Proxy "${options.proxyUrl}";`, `Acquire::https::Proxy "${options.proxyUrl}";`]
+        : []),
+      '',
+    ].join('\n');
+    variables.APT_CONFIG = at('apt.conf');
+    digestParts.apt = { ...mirrors };
   }
 
   files['env.sh'] = Object.entries(variables)

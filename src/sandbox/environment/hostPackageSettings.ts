@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Installer } from './planTypes.js';
+import { defaultDebianMirrors, readHostDebianMirrors, type DebianMirrors } from './debian/debianMirrors.js';
 
 const run = promisify(execFile);
 
@@ -30,6 +31,8 @@ export interface HostPackageSettings {
   nodeCaFile: string | null;
   /** The host's own proxy for HTTPS (and HTTP) with its NO_PROXY list: the registry proxy goes through it. */
   upstream: UpstreamProxy;
+  /** The Debian mirrors the host's apt names (/etc/apt/sources.list*), else deb.debian.org; for installer 'apt'. */
+  apt?: DebianMirrors;
 }
 
 export interface UpstreamProxy {
@@ -88,6 +91,7 @@ export async function readHostPackageSettings(env: NodeJS.ProcessEnv = process.e
       http: env.HTTP_PROXY || env.http_proxy || proxies.proxy || null,
       noProxy,
     },
+    apt: readHostDebianMirrors(),
   };
 }
 
@@ -105,6 +109,10 @@ export function registryTargets(settings: HostPackageSettings, wanted: readonly 
     if (npm.registry) urls.push(npm.registry);
     else urls.push(...defaultRegistries.npm);
     for (const [key, value] of Object.entries(npm)) if (/^@[^:]+:registry$/.test(key)) urls.push(value);
+  }
+  if (wanted.includes('apt')) {
+    const apt = settings.apt ?? defaultDebianMirrors;
+    urls.push(apt.main, apt.security);
   }
   const targets = new Map<string, RegistryTarget>();
   for (const text of urls) {

@@ -15,6 +15,7 @@ import {
 } from './planTypes.js';
 import { parseDockerfile } from './dockerfile.js';
 import { excerpt } from './excerpt.js';
+import { checkedAptPackages, withAptPackages } from './debian/debianPackages.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
@@ -38,11 +39,11 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     throw new EnvironmentConfigError(`${repositoryConfigFile} must hold a JSON object`);
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).filter(
-    (key) => !['image', 'setup', 'build', 'testCommand', 'extras', 'groups', 'sandbox', '$schema'].includes(key),
+    (key) => !['image', 'setup', 'build', 'testCommand', 'extras', 'groups', 'sandbox', 'apt', '$schema'].includes(key),
   );
   if (unknown.length)
     throw new EnvironmentConfigError(
-      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand, extras, groups, sandbox)`,
+      `${repositoryConfigFile}: unknown field(s) ${unknown.join(', ')} (known: image, setup, build, testCommand, extras, groups, sandbox, apt)`,
     );
 
   const choice: RepositoryConfig = {};
@@ -68,6 +69,7 @@ export function parseRepositoryConfig(text: string | undefined): RepositoryConfi
     choice.build = build as string[];
   }
   if (record.sandbox !== undefined) choice.sandbox = repositoryLimits(record.sandbox);
+  if (record.apt !== undefined) choice.apt = checkedAptPackages(record.apt, `${repositoryConfigFile}: apt`);
   for (const field of ['extras', 'groups'] as const) {
     const names = record[field];
     if (names === undefined) continue;
@@ -121,8 +123,10 @@ export function planEnvironment(
   host: PlanHost = thisHost(),
 ): EnvironmentPlan | null {
   const chosen = { ...parseRepositoryConfig(manifests[repositoryConfigFile]), ...definedOnly(choice) };
-  const plan = planWithoutBuild(files, manifests, chosen, host);
-  if (!plan) return null;
+  const found = planWithoutBuild(files, manifests, chosen, host);
+  if (!found) return null;
+  // Debian packages the repository names (durable-debugger.json `apt`), for any plan that builds.
+  const plan = withAptPackages(found, chosen.apt ?? []);
   const build = chosen.build ?? plan.build;
   // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
   return build.length

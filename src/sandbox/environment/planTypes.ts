@@ -33,6 +33,8 @@ export interface RepositoryConfig extends EnvironmentChoice {
   groups?: string[];
   /** Sandbox limits the repository's suite needs: they raise the run's, up to repositoryLimitCeilings. */
   sandbox?: RepositoryLimits;
+  /** Debian packages the build installs with apt first (system libraries: ["libssl-dev"]), names checked. */
+  apt?: string[];
 }
 
 /** A check run in the built image, without network, against the run's repository, before the image is used. */
@@ -72,7 +74,7 @@ export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfi
  * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,
  * buildSettings.ts) a build gets. Setup commands get every one; a plan names its own.
  */
-export const installers = ['pip', 'npm'] as const;
+export const installers = ['pip', 'npm', 'apt'] as const;
 export type Installer = (typeof installers)[number];
 
 export interface EnvironmentPlan {
