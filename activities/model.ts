@@ -97,19 +97,21 @@ export function createModelActivities(options: ModelActivityOptions) {
       const model = request.model ?? options.defaultModel;
       // Heartbeats say the call is alive, and what the reply says so far while it streams in: every
       // 2 s when there is something new, else every few seconds (each is a write on the server).
-      let writing: WritingSoFar | undefined;
-      let sent: WritingSoFar | undefined;
+      // A piece of the reply is only kept as it comes; its tail is cut when a heartbeat sends it.
+      let written: { soFar: string; thinking: boolean } | undefined;
+      let sent: typeof written;
       let beatAt = performance.now();
       const heartbeat = setInterval(() => {
-        if (writing === sent && performance.now() - beatAt < keepAliveMs) return;
+        if (written === sent && performance.now() - beatAt < keepAliveMs) return;
         beatAt = performance.now();
-        sent = writing;
+        sent = written;
+        const writing: WritingSoFar | undefined = written && writingSoFar(written.soFar, written.thinking);
         context.heartbeat({ waitingForModel: true, writing } satisfies ModelCallHeartbeat);
       }, writingBeatMs);
       const onWriting =
         options.streamReplies === false
           ? undefined
-          : (soFar: string, thinking: boolean) => (writing = writingSoFar(soFar, thinking));
+          : (soFar: string, thinking: boolean) => (written = { soFar, thinking });
       try {
         const requestStarted = performance.now();
         const ask = (asked: string) =>

@@ -9,6 +9,7 @@ import type { ModelReply } from '../agent/modelReply.js';
 import { cleanReply } from '../agent/reply.js';
 import { costOfCall, type PricingPlace } from './pricing.js';
 import { providerNames } from './providerSettings.js';
+import { messageOfEvents, type OnWriting } from './streamedMessage.js';
 import { fetchAcceptingWholeReplies, wholeReplyHeader } from './wholeReplies.js';
 
 export interface ModelClientSettings {
@@ -19,7 +20,7 @@ export interface ModelClientSettings {
 
 /** What the model call needs of a client: the Messages API (each provider's SDK client has it). */
 export interface ModelClient {
-  messages: Pick<Anthropic['messages'], 'create' | 'stream'>;
+  messages: Pick<Anthropic['messages'], 'create'>;
 }
 
 /**
@@ -105,7 +106,7 @@ export async function requestModelTurn(
   options: {
     signal?: AbortSignal;
     place?: PricingPlace;
-    onWriting?: (soFar: string, thinking: boolean) => void;
+    onWriting?: OnWriting;
   } = {},
 ): Promise<ModelReply> {
   const body = buildRequestBody(request);
@@ -115,16 +116,14 @@ export async function requestModelTurn(
   let notStreamed: boolean;
   const wantsStream = request.maxOutputTokens > streamingThreshold || Boolean(options.onWriting);
   if (wantsStream && !answersWhole.has(client)) {
-    const stream = client.messages.stream(body, { signal: options.signal });
-    const onWriting = options.onWriting;
-    if (onWriting) {
-      // Each snapshot is the block being written: a later text block starts afresh.
-      stream.on('thinking', (_delta, snapshot) => onWriting(snapshot, true));
-      stream.on('text', (_delta, snapshot) => onWriting(snapshot, false));
-    }
-    message = await stream.finalMessage();
-    requestId = stream.request_id ?? null;
-    notStreamed = (await stream.withResponse()).response.headers.get(wholeReplyHeader) !== null;
+    const {
+      data: events,
+      response,
+      request_id,
+    } = await client.messages.create({ ...body, stream: true }, { signal: options.signal }).withResponse();
+    message = await messageOfEvents(events, options.onWriting, options.signal);
+    requestId = request_id ?? null;
+    notStreamed = response.headers.get(wholeReplyHeader) !== null;
   } else {
     const { data, request_id } = await client.messages.create(body, { signal: options.signal }).withResponse();
     message = data;

@@ -31,9 +31,9 @@ export function fetchAcceptingWholeReplies(onWholeReply: () => void, inner: type
   };
 }
 
-/** The SDK sends a streaming request's body as JSON that ends with its `stream: true`. */
+/** The SDK sends a streaming request's body as JSON that ends with its `stream: true` (only the end is read: a body holds the whole conversation). */
 function askedForStream(body: unknown): boolean {
-  return typeof body === 'string' && /"stream":\s*true\s*}\s*$/.test(body);
+  return typeof body === 'string' && /"stream":\s*true\s*}\s*$/.test(body.slice(-64));
 }
 
 function wholeMessage(text: string): Anthropic.Message | null {
