@@ -117,8 +117,9 @@ function parseRecursiveRun(output: string): Counts | null {
 function parseAny(output: string): Counts | null {
   return (
     parseSurefireSummary(output) ??
-    parsePytest(output) ??
+    // Before pytest's: libtest's "test result: ok. 2 passed; … finished in 0.00s" reads like pytest's last line.
     parseCargoTest(output) ??
+    parsePytest(output) ??
     parseNode(output) ??
     parseTap(output) ??
     parseAva(output) ??
