@@ -3,7 +3,8 @@
 // for the installed package (npm pack, npm install -g into a prefix of its own, run under a fresh
 // environment) and for the checkout (src/cli/main.ts through tsx), alternately. The server is the
 // bench's, already running (as the embedded one is after a user's first command); each command
-// starts its own worker, as `run` does, on a task queue of its own.
+// starts its own worker (`--foreground-worker`; bench/backgroundRuns.ts measures the
+// background worker `run` uses by default), on a task queue of its own.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { checkoutCli } from '../harness/checkoutCli.js';
 import { freshEnvironment, installGlobally, packTarball } from '../harness/installedPackage.js';
 import { loadFixture } from '../src/demo/fixtures.js';
+import { formatBackgroundRuns, measureBackgroundRuns, type BackgroundRunsResult } from './backgroundRuns.js';
 import type { BenchEnvironment } from './benchStack.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 
@@ -29,6 +31,8 @@ export interface CommandStartupResult {
   installed: Variant;
   checkout: Variant;
   tarballMb: number;
+  /** `run` with the background worker, cold and warm (bench/backgroundRuns.ts). */
+  background?: BackgroundRunsResult;
 }
 
 export async function measureCommandStartup(env: BenchEnvironment, repetitions: number): Promise<CommandStartupResult> {
@@ -44,6 +48,8 @@ export async function measureCommandStartup(env: BenchEnvironment, repetitions: 
       ANTHROPIC_API_KEY: 'bench',
       ANTHROPIC_BASE_URL: env.fake.url,
       NO_COLOR: '1',
+      // A worker per command, as these rows always measured; backgroundRuns.ts measures the background worker.
+      DURABLE_DEBUGGER_FOREGROUND_WORKER: '1',
     };
     const fresh = freshEnvironment(home, prefix, settings);
     const installed = await installGlobally(tarball, prefix, fresh);
@@ -66,8 +72,17 @@ export async function measureCommandStartup(env: BenchEnvironment, repetitions: 
         samples[variant].push({ wallMs, runMs, cpuMs });
       }
     });
+    const background = await measureBackgroundRuns({
+      env,
+      scratch,
+      installedBin: installed.bin,
+      installedEnv: fresh,
+      checkoutEnv: { ...process.env, ...settings },
+      repetitions,
+      timed: timedCommand,
+    });
     const tarballMb = (await stat(tarball)).size / 1e6;
-    return { installed: summarize(samples.installed), checkout: summarize(samples.checkout), tarballMb };
+    return { installed: summarize(samples.installed), checkout: summarize(samples.checkout), tarballMb, background };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -126,5 +141,6 @@ export function formatCommandStartup(result: CommandStartupResult): string[] {
     ...figureTable([...rows('installed', result.installed), ...rows('checkout', result.checkout)]).map(
       (line) => `  ${line}`,
     ),
+    ...(result.background ? formatBackgroundRuns(result.background) : []),
   ];
 }

@@ -9,12 +9,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import proto from '@temporalio/proto';
 import type { DebugReport } from '../../src/agent/report.js';
 import { FakeAnthropicApi, type FakeApiOptions } from '../../src/demo/fakeAnthropicApi.js';
 import { loadFixture, scriptsByName, type Fixture } from '../../src/demo/fixtures.js';
 import { statusQuery } from '../../src/temporal/definitions.js';
 import { startTestServer, type TestServer } from '../../harness/devStack.js';
 import { killCliProcesses, runCli, startCli, type CliResult } from '../support/cli.js';
+
+const { EventType } = proto.temporal.api.enums.v1;
 
 let server: TestServer;
 let fixture: Fixture;
@@ -215,7 +218,7 @@ test("two runs of one user: the first run's command ends while the second run is
       (event.activityTaskStartedEventAttributes?.attempt ?? 1) > 1,
   );
   assert.deepEqual(
-    lost.map((event) => event.eventType),
+    lost.map((event) => `${event.eventId}: ${EventType[event.eventType ?? 0]}`),
     [],
     'no activity of the second run failed, timed out, was cancelled or tried again',
   );
