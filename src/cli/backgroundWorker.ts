@@ -47,7 +47,16 @@ export async function workerForCommand(
   if (foregroundAsked(options.foregroundWorker)) return workerForThisCommand(session);
   const { ServedRuns } = await import('../temporal/servedRuns.js');
   const served = ServedRuns.forDataFolder(session.config.home);
-  const lease = await leaseBackgroundWorker(session, served.queue);
+  let lease: Socket;
+  try {
+    lease = await leaseBackgroundWorker(session, served.queue);
+  } catch (error) {
+    // A data folder this user cannot write (another user's, read-only): no worker can be kept there.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
+    log(`The background worker cannot keep its files in ${session.config.home} (${code}): this command runs its own.`);
+    return workerForThisCommand(session);
+  }
   // The runs this command starts are recorded for the worker, as a command's own worker had them.
   session.served = served;
   return {
