@@ -22,7 +22,17 @@ const buildScriptFailed = /^error: failed to run custom build command for `([^`\
 
 export function parseCargoTest(output: string): CargoCounts | null {
   const lines = output.split('\n').map((line) => line.replace(/\r$/, ''));
-  let binary: string | null = null;
+  // cargo prints each binary's header on stderr, libtest its lines on stdout: merged, the two
+  // streams interleave as they were read, but each keeps its order. So the k-th header names the
+  // k-th "running N tests" block.
+  const headers: Array<string | null> = [];
+  for (const line of lines) {
+    const running = line.match(runningLine);
+    if (running) headers.push(running[2] as string);
+    // Doc-tests are named by their file and line: "src/lib.rs - parse (line 12)".
+    else if (docTestsLine.test(line)) headers.push(null);
+  }
+  let block = -1;
   let sawResult = false;
   let passed = 0;
   let failed = 0;
@@ -31,19 +41,14 @@ export function parseCargoTest(output: string): CargoCounts | null {
   const buildFailures: string[] = [];
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] as string;
-    const running = line.match(runningLine);
-    if (running) {
-      binary = running[2] as string;
-      continue;
-    }
-    if (docTestsLine.test(line)) {
-      // Doc-tests are named by their file and line: "src/lib.rs - parse (line 12)".
-      binary = null;
+    if (/^running \d+ tests?$/.test(line)) {
+      block++;
       continue;
     }
     const test = line.match(testLine);
     if (test?.[2] === 'FAILED') {
       const name = test[1] as string;
+      const binary = block >= 0 ? headers[block] : null;
       failing.push(binary && !name.includes(' - ') ? `${binary}::${name}` : name);
       continue;
     }

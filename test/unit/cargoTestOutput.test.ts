@@ -18,6 +18,22 @@ test('a workspace: every test binary counted, failures named by the binary they 
   ]);
 });
 
+test('stderr headers read ahead of stdout lines (as the sandbox merges the two) still name each failure by its binary', () => {
+  // cargo's "Running" lines go to stderr, libtest's to stdout: in the sandbox's merged output the next header can come first.
+  const lines = capture('cargo-workspace.txt').split('\n');
+  const header = lines.findIndex(
+    (line) => line.includes('Running unittests src/lib.rs') && line.includes('semver_lite'),
+  );
+  const moved = lines.splice(header, 1);
+  const renderBlock = lines.findIndex((line) => line.includes('Running tests/render.rs')) + 1;
+  lines.splice(renderBlock, 0, ...moved);
+  const summary = summarizeTestOutput(lines.join('\n'), 101);
+  assert.deepEqual(summary.failing, [
+    'render::history_lists_every_release_oldest_first',
+    'semver_lite::tests::prerelease_sorts_before_its_release',
+  ]);
+});
+
 test('a failing doc-test is named by its file, item and line', () => {
   const summary = summarizeTestOutput(capture('cargo-doctest.txt'), 101);
   assert.deepEqual([summary.passed, summary.failed], [4, 1]);
