@@ -71,6 +71,8 @@ export async function runBackgroundWorker(): Promise<void> {
     retiring,
   });
   const listener = await listen(paths.socket, (socket, request) => {
+    // Stopping: no answer, so that a command starts a new worker rather than lease this one.
+    if (stopping) return void socket.destroy();
     socket.write(`${JSON.stringify(status())}\n`);
     if (request === 'hello') {
       leases.add(socket);
