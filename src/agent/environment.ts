@@ -8,7 +8,7 @@ export interface PreparedEnvironment {
   containerEnv: string[];
   /** Folders of /workspace where each sandbox gets a writable copy of the image's installed tree (node_modules). */
   nodeModules?: string[];
-  kind: 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
+  kind: 'python' | 'node' | 'go' | 'custom' | 'image' | 'dockerfile';
   /** "python · pip install -r requirements.txt" */
   description: string;
   /** True when an image built earlier was used as it was. */

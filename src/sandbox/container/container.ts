@@ -83,7 +83,9 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
-      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${spec.limits.tmpMb}m,mode=1777` },
+      // exec: go test runs the test programs it links under /tmp (Docker's tmpfs is noexec unless told);
+      // the writable /workspace runs programs all the same, so noexec here kept nothing out.
+      Tmpfs: { '/tmp': `rw,exec,nosuid,nodev,size=${spec.limits.tmpMb}m,mode=1777` },
       Binds: [`${spec.workspaceDir}:${workspaceMountPoint}:rw`],
       // Anonymous volumes: Docker fills each from the image, and removeContainer removes them with it.
       Mounts: (spec.imageCopies ?? []).map((target) => ({ Type: 'volume' as const, Source: '', Target: target })),

@@ -44,6 +44,32 @@ export const environmentImageVariables: readonly DocumentedVariable[] = [
     reason: 'a Node environment: the sandbox has no network, so npm and npx answer from what is installed at once',
   },
   {
+    name: 'GOPROXY',
+    value: 'off',
+    reason:
+      'a Go environment: the sandbox has no network, so the modules come from the image (go mod download at build time)',
+  },
+  {
+    name: 'GOTOOLCHAIN',
+    value: 'local',
+    reason: 'a Go environment: the image has the Go the module asks for; go never tries to fetch another',
+  },
+  {
+    name: 'GOMODCACHE',
+    value: '/opt/go-mod',
+    reason: 'a Go environment: the modules go mod download put in the image (read-only)',
+  },
+  {
+    name: 'GOCACHE',
+    value: '/tmp/go-build',
+    reason: "a Go environment: a writable copy of the image's warm build cache, made by the first go command",
+  },
+  {
+    name: 'GOPATH',
+    value: '/tmp/go',
+    reason: 'a Go environment: go install and friends write under the writable tmpfs',
+  },
+  {
     name: 'CACHE_DIR',
     value: '/tmp/durable-debugger-build-cache',
     reason: 'a repository with build steps: find-cache-dir caches go where each test run empties them',

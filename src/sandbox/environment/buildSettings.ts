@@ -15,6 +15,7 @@ import {
   type RegistryTarget,
   type UpstreamProxy,
 } from './hostPackageSettings.js';
+import { buildGoProxy } from './go/goSettings.js';
 import { aptMirrorVariables, defaultDebianMirrors } from './debian/debianMirrors.js';
 
 /** Where the settings folder is mounted in the build container. */
@@ -165,6 +166,21 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     ].join('\n');
     variables.APT_CONFIG = at('apt.conf');
     digestParts.apt = { ...mirrors };
+  }
+
+  if (options.installers.includes('go')) {
+    const go: Record<string, string> = {};
+    for (const [key, value] of Object.entries(host.go ?? {})) go[key] = urlCredentials(value);
+    // Only the module proxies: `direct` would fetch from version control hosts no build reaches.
+    go.GOPROXY = buildGoProxy(go.GOPROXY);
+    Object.assign(variables, go);
+    if (host.goCaFile && !variables.SSL_CERT_FILE) {
+      const bundle = readBundle(host.goCaFile);
+      files['go-ca.pem'] = bundle.text;
+      variables.SSL_CERT_FILE = at('go-ca.pem');
+      digestParts.goCa = bundle.digest;
+    }
+    digestParts.go = go;
   }
 
   files['env.sh'] = Object.entries(variables)

@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Installer } from './planTypes.js';
+import { goProxyUrls, goSumDbUrl, readHostGoSettings } from './go/goSettings.js';
 import { defaultDebianMirrors, readHostDebianMirrors, type DebianMirrors } from './debian/debianMirrors.js';
 
 const run = promisify(execFile);
@@ -31,6 +32,10 @@ export interface HostPackageSettings {
   nodeCaFile: string | null;
   /** The host's own proxy for HTTPS (and HTTP) with its NO_PROXY list: the registry proxy goes through it. */
   upstream: UpstreamProxy;
+  /** The host's Go settings (GOPROXY, GOSUMDB, GONOSUMDB, GOPRIVATE, GOFLAGS, …) as `go env` shows them; for installer 'go'. */
+  go?: Record<string, string>;
+  /** The CA bundle Go trusts (SSL_CERT_FILE, pip's bundle, the system's): the sandbox images have none of their own. */
+  goCaFile?: string | null;
   /** The Debian mirrors the host's apt names (/etc/apt/sources.list*), else deb.debian.org; for installer 'apt'. */
   apt?: DebianMirrors;
 }
@@ -91,6 +96,8 @@ export async function readHostPackageSettings(env: NodeJS.ProcessEnv = process.e
       http: env.HTTP_PROXY || env.http_proxy || proxies.proxy || null,
       noProxy,
     },
+    go: await readHostGoSettings(env),
+    goCaFile: firstFile(env.SSL_CERT_FILE, pipCaFile ?? undefined, ...systemCaBundles),
     apt: readHostDebianMirrors(),
   };
 }
@@ -114,6 +121,12 @@ export function registryTargets(settings: HostPackageSettings, wanted: readonly 
     const apt = settings.apt ?? defaultDebianMirrors;
     urls.push(apt.main, apt.security);
   }
+  if (wanted.includes('go')) {
+    urls.push(...goProxyUrls(settings.go?.GOPROXY));
+    // Go asks the checksum database through the proxy when it offers it, else directly.
+    const sumdb = goSumDbUrl(settings.go?.GOSUMDB);
+    if (sumdb) urls.push(sumdb);
+  }
   const targets = new Map<string, RegistryTarget>();
   for (const text of urls) {
     const url = parseUrl(text);
@@ -126,6 +139,9 @@ export function registryTargets(settings: HostPackageSettings, wanted: readonly 
   }
   return [...targets.values()];
 }
+
+/** Where Debian, Fedora and Alpine keep the system's CA bundle. */
+const systemCaBundles = ['/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt', '/etc/ssl/cert.pem'];
 
 export function splitList(value: string | undefined): string[] {
   return (value ?? '').split(/\s+/).filter(Boolean);

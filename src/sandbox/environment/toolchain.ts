@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmForNode } from './node/nodeVersion.js';
+import { fetchGoToolchain } from './go/goToolchain.js';
 import { EnvironmentBuildError, packedToolsFolder, type PackedTool, type Toolchain } from './planTypes.js';
 
 const run = promisify(execFile);
@@ -42,6 +43,13 @@ export async function fetchToolchain(
           return (await readdir(scratch)).find((name) => name.endsWith('.whl'));
         }),
       );
+      continue;
+    }
+    if ('kind' in need) {
+      const go = await fetchGoToolchain(need, dir);
+      names.push(go.name);
+      binds.push(go.bind);
+      notes.push(go.note);
       continue;
     }
     const spec = need.matchingNode ? npmForNode(nodeVersion ?? '20.0.0') : need.spec;
