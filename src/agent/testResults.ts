@@ -3,6 +3,7 @@
 import { parseSurefireSummary } from './surefireOutput.js';
 
 import { parseCargoTest } from './cargoTestOutput.js';
+import { parseGoTestOutput } from './goTestOutput.js';
 
 export interface TestSummary {
   passed: number;
@@ -127,7 +128,7 @@ function parseAny(output: string): Counts | null {
     parseVitest(output) ??
     parseJest(output) ??
     parseMocha(output) ??
-    parseGo(output) ??
+    parseGoTestOutput(output) ??
     parseUvu(output) ??
     parsePlainCounts(output)
   );
@@ -370,15 +371,6 @@ function parseMocha(output: string): Counts | null {
     skipped: count(output, /^\s*(\d+) pending$/m),
     failing: unique(failing),
   };
-}
-
-function parseGo(output: string): Counts | null {
-  const passed = output.match(/^\s*--- PASS: /gm)?.length ?? 0;
-  const failures = [...output.matchAll(/^\s*--- FAIL: (\S+)/gm)].map((match) => match[1] as string);
-  const skipped = output.match(/^\s*--- SKIP: /gm)?.length ?? 0;
-  const packageLine = /^(ok|FAIL)\s+\S+\s+(\d+\.\d+s|\(cached\))/m.test(output);
-  if (!packageLine && passed + failures.length === 0) return null;
-  return { passed, failed: failures.length, skipped, failing: unique(failures) };
 }
 
 function parseUvu(output: string): Counts | null {
