@@ -14,6 +14,7 @@ import { freshEnvironment, installGlobally, packTarball } from '../harness/insta
 import { loadFixture } from '../src/demo/fixtures.js';
 import { formatBackgroundRuns, measureBackgroundRuns, type BackgroundRunsResult } from './backgroundRuns.js';
 import type { BenchEnvironment } from './benchStack.js';
+import { formatQuickCommands, measureQuickCommands, type QuickCommandsResult } from './quickCommands.js';
 import { figure, figureTable, number, repeat, type Figure } from './stats.js';
 
 interface Variant {
@@ -33,6 +34,8 @@ export interface CommandStartupResult {
   tarballMb: number;
   /** `run` with the background worker, cold and warm (bench/backgroundRuns.ts). */
   background?: BackgroundRunsResult;
+  /** `--version`, `--help`, `list`, `status <id>`, now and before (bench/quickCommands.ts). */
+  quick?: QuickCommandsResult;
 }
 
 export async function measureCommandStartup(env: BenchEnvironment, repetitions: number): Promise<CommandStartupResult> {
@@ -53,6 +56,14 @@ export async function measureCommandStartup(env: BenchEnvironment, repetitions: 
     };
     const fresh = freshEnvironment(home, prefix, settings);
     const installed = await installGlobally(tarball, prefix, fresh);
+    const quick = await measureQuickCommands({
+      env,
+      scratch,
+      installedBin: installed.bin,
+      installedEnv: fresh,
+      checkoutEnv: { ...process.env, ...settings },
+      repetitions,
+    });
     const { script } = await loadFixture('01_off_by_one');
     const samples = { installed: [] as Sample[], checkout: [] as Sample[] };
     await repeat(repetitions, async (repetition) => {
@@ -82,7 +93,13 @@ export async function measureCommandStartup(env: BenchEnvironment, repetitions: 
       timed: timedCommand,
     });
     const tarballMb = (await stat(tarball)).size / 1e6;
-    return { installed: summarize(samples.installed), checkout: summarize(samples.checkout), tarballMb, background };
+    return {
+      installed: summarize(samples.installed),
+      checkout: summarize(samples.checkout),
+      tarballMb,
+      quick,
+      background,
+    };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -141,6 +158,7 @@ export function formatCommandStartup(result: CommandStartupResult): string[] {
     ...figureTable([...rows('installed', result.installed), ...rows('checkout', result.checkout)]).map(
       (line) => `  ${line}`,
     ),
+    ...(result.quick ? formatQuickCommands(result.quick) : []),
     ...(result.background ? formatBackgroundRuns(result.background) : []),
   ];
 }
