@@ -1,59 +1,142 @@
-// 6. The environment step: installing a repository's dependencies into an image (cold, from the
-// registries) next to finding that image again (cached), per fixture kind, with the image's size.
-// A cold build is forced by a fresh copy of the fixture whose manifest differs by a comment (a
-// new cache key); it runs once per fixture, since it downloads from the registries. The cached
-// lookup runs `repetitions` times. What confinement costs: the same cold build once more on the
-// host's network (as builds ran before the registry proxy), right after the proxied one, so any
-// cache warmed on the way favours the host's network (the proxy's cost is not understated).
-import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+// 6. The environment step, for repositories shaped like those of issue 36 (npm without a lockfile,
+// a pnpm workspace, Yarn 4, pip with a dependency group, Poetry): the cold build against the same
+// install run by the installer itself on the host, in the same run, with the build's fixed cost
+// split into its steps (EnvironmentBuilder's onPhase), and the cached reuse. A cold build is forced
+// by a fresh copy of the repository whose manifest differs by a comment (a new cache key). The host's
+// install gets empty caches of its own, as the build does; the tools it needs (pnpm, poetry) are
+// fetched before it is timed, as the build's toolchain is kept on the host.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadFixture } from '../src/demo/fixtures.js';
-import { EnvironmentBuilder } from '../src/sandbox/environment/imageBuilder.js';
+import type { BuildPhase } from '../src/sandbox/environment/imageBuilder.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { figure, figureTable, number, repeat, table, type Figure } from './stats.js';
+import { figure, number, repeat, table, type Figure } from './stats.js';
 
-export const environmentFixtures = [
-  '16_pyproject_dependencies',
-  '17_requirements_pytest_asyncio',
-  '18_ts_vitest',
-  '19_js_node_test_semver',
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** A repository shape: where its files come from and how its users install it on their machine. */
+interface EnvironmentShape {
+  name: string;
+  /** A fixture under fixtures/, or files of bench/environmentProjects (their names there → in the repository). */
+  source: { fixture: string } | { files: Record<string, string> };
+  /** Files removed from the copy (the lockfile, to install without one). */
+  without?: string[];
+  /** The installer's own command on the host, in the repository's copy; `caches` is an empty folder of its own. */
+  hostInstall(repo: string, caches: string, requirements: string): Promise<Array<{ command: string; args: string[] }>>;
+  /** What the host's install needs before it is timed (the package manager itself). */
+  hostSetup?(): Promise<void>;
+  /** Variables the host's install runs with, pointing its caches into `caches`. */
+  hostEnv(caches: string): Record<string, string>;
+}
+
+const pnpm = 'pnpm@9.15.9';
+const poetryHome = join(tmpdir(), 'durable-debugger-bench-poetry');
+const poetry = join(poetryHome, 'bin', 'poetry');
+
+export const environmentShapes: EnvironmentShape[] = [
+  {
+    name: 'npm, no lockfile',
+    source: { fixture: '18_ts_vitest' },
+    without: ['package-lock.json'],
+    hostInstall: async () => [{ command: 'npm', args: ['install', '--ignore-scripts', '--no-audit', '--no-fund'] }],
+    hostEnv: (caches) => ({ npm_config_cache: join(caches, 'npm') }),
+  },
+  {
+    name: 'pnpm workspace',
+    source: { fixture: '32_pnpm_workspace_vitest' },
+    hostSetup: () => run('npx', ['--yes', pnpm, '--version'], tmpdir(), {}),
+    hostInstall: async () => [
+      { command: 'npx', args: ['--yes', pnpm, 'install', '--frozen-lockfile', '--ignore-scripts'] },
+    ],
+    hostEnv: (caches) => ({ npm_config_store_dir: join(caches, 'pnpm-store'), XDG_CACHE_HOME: join(caches, 'xdg') }),
+  },
+  {
+    name: 'yarn 4 (own release)',
+    source: { fixture: '22_js_yarn4_release' },
+    hostInstall: async () => [
+      { command: 'node', args: ['.yarn/releases/yarn-4.4.1.cjs', 'install', '--immutable', '--mode=skip-build'] },
+    ],
+    hostEnv: (caches) => ({ YARN_GLOBAL_FOLDER: join(caches, 'yarn'), YARN_ENABLE_TELEMETRY: '0' }),
+  },
+  {
+    name: 'pip, dependency group',
+    source: { fixture: '27_py_own_package_from_index' },
+    hostInstall: async (repo, _caches, requirements) => [
+      { command: 'python3', args: ['-m', 'venv', '--without-pip', join(repo, '.venv')] },
+      ...pipInto(repo, ['-r', requirements]),
+      ...pipInto(repo, ['--no-deps', '--editable', '.']),
+    ],
+    hostEnv: (caches) => ({ PIP_CACHE_DIR: join(caches, 'pip') }),
+  },
+  {
+    name: 'poetry',
+    source: {
+      files: {
+        'poetry-pyproject.toml': 'pyproject.toml',
+        'poetry-project.lock': 'poetry.lock',
+        'poetry-ledger-report.py': 'src/ledger_report/__init__.py',
+      },
+    },
+    hostSetup: async () => {
+      if (existsSync(poetry)) return;
+      await run('python3', ['-m', 'venv', poetryHome], tmpdir(), {});
+      await run(join(poetryHome, 'bin', 'pip'), ['install', '--quiet', 'poetry'], tmpdir(), {});
+    },
+    hostInstall: async () => [{ command: poetry, args: ['install', '--no-interaction', '--with', 'test'] }],
+    hostEnv: (caches) => ({ POETRY_CACHE_DIR: join(caches, 'poetry'), POETRY_VIRTUALENVS_IN_PROJECT: 'true' }),
+  },
 ];
 
+function pipInto(repo: string, args: string[]): Array<{ command: string; args: string[] }> {
+  return [
+    {
+      command: 'python3',
+      args: ['-m', 'pip', '--python', join(repo, '.venv', 'bin', 'python'), 'install', '--no-input', ...args],
+    },
+  ];
+}
+
+/** Milliseconds per step of a preparation, summed over the step's occurrences. */
+export type PhaseTimes = Partial<Record<BuildPhase, number>>;
+
 export interface EnvironmentBuildCost {
-  fixture: string;
+  shape: string;
   description: string;
   packages: number | null;
-  /** Through the registry proxy, as every build runs. */
+  /** The whole preparation, cold: plan, build, the project's own install, probes. */
   coldMs: number;
-  /** The same build on the host's network, for comparison only. */
-  coldHostNetworkMs: number;
+  phases: PhaseTimes;
+  /** The same install by the installer itself on the host, from empty caches. */
+  hostInstallMs: number;
   cachedMs: Figure;
+  cachedPhases: PhaseTimes;
   imageMb: number;
   addedMb: number;
 }
 
 export interface EnvironmentBuildResult {
   baseImageMb: number;
+  /** The machine's load average (1 minute) when the section started and ended. */
+  load: [number, number];
   fixtures: EnvironmentBuildCost[];
 }
 
 export async function measureEnvironmentBuild(host: SandboxHost, repetitions: number): Promise<EnvironmentBuildResult> {
   const { docker } = host.options;
+  const loadBefore = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
   const baseImageMb = ((await docker.getImage(host.options.image).inspect()).Size ?? 0) / 1e6;
   const scratch = await mkdtemp(join(tmpdir(), 'durable-debugger-bench-env-'));
   const built: string[] = [];
   const fixtures: EnvironmentBuildCost[] = [];
-  const hostNetwork = new EnvironmentBuilder({ ...host.environments.options, network: 'host' });
-  const snapshotOf = async (name: string, copy: string) => {
-    const repo = join(scratch, copy, name);
-    await cp((await loadFixture(name)).path, repo, { recursive: true });
-    await saltManifest(repo, `${copy}-${process.pid}-${Date.now()}`);
-    return host.snapshotRepository(repo, undefined);
-  };
   try {
-    for (const name of environmentFixtures) {
-      const snapshot = await snapshotOf(name, 'proxy');
+    for (const shape of environmentShapes) {
+      const repo = await copyShape(shape, join(scratch, 'build'));
+      await saltManifest(repo, `${process.pid}-${Date.now()}`);
+      const snapshot = await host.snapshotRepository(repo, undefined);
       const request = {
         snapshotId: snapshot.snapshotId,
         choice: {},
@@ -64,37 +147,46 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
           scope: `bench-environment/${process.pid}`,
         },
       };
+      const phases: PhaseTimes = {};
+      const onPhase = (phase: BuildPhase, ms: number) => (phases[phase] = (phases[phase] ?? 0) + ms);
       const coldStarted = performance.now();
-      const cold = await host.environments.prepare(request);
+      const cold = await host.environments.prepare(request, { onPhase });
       const coldMs = performance.now() - coldStarted;
       if (!cold || cold.reused)
-        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
+        throw new Error(`${shape.name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
       built.push(cold.image);
-      const unconfinedRequest = { ...request, snapshotId: (await snapshotOf(name, 'host-network')).snapshotId };
-      const unconfinedStarted = performance.now();
-      const unconfined = await hostNetwork.prepare(unconfinedRequest);
-      const coldHostNetworkMs = performance.now() - unconfinedStarted;
-      if (!unconfined || unconfined.reused) throw new Error(`${name}: the host-network build was found in the cache`);
-      built.push(unconfined.image);
+      const hostInstallMs = await timeHostInstall(shape, host, snapshot.snapshotId, join(scratch, 'host'));
+      let cachedPhases: PhaseTimes = {};
       const cached = await repeat(repetitions, async () => {
+        const seen: PhaseTimes = {};
         const started = performance.now();
-        const again = await host.environments.prepare(request);
-        if (!again?.reused) throw new Error(`${name}: the second preparation built again`);
-        return performance.now() - started;
+        const again = await host.environments.prepare(request, {
+          onPhase: (phase, ms) => (seen[phase] = (seen[phase] ?? 0) + ms),
+        });
+        const ms = performance.now() - started;
+        if (!again?.reused) throw new Error(`${shape.name}: the second preparation built again`);
+        cachedPhases = seen;
+        return ms;
       });
+      process.stderr.write(
+        `bench:   ${shape.name}: cold ${seconds(coldMs)} s, the installer on the host ${seconds(hostInstallMs)} s\n`,
+      );
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       fixtures.push({
-        fixture: name,
+        shape: shape.name,
         description: cold.description,
         packages: cold.packages,
         coldMs,
-        coldHostNetworkMs,
+        phases,
+        hostInstallMs,
         cachedMs: figure(cached),
+        cachedPhases,
         imageMb,
         addedMb: imageMb - baseImageMb,
       });
     }
   } finally {
+    await host.environments.close();
     for (const image of built)
       await docker
         .getImage(image)
@@ -102,29 +194,71 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
         .catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
-  return { baseImageMb, fixtures };
+  const loadAfter = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
+  return { baseImageMb, load: [Number(loadBefore), Number(loadAfter)], fixtures };
+}
+
+/** A fresh copy of the shape's repository under `folder`. */
+async function copyShape(shape: EnvironmentShape, folder: string): Promise<string> {
+  const repo = await mkdtemp(join(await mkdir(folder, { recursive: true }).then(() => folder), 'repo-'));
+  if ('fixture' in shape.source) await cp((await loadFixture(shape.source.fixture)).path, repo, { recursive: true });
+  else
+    for (const [from, to] of Object.entries(shape.source.files)) {
+      await mkdir(dirname(join(repo, to)), { recursive: true });
+      await cp(join(here, 'environmentProjects', from), join(repo, to));
+    }
+  for (const file of shape.without ?? []) await rm(join(repo, file), { force: true });
+  return repo;
+}
+
+/** The installer's own time on the host: the same repository, the same lockfile, empty caches. */
+async function timeHostInstall(
+  shape: EnvironmentShape,
+  host: SandboxHost,
+  snapshotId: string,
+  folder: string,
+): Promise<number> {
+  await shape.hostSetup?.();
+  const repo = await copyShape(shape, folder);
+  const caches = await mkdtemp(join(folder, 'caches-'));
+  // Python: the requirements the plan chose (the test group, pytest), as the build installs them.
+  const plan = await host.environments.plan(snapshotId, {});
+  const requirements = join(caches, 'requirements.txt');
+  await writeFile(requirements, plan?.files['durable-debugger-requirements.txt'] ?? '');
+  const env = shape.hostEnv(caches);
+  const started = performance.now();
+  for (const step of await shape.hostInstall(repo, caches, requirements)) await run(step.command, step.args, repo, env);
+  return performance.now() - started;
+}
+
+function run(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) =>
+    execFile(
+      command,
+      args,
+      { cwd, env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, _stdout, stderr) =>
+        error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(),
+    ),
+  );
 }
 
 /** Changes a manifest without changing what it installs, so that its environment is not cached yet. */
 async function saltManifest(repo: string, salt: string): Promise<void> {
+  const exists = (path: string) =>
+    readFile(path).then(
+      () => true,
+      () => false,
+    );
   const requirements = join(repo, 'requirements.txt');
   const pyproject = join(repo, 'pyproject.toml');
   const packageJson = join(repo, 'package.json');
-  if (
-    await readFile(requirements).then(
-      () => true,
-      () => false,
-    )
-  )
-    return appendFile(requirements, `# bench ${salt}\n`);
-  // The key covers the requirements read from pyproject.toml, not its text: add one that never applies.
-  if (
-    await readFile(pyproject).then(
-      () => true,
-      () => false,
-    )
-  ) {
+  if (await exists(requirements)) return appendFile(requirements, `# bench ${salt}\n`);
+  if (await exists(pyproject)) {
     const text = await readFile(pyproject, 'utf8');
+    // A locked project's pyproject.toml is an input of the build as it is: a comment is a new key.
+    if (await exists(join(repo, 'poetry.lock'))) return appendFile(pyproject, `# bench ${salt}\n`);
+    // Otherwise the key covers the requirements read from it, not its text: add one that never applies.
     return writeFile(
       pyproject,
       text.replace('dependencies = [', `dependencies = [\n    "bench-salt-${salt} ; python_version < '3'",`),
@@ -134,37 +268,87 @@ async function saltManifest(repo: string, salt: string): Promise<void> {
   await writeFile(packageJson, JSON.stringify({ ...manifest, description: `bench ${salt}` }, null, 2));
 }
 
+/** The steps of the breakdown, in the order they run; the project's own install (Python) after them. */
+const shownPhases: BuildPhase[] = [
+  'plan',
+  'lookup',
+  'toolchain',
+  'inputs',
+  'network',
+  'container start',
+  'install',
+  'commit',
+  'clean-up',
+];
+
+function seconds(ms: number | undefined): string {
+  return ms === undefined ? '–' : number(ms / 1000);
+}
+
+/** Cold − the host's install: what the build adds to the installer's own time. */
+export function fixedCostMs(cost: EnvironmentBuildCost): number {
+  return cost.coldMs - cost.hostInstallMs;
+}
+
+export function medianOf(values: number[]): number {
+  return figure(values).median;
+}
+
 export function formatEnvironmentBuild(result: EnvironmentBuildResult): string[] {
+  const project = (cost: EnvironmentBuildCost) =>
+    Object.entries(cost.phases)
+      .filter(([phase]) => phase.startsWith('project '))
+      .reduce((sum, [, ms]) => sum + (ms ?? 0), 0);
+  const ratios = result.fixtures.map((cost) => cost.coldMs / cost.hostInstallMs);
   return [
-    `6. Environment step: cold build (once per fixture, from the registries, through the registry proxy) vs the same cold build on the host's network (what the proxy costs) vs cached (the image found again); base image ${number(result.baseImageMb, 0)} MB`,
+    `6. Environment step: the cold build (through the registry proxy, as every build runs) against the installer's own time on the host (same lockfile, empty caches), and cached (the image found again); base image ${number(result.baseImageMb, 0)} MB; load average ${number(result.load[0], 2)} before, ${number(result.load[1], 2)} after`,
     ...table(
       [
-        'fixture',
+        'repository',
         'installs',
         'packages',
         'cold s',
-        'host network s',
-        'proxy costs s',
-        'cached ms (median)',
-        'image MB',
+        'host install s',
+        'cold ÷ host',
+        'added s',
+        'cached ms',
         'added MB',
       ],
       result.fixtures.map((cost) => [
-        cost.fixture,
-        cost.description,
+        cost.shape,
+        cost.description.slice(0, 60),
         String(cost.packages ?? '?'),
-        number(cost.coldMs / 1000),
-        number(cost.coldHostNetworkMs / 1000),
-        number((cost.coldMs - cost.coldHostNetworkMs) / 1000),
+        seconds(cost.coldMs),
+        seconds(cost.hostInstallMs),
+        `${number(cost.coldMs / cost.hostInstallMs, 2)}×`,
+        seconds(fixedCostMs(cost)),
         number(cost.cachedMs.median),
-        number(cost.imageMb, 0),
         number(cost.addedMb, 0),
       ]),
     ),
-    ...result.fixtures.flatMap((cost) =>
-      figureTable([
-        { label: `${cost.fixture} cached`, figure: cost.cachedMs, format: (value) => `${number(value)} ms` },
-      ]).slice(1),
+    `  median cold ÷ host ${number(medianOf(ratios), 2)}× (goal ≤ 1.3×); median added ${seconds(medianOf(result.fixtures.map(fixedCostMs)))} s (goal ≤ 5 s)`,
+    '  the cold build step by step, s (install: the build container running the plan’s script; project: the project’s own install, Python):',
+    ...table(
+      ['repository', ...shownPhases, 'project', 'probes'],
+      result.fixtures.map((cost) => [
+        cost.shape,
+        ...shownPhases.map((phase) => seconds(cost.phases[phase])),
+        seconds(project(cost) || undefined),
+        seconds(cost.phases.probes),
+      ]),
+    ),
+    '  cached, ms (median of the whole; the last repetition step by step):',
+    ...table(
+      ['repository', 'min', 'median', 'max', 'plan', 'lookup', 'probes'],
+      result.fixtures.map((cost) => [
+        cost.shape,
+        number(cost.cachedMs.min),
+        number(cost.cachedMs.median),
+        number(cost.cachedMs.max),
+        number(cost.cachedPhases.plan ?? 0),
+        number((cost.cachedPhases.lookup ?? 0) + (cost.cachedPhases['project lookup'] ?? 0)),
+        number(cost.cachedPhases.probes ?? 0),
+      ]),
     ),
   ];
 }

@@ -202,7 +202,7 @@ function summary({
     const kinds = environment.fixtures
       .map(
         (cost) =>
-          `${cost.fixture.replace(/^\d+_/, '')} ${number(cost.coldMs / 1000)} s cold (${number(cost.coldHostNetworkMs / 1000)} s on the host's network) vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
+          `${cost.shape} ${number(cost.coldMs / 1000)} s cold (the installer on the host ${number(cost.hostInstallMs / 1000)} s) vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
       )
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);

@@ -442,6 +442,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async shutdown() {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
+      // The environment builds' clean-ups, and the build networks kept warm between builds.
+      await host.environments.close();
     },
     activitiesInFlight: () => workers.reduce((sum, worker) => sum + worker.getStatus().numInFlightActivities, 0),
   };

@@ -12,20 +12,32 @@ import type { RegistryTarget, UpstreamProxy } from './hostPackageSettings.js';
 import { RegistryProxy } from './registryProxy.js';
 
 export const proxyPort = 3128;
+/** How often a holder checks that its proxy is still there (it exits when not). */
+const proxyCheckMs = 5_000;
 export const networkHolderPrefix = 'durable-debugger-env-net-';
 const socketMountPoint = '/run/durable-debugger-proxy';
 
-/** Runs in the holder (the sandbox image's node): each connection to 127.0.0.1:3128 is piped to the proxy's socket. */
+/**
+ * Runs in the holder (the sandbox image's node): each connection to 127.0.0.1:3128 is piped to the
+ * proxy's socket. A holder kept warm between builds outlives no worker: once the proxy's socket
+ * answers no more (closed, or its worker gone), the bridge exits, and Docker removes its container.
+ */
 const bridgeSource = `
 const net = require('net');
+const socket = ${JSON.stringify(`${socketMountPoint}/proxy.sock`)};
 net.createServer((client) => {
-  const proxy = net.connect(${JSON.stringify(`${socketMountPoint}/proxy.sock`)});
+  const proxy = net.connect(socket);
   client.pipe(proxy);
   proxy.pipe(client);
   const end = () => { client.destroy(); proxy.destroy(); };
   client.on('error', end);
   proxy.on('error', end);
 }).listen(${proxyPort}, '127.0.0.1', () => console.log('bridge ready'));
+setInterval(() => {
+  const check = net.connect(socket);
+  check.on('connect', () => check.destroy());
+  check.on('error', () => process.exit(0));
+}, ${proxyCheckMs});
 `;
 
 export interface BuildNetwork {
@@ -35,6 +47,8 @@ export interface BuildNetwork {
   proxyUrl: string;
   proxy: RegistryProxy;
   close(): Promise<void>;
+  /** Whether the holder still runs (a kept network is checked before each build). */
+  running(): Promise<boolean>;
 }
 
 export interface BuildNetworkOptions {
@@ -92,12 +106,23 @@ export async function openBuildNetwork(options: BuildNetworkOptions): Promise<Bu
         ReadonlyRootfs: true,
         Memory: 128 * 1024 * 1024,
         PidsLimit: 64,
+        // Gone when its bridge exits (the proxy closed, or its worker died without closing it).
+        AutoRemove: true,
         Binds: [`${folder}:${socketMountPoint}:ro`],
         LogConfig: { Type: 'none', Config: {} },
       },
     });
     await waitForLine(holder, 'bridge ready', 30_000);
-    return { networkMode: `container:${holder.id}`, proxyUrl: `http://127.0.0.1:${proxyPort}`, proxy, close };
+    const id = holder.id;
+    const running = () =>
+      docker
+        .getContainer(id)
+        .inspect()
+        .then(
+          (info) => info.State.Running,
+          () => false,
+        );
+    return { networkMode: `container:${id}`, proxyUrl: `http://127.0.0.1:${proxyPort}`, proxy, close, running };
   } catch (error) {
     await close();
     throw error;
@@ -152,4 +177,80 @@ async function waitForLine(container: Docker.Container, line: string, timeoutMs:
         (error: Error) => finish(error),
       );
   });
+}
+
+/** A build's use of a kept network: what it joins, what it was refused, and giving it back. */
+export interface BuildNetworkLease {
+  networkMode: string;
+  refused: string[];
+  /** Gives the network back to be kept for the next build (`reusable`), or closes it. */
+  release(reusable: boolean): Promise<void>;
+}
+
+/**
+ * The build networks of one worker, kept warm between its builds: a holder container and its proxy
+ * cost a container start and a node start each (seconds on a busy host), paid once per idle period
+ * instead of once per build. One build at a time uses a network (its refusals are that build's),
+ * never two: a second build at the same time gets one of its own. A network is kept only for builds
+ * allowed the same registries through the same upstream; idle for `idleMs`, it is closed.
+ * What a build leaves in the network namespace it joined dies with its container, which is removed
+ * before the network is given back: the next build finds only the bridge.
+ */
+export class BuildNetworks {
+  private readonly idle = new Map<string, { network: BuildNetwork; timer: NodeJS.Timeout }>();
+
+  constructor(private readonly idleMs = 120_000) {}
+
+  /** A network for one build: a kept one allowed the same registries, else a new one (`open`). */
+  async lease(
+    allowed: RegistryTarget[],
+    upstream: UpstreamProxy,
+    onRefused: (target: string, reason: string) => void,
+    open: () => Promise<BuildNetwork>,
+  ): Promise<BuildNetworkLease> {
+    const key = JSON.stringify({ allowed, upstream });
+    let network = this.take(key);
+    if (network && !(await network.running())) {
+      await network.close();
+      network = undefined;
+    }
+    network ??= await open();
+    network.proxy.reset(onRefused);
+    const leased = network;
+    let released = false;
+    return {
+      networkMode: leased.networkMode,
+      refused: leased.proxy.refused,
+      release: async (reusable) => {
+        if (released) return;
+        released = true;
+        leased.proxy.reset(undefined);
+        if (!reusable || this.idle.has(key)) return leased.close();
+        const timer = setTimeout(() => {
+          if (this.idle.get(key)?.network === leased) this.idle.delete(key);
+          void leased.close().catch(() => undefined);
+        }, this.idleMs);
+        timer.unref();
+        this.idle.set(key, { network: leased, timer });
+      },
+    };
+  }
+
+  /** Closes the networks kept idle. */
+  async close(): Promise<void> {
+    const kept = [...this.idle.values()];
+    this.idle.clear();
+    for (const { network, timer } of kept) {
+      clearTimeout(timer);
+      await network.close().catch(() => undefined);
+    }
+  }
+
+  private take(key: string): BuildNetwork | undefined {
+    const kept = this.idle.get(key);
+    if (!kept) return undefined;
+    this.idle.delete(key);
+    clearTimeout(kept.timer);
+    return kept.network;
+  }
 }

@@ -12,14 +12,14 @@ import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container/container.js';
-import { openBuildNetwork, networkHolderPrefix, proxyPort, type BuildNetwork } from './buildNetwork.js';
+import { BuildNetworks, openBuildNetwork, networkHolderPrefix, proxyPort } from './buildNetwork.js';
 import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
 import { readHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
 import { explainInstallFailure, explainProbeFailure, planEnvironment } from './plan.js';
-import { runProbes } from './probeRunner.js';
+import { ProbePasses, runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';
@@ -89,13 +89,44 @@ export interface EnvironmentBuilderOptions {
 export interface BuildHooks {
   /** Each line the installer prints, as it prints it (activity heartbeats). */
   onLine?: (line: string) => void;
+  /** How long each step of a preparation took (the environment bench's breakdown); `project ` prefixes the project's own install. */
+  onPhase?: (phase: BuildPhase, ms: number) => void;
   signal?: AbortSignal;
+}
+
+/** The steps of a preparation the bench times apart. */
+export type BuildPhase =
+  | 'plan'
+  | 'lookup'
+  | 'toolchain'
+  | 'inputs'
+  | 'network'
+  | 'container start'
+  | 'install'
+  | 'commit'
+  | 'clean-up'
+  | 'probes'
+  | `project ${string}`;
+
+/** Runs `step`, telling hooks.onPhase how long it took (whether it succeeded or not). */
+async function timed<T>(hooks: BuildHooks, phase: BuildPhase, step: () => Promise<T>): Promise<T> {
+  if (!hooks.onPhase) return step();
+  const started = performance.now();
+  try {
+    return await step();
+  } finally {
+    hooks.onPhase(phase, performance.now() - started);
+  }
 }
 
 const keptLines = 40;
 
 export class EnvironmentBuilder {
   private readonly pythons: SandboxPythons;
+  /** The registry proxy and its holder container, kept warm between this worker's builds. */
+  private readonly networks = new BuildNetworks();
+  /** Builds' clean-ups (their containers and input folders removed), done after the build has returned. */
+  private readonly cleanUps = new Set<Promise<void>>();
 
   constructor(readonly options: EnvironmentBuilderOptions) {
     this.pythons = new SandboxPythons(options.docker, options.baseImage);
@@ -114,23 +145,26 @@ export class EnvironmentBuilder {
   }
 
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
-    const plan = await this.plan(request.snapshotId, request.choice);
+    const plan = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice));
     if (!plan) return null;
     const dependencies = await this.prepareImage(plan, request, hooks);
     const prepared = await this.withProjectInstalled(plan, dependencies, request, hooks);
     // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
-    const failure = await runProbes({
-      docker: this.options.docker,
-      store: this.options.store,
-      home: join(this.options.home, 'env-builds'),
-      image: prepared.image,
-      containerEnv: prepared.containerEnv,
-      nodeModules: plan.nodeModules,
-      snapshotId: request.snapshotId,
-      probes: plan.probes,
-      labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
-      signal: hooks.signal,
-    });
+    const failure = await timed(hooks, 'probes', () =>
+      runProbes({
+        docker: this.options.docker,
+        store: this.options.store,
+        home: join(this.options.home, 'env-builds'),
+        passes: new ProbePasses(join(this.options.home, 'probes-passed')),
+        image: prepared.image,
+        containerEnv: prepared.containerEnv,
+        nodeModules: plan.nodeModules,
+        snapshotId: request.snapshotId,
+        probes: plan.probes,
+        labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
+        signal: hooks.signal,
+      }),
+    );
     if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
     return plan.nodeModules ? { ...prepared, nodeModules: plan.nodeModules } : prepared;
   }
@@ -155,13 +189,12 @@ export class EnvironmentBuilder {
         files: {},
         script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
         needsRepository: true,
-        // Python's install needs pip's wheel; Go's warm-up needs nothing the image lacks.
-        toolchains: plan.kind === 'python' ? ['pip'] : [],
+        toolchains: ['pip'],
         toolchainNotes: [],
         projectInstall: undefined,
       },
       request,
-      hooks,
+      { ...hooks, onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`project ${phase}`, ms)) },
     );
     const toolchain = [...(dependencies.toolchain ?? []), ...(installed.toolchain ?? [])];
     return {
@@ -211,7 +244,9 @@ export class EnvironmentBuilder {
         packages: null,
       };
     }
-    const toolchain = await fetchToolchain(plan.toolchains, this.options.toolchainDir ?? defaultToolchainDir());
+    const toolchain = await timed(hooks, 'toolchain', () =>
+      fetchToolchain(plan.toolchains, this.options.toolchainDir ?? defaultToolchainDir()),
+    );
     const settings = await this.settingsFor({
       installers: plan.kind === 'custom' ? installers : (plan.installers ?? []),
       // Setup commands are the repository's code: the registries' credentials only when the user opts in.
@@ -257,7 +292,7 @@ export class EnvironmentBuilder {
         ...described(parseInstallScriptsLabel(labelsOf[environmentLabels.installScripts]), project),
       };
     };
-    const found = await reused();
+    const found = await timed(hooks, 'lookup', reused);
     if (found) return found;
     return this.withBuildSlot(hooks, async () => {
       // A build that held the slot meanwhile may have made this very image.
@@ -322,21 +357,50 @@ export class EnvironmentBuilder {
     settings: BuildSettings,
     request: EnvironmentRequest,
     log: (line: string) => void,
-  ): Promise<Pick<BuildNetwork, 'networkMode' | 'close'> & { refused: string[] }> {
+  ): Promise<{ networkMode: string; refused: string[]; close(reusable?: boolean): Promise<void> }> {
     if (!this.confined) return { networkMode: 'host', close: async () => undefined, refused: [] };
-    const network = await openBuildNetwork({
-      docker: this.options.docker,
-      image: this.options.baseImage,
-      // Short: a unix socket's path has at most 107 bytes. Under the builder's home, which Docker sees as the worker does.
-      folder: join(this.options.home, `proxy-${randomBytes(4).toString('hex')}`),
-      name: `${networkHolderPrefix}${randomBytes(4).toString('hex')}`,
-      labels: ownerLabels(request),
-      allowed: settings.registries,
-      upstream: settings.upstream,
-      onRefused: (target) =>
-        log(`durable-debugger: refused a connection to ${target}: builds reach only the package registries`),
-    });
-    return { networkMode: network.networkMode, close: () => network.close(), refused: network.proxy.refused };
+    const { owner } = request;
+    const lease = await this.networks.lease(
+      settings.registries,
+      settings.upstream,
+      (target) => log(`durable-debugger: refused a connection to ${target}: builds reach only the package registries`),
+      () =>
+        openBuildNetwork({
+          docker: this.options.docker,
+          image: this.options.baseImage,
+          // Short: a unix socket's path has at most 107 bytes. Under the builder's home, which Docker sees as the worker does.
+          folder: join(this.options.home, `proxy-${randomBytes(4).toString('hex')}`),
+          name: `${networkHolderPrefix}${randomBytes(4).toString('hex')}`,
+          // Kept for this worker's next builds, so no run's: the reaper must not take it with the run that opened it.
+          labels: {
+            [labels.project]: projectLabel,
+            [labels.host]: owner.host,
+            [labels.scope]: owner.scope,
+            [labels.created]: new Date().toISOString(),
+            [environmentLabels.kind]: 'network',
+          },
+          allowed: settings.registries,
+          upstream: settings.upstream,
+        }),
+    );
+    return { networkMode: lease.networkMode, refused: lease.refused, close: (reusable) => lease.release(!!reusable) };
+  }
+
+  /** Waits for the builds' clean-ups and closes the build networks kept warm between builds (a worker that stops). */
+  async close(): Promise<void> {
+    await Promise.all([...this.cleanUps]);
+    await this.networks.close();
+  }
+
+  /**
+   * Removes a build's container (and its writable layer: seconds for a large install) after the
+   * build has returned, then gives its network back, which is kept only once the container is gone.
+   */
+  private cleanUpLater(cleanUp: () => Promise<void>): void {
+    const done: Promise<void> = cleanUp()
+      .catch(() => undefined) // what is left carries its run's labels: the reaper removes it
+      .finally(() => this.cleanUps.delete(done));
+    this.cleanUps.add(done);
   }
 
   /**
@@ -554,6 +618,13 @@ export class EnvironmentBuilder {
     };
     let container: Docker.Container | undefined;
     let network: Awaited<ReturnType<EnvironmentBuilder['openNetwork']>> | undefined;
+    let phaseStarted = performance.now();
+    /** Ends the phase under way, timed from the end of the one before. */
+    const phaseDone = (phase: BuildPhase) => {
+      const now = performance.now();
+      hooks.onPhase?.(phase, now - phaseStarted);
+      phaseStarted = now;
+    };
     try {
       // Folders of their own: the plan's input files and the settings.
       await mkdir(join(inputDir, 'input'));
@@ -581,7 +652,9 @@ export class EnvironmentBuilder {
         await copy.rebuild(request.snapshotId, []);
         binds.push(`${copy.path}:/workspace:rw`);
       }
+      phaseDone('inputs');
       network = await this.openNetwork(settings, request, log);
+      phaseDone('network');
       const [repo, tag] = image.split(':') as [string, string];
       container = await docker.createContainer({
         name: `${buildContainerPrefix}${tag}-${randomBytes(3).toString('hex')}`,
@@ -625,12 +698,14 @@ export class EnvironmentBuilder {
       });
       container.modem.demuxStream(stream, sink, sink);
       await container.start();
+      phaseDone('container start');
       const abort = () => void container?.kill().catch(() => undefined);
       hooks.signal?.addEventListener('abort', abort);
       const { StatusCode } = (await container.wait()) as { StatusCode: number };
       hooks.signal?.removeEventListener('abort', abort);
       await new Promise((resolve) => setTimeout(resolve, 200)); // the last output may trail the exit
       onText('\n');
+      phaseDone('install');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
       if (StatusCode !== 0) {
         throw new EnvironmentBuildError(
@@ -648,12 +723,25 @@ export class EnvironmentBuilder {
           },
         },
       });
+      phaseDone('commit');
       return { packages, installScripts, project };
     } finally {
-      if (container) await removeContainer(docker, container.id);
-      await network?.close();
-      // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.
-      await removeFolder(inputDir, { docker, image: baseImage });
+      const built = container;
+      const leased = network;
+      this.cleanUpLater(async () => {
+        try {
+          if (built) await removeContainer(docker, built.id);
+          // Kept for the next build: the build's container, and every process of it in the network, is gone.
+          await leased?.close(true);
+        } catch (error) {
+          await leased?.close(false);
+          throw error;
+        } finally {
+          // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.
+          await removeFolder(inputDir, { docker, image: baseImage });
+        }
+      });
+      phaseDone('clean-up');
     }
   }
 }

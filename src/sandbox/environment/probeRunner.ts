@@ -1,7 +1,10 @@
 // Runs an environment's probes (probes.ts) in its image before a run uses it: one short-lived
 // container, hardened as the sandbox is (no network, non-root, read-only root, no capabilities),
-// with only the repository files the probes read copied into a read-only /workspace.
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+// with only the repository files the probes read copied into a read-only /workspace. A probe reads
+// nothing but the image and those files and reaches nothing: the same image (by its id), probes and
+// files pass again, so a pass is remembered (ProbePasses) and a reused image is not probed twice.
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
@@ -23,6 +26,28 @@ export interface ProbeRun {
   probes: EnvironmentProbe[];
   labels: Record<string, string>;
   signal?: AbortSignal;
+  /** The passes remembered on this host; without it, the probes always run. */
+  passes?: ProbePasses;
+}
+
+/**
+ * The probe runs that passed, as empty files named by the hash of what decided them (the image's id,
+ * the probes, the files they read, the mounts), in a folder of the worker's own.
+ */
+export class ProbePasses {
+  constructor(private readonly folder: string) {}
+
+  async has(key: string): Promise<boolean> {
+    return stat(join(this.folder, key)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  async add(key: string): Promise<void> {
+    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    await writeFile(join(this.folder, key), '', { mode: 0o600 });
+  }
 }
 
 const probeTimeoutMs = 60_000;
@@ -31,15 +56,29 @@ const probeTimeoutMs = 60_000;
 export async function runProbes(run: ProbeRun): Promise<string | null> {
   if (run.probes.length === 0) return null;
   const { docker, store } = run;
+  const tree = await store.getTree(run.snapshotId);
+  const wanted = new Set(run.probes.flatMap((probe) => probe.files));
+  const read = tree.entries.flatMap((entry) => (entry.kind === 'file' && wanted.has(entry.path) ? [entry] : []));
+  const key = run.passes
+    ? createHash('sha256')
+        .update(
+          JSON.stringify({
+            image: (await docker.getImage(run.image).inspect()).Id,
+            env: run.containerEnv,
+            nodeModules: run.nodeModules ?? [],
+            probes: run.probes.map((probe) => probe.script),
+            files: read.map((entry) => [entry.path, entry.blob]),
+          }),
+        )
+        .digest('hex')
+    : null;
+  if (key && (await run.passes?.has(key))) return null;
   await mkdir(run.home, { recursive: true });
   const workspace = await mkdtemp(join(run.home, 'probe-'));
   let container: Docker.Container | undefined;
   try {
     await chmod(workspace, 0o755);
-    const tree = await store.getTree(run.snapshotId);
-    const wanted = new Set(run.probes.flatMap((probe) => probe.files));
-    for (const entry of tree.entries) {
-      if (entry.kind !== 'file' || !wanted.has(entry.path)) continue;
+    for (const entry of read) {
       await mkdir(dirname(join(workspace, entry.path)), { recursive: true, mode: 0o755 });
       await writeFile(join(workspace, entry.path), await store.getBlob(entry.blob), { mode: 0o644 });
     }
@@ -97,7 +136,10 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100)); // the last output may trail the exit
     if (run.signal?.aborted) throw new Error('the environment check was cancelled');
-    if (statusCode === 0) return null;
+    if (statusCode === 0) {
+      if (key) await run.passes?.add(key);
+      return null;
+    }
     return output.trim() || `the check exited with ${statusCode} and printed nothing`;
   } finally {
     if (container) await removeContainer(docker, container.id);

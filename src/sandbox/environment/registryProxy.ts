@@ -25,14 +25,17 @@ const connectTimeoutMs = 30_000;
 export const tunnelIdleTimeoutMs = 5 * 60_000;
 
 export class RegistryProxy {
-  /** The connections refused so far (`host:port`), in order. */
+  /** The connections refused so far (`host:port`), in order; since the last `reset` when the proxy is kept for another build. */
   readonly refused: string[] = [];
   private readonly sockets = new Set<Duplex>();
+  private onRefused: RegistryProxyOptions['onRefused'];
 
   private constructor(
     private readonly server: Server,
     readonly options: RegistryProxyOptions,
-  ) {}
+  ) {
+    this.onRefused = options.onRefused;
+  }
 
   static async start(options: RegistryProxyOptions): Promise<RegistryProxy> {
     const server = createServer();
@@ -48,6 +51,16 @@ export class RegistryProxy {
       server.listen(options.socketPath, () => resolve());
     });
     return proxy;
+  }
+
+  /**
+   * Makes the proxy another build's: the connections still open (the last build's, whose container
+   * is gone) are closed, and refusals from now on are this build's, told to `onRefused`.
+   */
+  reset(onRefused?: RegistryProxyOptions['onRefused']): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.refused.length = 0;
+    this.onRefused = onRefused;
   }
 
   async stop(): Promise<void> {
@@ -71,7 +84,7 @@ export class RegistryProxy {
 
   private refuse(target: string, reason: string): void {
     this.refused.push(target);
-    this.options.onRefused?.(target, reason);
+    this.onRefused?.(target, reason);
   }
 
   /** CONNECT host:port: a tunnel to an allowed registry, directly or through the host's proxy. */

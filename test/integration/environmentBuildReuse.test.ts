@@ -1,0 +1,250 @@
+// What the environment builder keeps between builds so that a cold build costs little beyond the
+// installer (issue 36 item 3), with real Docker and real registries: the registry proxy's holder
+// container kept warm (one for builds in a row, each build's refusals its own, gone when its proxy
+// is), the probes' passes remembered (a reused image is not probed again, a failing probe fails every
+// time), and the build containers removed after the build has returned.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type Docker from 'dockerode';
+import { connectDocker, labels } from '../../src/sandbox/container/container.js';
+import { networkHolderPrefix, openBuildNetwork } from '../../src/sandbox/environment/buildNetwork.js';
+import { buildContainerPrefix, environmentLabels } from '../../src/sandbox/environment/imageBuilder.js';
+import type { SandboxHost } from '../../src/sandbox/sandboxHost.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+
+const docker = connectDocker();
+let server: TestServer;
+let worker: TestWorker;
+let host: SandboxHost;
+let scratch: string;
+const imagesToRemove = new Set<string>();
+
+before(async () => {
+  server = await startTestServer();
+  worker = await startTestWorker(server, { fake: { scripts: {} } });
+  host = worker.worker.host;
+  scratch = await mkdtemp(join(tmpdir(), 'environment-reuse-test-'));
+});
+
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+  await rm(scratch, { recursive: true, force: true });
+  for (const image of imagesToRemove)
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => undefined);
+});
+
+/** A repository of `files` (path → text) under the test's scratch folder, read into the content store. */
+async function snapshot(name: string, files: Record<string, string>): Promise<string> {
+  const repo = join(scratch, `${name}-${randomBytes(4).toString('hex')}`);
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(repo, path, '..'), { recursive: true });
+    await writeFile(join(repo, path), text);
+  }
+  return (await host.snapshotRepository(repo, 'pytest')).snapshotId;
+}
+
+/** Prepares the snapshot's environment as a run of this host would; the error when it fails. */
+async function prepare(snapshotId: string): Promise<{ image?: string; reused?: boolean; error?: Error }> {
+  try {
+    const prepared = await host.environments.prepare({
+      snapshotId,
+      choice: {},
+      owner: {
+        workflowId: 'environment-reuse-test',
+        runId: 'test',
+        host: host.options.hostId,
+        scope: host.options.scope,
+      },
+    });
+    if (prepared) imagesToRemove.add(prepared.image);
+    return { image: prepared?.image, reused: prepared?.reused };
+  } catch (error) {
+    return { error: error as Error };
+  }
+}
+
+/** The containers this host's scope created while `work` ran, by name, with their labels. */
+async function createdWhile<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; created: Array<{ name: string; kind?: string }> }> {
+  const created: Array<{ name: string; kind?: string }> = [];
+  const events = (await docker.getEvents({
+    filters: { type: ['container'], event: ['create'], label: [`${labels.scope}=${host.options.scope}`] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
+  let buffered = '';
+  events.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines.filter(Boolean)) {
+      const attributes = (JSON.parse(line) as { Actor: { Attributes: Record<string, string> } }).Actor.Attributes;
+      created.push({ name: attributes.name ?? '', kind: attributes[environmentLabels.kind] });
+    }
+  });
+  try {
+    const result = await work();
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the last events may trail the work
+    return { result, created };
+  } finally {
+    events.destroy();
+  }
+}
+
+async function containersNamed(prefix: string): Promise<Docker.ContainerInfo[]> {
+  const all = await docker.listContainers({ all: true, filters: { label: [`${labels.scope}=${host.options.scope}`] } });
+  return all.filter((container) => container.Names.some((name) => name.replace(/^\//, '').startsWith(prefix)));
+}
+
+test(
+  'builds in a row share one warm registry proxy: each build is refused only its own hosts, and a clean build after them builds; their containers are gone once the builder closes',
+  { timeout: 600_000 },
+  async () => {
+    const salt = `${process.pid}-${Date.now()}`;
+    const reaching = (host: string) =>
+      snapshot('reaches', { 'requirements.txt': `tiny-thing @ https://${host}/tiny-thing-1.0.tar.gz\n# ${salt}\n` });
+    const { created, result } = await createdWhile(async () => [
+      await prepare(await reaching('example.com')),
+      await prepare(await reaching('example.org')),
+      await prepare(await snapshot('clean', { 'requirements.txt': `iniconfig==2.0.0\n# ${salt}\n` })),
+    ]);
+    const [first, second, clean] = result;
+    assert.match(String(first?.error?.message), /The build tried to reach example\.com:443/);
+    assert.match(String(second?.error?.message), /The build tried to reach example\.org:443/);
+    assert.doesNotMatch(
+      String(second?.error?.message),
+      /example\.com/,
+      'the first build’s refusals are not the second’s',
+    );
+    assert.equal(clean?.error, undefined, clean?.error?.message);
+    assert.equal(clean?.reused, false);
+    assert.equal(created.filter((container) => container.name.startsWith(buildContainerPrefix)).length, 3);
+    assert.equal(
+      created.filter((container) => container.name.startsWith(networkHolderPrefix)).length,
+      1,
+      `one holder for the three builds: ${created.map((container) => container.name).join(', ')}`,
+    );
+    await host.environments.close();
+    assert.deepEqual(await containersNamed(buildContainerPrefix), [], 'no build container is left');
+    assert.deepEqual(await containersNamed(networkHolderPrefix), [], 'no holder is left once the builder closes');
+  },
+);
+
+test('a holder whose proxy is gone (its worker died) exits, and Docker removes it', { timeout: 120_000 }, async () => {
+  const folder = join(host.options.environmentRoot ?? scratch, `proxy-test-${randomBytes(3).toString('hex')}`);
+  const network = await openBuildNetwork({
+    docker,
+    image: host.options.image,
+    folder,
+    name: `${networkHolderPrefix}test-${randomBytes(3).toString('hex')}`,
+    labels: { [labels.scope]: host.options.scope },
+    allowed: [],
+    upstream: { https: null, http: null, noProxy: [] },
+  });
+  const id = network.networkMode.replace(/^container:/, '');
+  try {
+    assert.equal((await docker.getContainer(id).inspect()).State.Running, true);
+    await network.proxy.stop(); // the proxy stops, the holder is left: as when the worker dies
+    let gone = false;
+    for (let attempt = 0; attempt < 60 && !gone; attempt++) {
+      gone = await docker
+        .getContainer(id)
+        .inspect()
+        .then(
+          () => false,
+          () => true,
+        );
+      if (!gone) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    assert.ok(gone, 'the holder removed itself');
+  } finally {
+    await network.close().catch(() => undefined);
+  }
+});
+
+test(
+  'a reused image is not probed again for the same files; a probe that fails fails every preparation',
+  { timeout: 300_000 },
+  async () => {
+    const dockerfile = (shadow: boolean) =>
+      [
+        'FROM durable-debugger-sandbox:1',
+        `# environment reuse test ${process.pid}-${Date.now()}-${shadow}`,
+        ...(shadow
+          ? [
+              'USER root',
+              'RUN mkdir -p /usr/lib/python3/dist-packages/shop && echo \'VERSION = "released"\' > /usr/lib/python3/dist-packages/shop/__init__.py',
+            ]
+          : []),
+      ].join('\n');
+    const files = (shadow: boolean) => ({
+      'src/shop/__init__.py': 'VERSION = "workspace"\n',
+      'test_shop.py': 'from shop import VERSION\n\ndef test_v():\n    assert VERSION == "workspace"\n',
+      'durable-debugger.Dockerfile': dockerfile(shadow),
+    });
+    const probes = (created: Array<{ kind?: string }>) =>
+      created.filter((container) => container.kind === 'probe').length;
+
+    const clean = await snapshot('probed', files(false));
+    const firstRun = await createdWhile(() => prepare(clean));
+    assert.equal(firstRun.result.error, undefined, firstRun.result.error?.message);
+    assert.equal(probes(firstRun.created), 1, 'the first preparation probes the image');
+    const again = await createdWhile(() => prepare(clean));
+    assert.equal(again.result.reused, true);
+    assert.equal(probes(again.created), 0, 'the same image and files passed already');
+    // Another snapshot whose probed files differ is probed again.
+    const changed = await snapshot('probed', { ...files(false), 'src/shop/__init__.py': 'VERSION = "changed"\n' });
+    const other = await createdWhile(() => prepare(changed));
+    assert.equal(probes(other.created), 1, 'other files are probed');
+
+    const shadowed = await snapshot('shadowed', files(true));
+    for (const attempt of [1, 2]) {
+      const run = await createdWhile(() => prepare(shadowed));
+      assert.match(String(run.result.error?.message), /`import shop` loads \/usr\/lib\/python3\/dist-packages\/shop/);
+      assert.equal(probes(run.created), 1, `preparation ${attempt} probes the image`);
+    }
+  },
+);
+
+test(
+  'a build that leaves a listener on the loopback of the network kept for the next build: the next build, in the same network, cannot reach it',
+  { timeout: 300_000 },
+  async () => {
+    const salt = `${process.pid}-${Date.now()}`;
+    const port = 4555;
+    const listener = `import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", ${port})); s.listen(); [c.sendall(b"leaked") or c.close() for c, _ in iter(s.accept, None)]`;
+    const reach = `import socket, sys; c = socket.create_connection(("127.0.0.1", ${port}), timeout=5); print("reached", c.recv(16).decode()); sys.exit(3)`;
+    const repository = (setup: string[]) =>
+      snapshot('listener', {
+        'test_ok.py': 'def test_ok():\n    assert True\n',
+        'durable-debugger.json': JSON.stringify({ setup: [`: ${salt}`, ...setup], testCommand: 'pytest' }),
+      });
+    const { result, created } = await createdWhile(async () => [
+      // The first build's listener answers it (so there is something to leak), and is left running.
+      await prepare(
+        await repository([
+          `(python3 -c '${listener}' >/dev/null 2>&1 &)`,
+          'sleep 2',
+          `python3 -c '${reach}' || test $? -eq 3`,
+        ]),
+      ),
+      await prepare(await repository([`python3 -c '${reach}'`])),
+    ]);
+    const [leaving, next] = result;
+    assert.equal(leaving?.error, undefined, leaving?.error?.message);
+    assert.equal(
+      created.filter((container) => container.name.startsWith(networkHolderPrefix)).length,
+      1,
+      'both builds ran in one kept network',
+    );
+    assert.match(String(next?.error?.message), /ConnectionRefusedError|Connection refused/);
+    assert.doesNotMatch(String(next?.error?.message), /reached leaked/);
+  },
+);
