@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
@@ -93,14 +94,15 @@ export function floorSample(events: Parameters<typeof taskTimings>[0]): FloorSam
  * The trivial workflow on a TypeScript SDK worker in this process, with the given worker options.
  * `agentShaped`: its activities go to two other task queues, each served by a worker of its own
  * in this process (as src/worker.ts serves the agent's model and sandbox-host queues), so that
- * none is handed over eagerly: the floor of the agent's own iteration.
+ * none is handed over eagerly: the floor of the agent's own iteration. `toolHeartbeat`: its runTool
+ * heartbeats once, at its start, as the agent's tool calls did (what one heartbeat per iteration costs).
  */
 export async function typescriptFloorRunner(
   client: Client,
   address: string,
   name: string,
   options: Partial<WorkerOptions> = {},
-  shape: { agentShaped?: boolean } = {},
+  shape: { agentShaped?: boolean; toolHeartbeat?: boolean } = {},
 ): Promise<FloorRunner> {
   const connection = await NativeConnection.connect({ address });
   const taskQueue = `floor-typescript-${process.pid}-${name.replace(/\W+/g, '-')}`;
@@ -119,7 +121,7 @@ export async function typescriptFloorRunner(
   if (shape.agentShaped) {
     for (const [queue, activities] of [
       [queues.model, { callModel: noop }],
-      [queues.host, { runTool: noop }],
+      [queues.host, { runTool: shape.toolHeartbeat ? heartbeatOnce : noop }],
     ] as const) {
       workers.push(
         await Worker.create({
@@ -150,6 +152,11 @@ export async function typescriptFloorRunner(
       await connection.close();
     },
   };
+}
+
+/** A no-op activity that heartbeats once, as a tool call's activity did at its start. */
+async function heartbeatOnce(): Promise<void> {
+  Context.current().heartbeat({ elapsedMs: 0 });
 }
 
 let bundle: ReturnType<typeof bundleWorkflowCode> | null = null;
