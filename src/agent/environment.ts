@@ -8,7 +8,9 @@ export interface PreparedEnvironment {
   containerEnv: string[];
   /** Folders of /workspace where each sandbox gets a writable copy of the image's installed tree (node_modules). */
   nodeModules?: string[];
-  kind: 'python' | 'node' | 'go' | 'custom' | 'image' | 'dockerfile';
+  /** Folders outside /workspace where each sandbox gets a writable copy of the image's (Rust's warm target folder). */
+  writableCopies?: string[];
+  kind: 'python' | 'node' | 'go' | 'rust' | 'custom' | 'image' | 'dockerfile';
   /** "python · pip install -r requirements.txt" */
   description: string;
   /** True when an image built earlier was used as it was. */
@@ -76,10 +78,15 @@ function lastLine(problem: InstallScriptProblem): string {
 /** What the sandbox container needs of the environment. */
 export function environmentForSandbox(
   environment: PreparedEnvironment | null | undefined,
-): { image: string; containerEnv: string[]; nodeModules?: string[] } | undefined {
+): { image: string; containerEnv: string[]; nodeModules?: string[]; writableCopies?: string[] } | undefined {
   if (!environment) return undefined;
-  const { image, containerEnv, nodeModules } = environment;
-  return { image, containerEnv, ...(nodeModules?.length ? { nodeModules } : {}) };
+  const { image, containerEnv, nodeModules, writableCopies } = environment;
+  return {
+    image,
+    containerEnv,
+    ...(nodeModules?.length ? { nodeModules } : {}),
+    ...(writableCopies?.length ? { writableCopies } : {}),
+  };
 }
 
 /** The failure type of an environment that could not be made: the run ends with status environment_error. */

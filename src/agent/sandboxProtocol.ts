@@ -34,7 +34,7 @@ export interface PrepareSandboxRequest {
   log: WorkspaceLog;
   limits: SandboxLimits;
   /** The environment image (with its variables) the container runs; the base image when absent. */
-  environment?: { image: string; containerEnv: string[]; nodeModules?: string[] };
+  environment?: { image: string; containerEnv: string[]; nodeModules?: string[]; writableCopies?: string[] };
 }
 
 export interface PrepareSandboxResult {

@@ -30,7 +30,7 @@ import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } fr
 import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './container/hostCapacity.js';
 import { execInSandbox, type ExecResult } from './container/exec.js';
 import { heapExhausted, readMemoryCounters } from './container/memoryCounters.js';
-import { prepareNodeModulesMounts } from './container/nodeModulesMounts.js';
+import { prepareNodeModulesMounts, writableCopyMounts } from './container/nodeModulesMounts.js';
 import { removeFolder } from './workspace/ownerAccess.js';
 import { stopSandboxUserProcesses } from './container/quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
@@ -280,7 +280,10 @@ export class SandboxHost {
         sandboxId: request.sandboxId,
         image: request.environment?.image ?? this.options.image,
         env: request.environment?.containerEnv,
-        imageCopies: await prepareNodeModulesMounts(folder.path, request.environment?.nodeModules),
+        imageCopies: [
+          ...(await prepareNodeModulesMounts(folder.path, request.environment?.nodeModules)),
+          ...writableCopyMounts(request.environment?.writableCopies),
+        ],
         workspaceDir: folder.path,
         limits: request.limits,
         labels: {

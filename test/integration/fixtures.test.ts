@@ -54,7 +54,7 @@ test('the fixtures cover the cases the project needs', () => {
   assert.ok(languages.includes('python'));
   for (const fixture of fixtures) {
     assert.match(fixture.name, /^\d\d_[a-z0-9_]+$/, `${fixture.name}: fixture folders are named NN_short_name`);
-    assert.ok(['python', 'javascript', 'go'].includes(fixture.meta.language), `${fixture.name}: unknown language`);
+    assert.ok(['python', 'javascript', 'go', 'rust'].includes(fixture.meta.language), `${fixture.name}: unknown language`);
     assert.ok(fixture.meta.description, `${fixture.name}: no description`);
     // The scripted answers and the expectations must stay hidden from the agent.
     const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8')
@@ -232,10 +232,9 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
             '--rm',
             '--network',
             'none',
-            // The sandbox's variables (sandboxEnv.ts): colours as the runner's own detection chooses under CI.
-            ...sandboxContainerEnv()
-              .filter((variable) => !variable.startsWith('PATH='))
-              .flatMap((variable) => ['-e', variable]),
+            // The sandbox's variables (sandboxEnv.ts), with the environment's (a toolchain's PATH, CARGO_HOME):
+            // colours as the runner's own detection chooses under CI.
+            ...sandboxContainerEnv(report.environment.containerEnv).flatMap((variable) => ['-e', variable]),
             '-v',
             `${copy}:/workspace`,
             // The image's node_modules folders, each a copy of its own, as the sandbox mounts them (nodeModulesMounts.ts).
@@ -243,6 +242,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
               '--mount',
               `type=volume,target=/workspace/${folder}`,
             ]),
+            // The warm build caches outside the workspace (Rust's target folder), a copy of their own too.
+            ...(report.environment.writableCopies ?? []).flatMap((folder) => ['--mount', `type=volume,target=${folder}`]),
             '-w',
             '/workspace',
             report.environment.image,

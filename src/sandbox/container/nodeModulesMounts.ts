@@ -53,3 +53,13 @@ export async function prepareNodeModulesMounts(
   }
   return targets;
 }
+
+/**
+ * Folders outside the workspace (under /opt: a warm build cache such as Rust's target folder) that
+ * each sandbox gets a writable copy of, filled from the image as node_modules are.
+ */
+export function writableCopyMounts(folders: readonly string[] = []): string[] {
+  return folders.filter(
+    (folder) => /^\/opt(\/[\w.+-]+)+$/.test(folder) && !folder.split('/').some((part) => part === '.' || part === '..'),
+  );
+}

@@ -70,6 +70,21 @@ export const environmentImageVariables: readonly DocumentedVariable[] = [
     reason: 'a Go environment: go install and friends write under the writable tmpfs',
   },
   {
+    name: 'CARGO_HOME',
+    value: '/opt/cargo',
+    reason: "a Rust environment: cargo's home in the image, whose config points at the crates vendored there (read-only)",
+  },
+  {
+    name: 'CARGO_TARGET_DIR',
+    value: '/opt/rust-target',
+    reason: "a Rust environment: each sandbox's writable copy of the image's target folder, the dependencies compiled",
+  },
+  {
+    name: 'CARGO_NET_OFFLINE',
+    value: 'true',
+    reason: 'a Rust environment: the sandbox has no network, so cargo answers from the vendored crates at once',
+  },
+  {
     name: 'CACHE_DIR',
     value: '/tmp/durable-debugger-build-cache',
     reason: 'a repository with build steps: find-cache-dir caches go where each test run empties them',

@@ -18,6 +18,9 @@ import {
 import { buildGoProxy } from './go/goSettings.js';
 import { aptMirrorVariables, defaultDebianMirrors } from './debian/debianMirrors.js';
 
+/** The variable naming the host's cargo settings file in a build (rust/cargoSettings.ts), when it has one. */
+export const cargoConfigVariable = 'DURABLE_DEBUGGER_CARGO_CONFIG';
+
 /** Where the settings folder is mounted in the build container. */
 export const settingsMountPoint = '/run/durable-debugger-settings';
 
@@ -181,6 +184,23 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
       digestParts.goCa = bundle.digest;
     }
     digestParts.go = go;
+  }
+
+  if (options.installers.includes('cargo')) {
+    // The image's cargo trusts no CA of its own: the host's bundle.
+    const caFile = host.cargo?.caFile ?? host.pipCaFile;
+    if (caFile) {
+      const bundle = readBundle(caFile);
+      files['cargo-ca.pem'] = bundle.text;
+      variables.CARGO_HTTP_CAINFO = at('cargo-ca.pem');
+      digestParts.cargoCa = bundle.digest;
+    }
+  }
+  if (options.installers.includes('cargo') && host.cargo?.config) {
+    // Read with `cargo --config` from the settings folder: the image never has the host's cargo config.
+    files['cargo-config.toml'] = host.cargo.config;
+    variables[cargoConfigVariable] = at('cargo-config.toml');
+    digestParts.cargo = host.cargo.config;
   }
 
   files['env.sh'] = Object.entries(variables)

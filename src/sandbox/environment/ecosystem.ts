@@ -10,15 +10,22 @@
 // How its test runner's output reads is in src/agent (testResults.ts and the parsers it calls):
 // the workflow reads test results, and nothing below it may.
 import type { EnvironmentPlan, EnvironmentProbe, RepositoryConfig } from './planTypes.js';
+import { readHostRustToolchains, type HostRustToolchain } from './rust/rustupToolchains.js';
 
 /** What a plan may depend on beyond the repository: the worker's host. */
 export interface PlanHost {
   /** This worker's Node version (a Node repository that names none gets today's LTS or this). */
   nodeVersion: string;
   today: Date;
+  /** The Rust toolchains rustup installed on this host (rust/rustupToolchains.ts), read when a Rust plan asks. */
+  rustToolchains?: () => HostRustToolchain[];
 }
 
-export const thisHost = (): PlanHost => ({ nodeVersion: process.versions.node, today: new Date() });
+export const thisHost = (): PlanHost => ({
+  nodeVersion: process.versions.node,
+  today: new Date(),
+  rustToolchains: () => readHostRustToolchains(),
+});
 
 export interface PlanContext {
   /** Every path of the snapshot. */

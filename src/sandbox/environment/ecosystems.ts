@@ -5,8 +5,9 @@ import { goEcosystem } from './go/goEcosystem.js';
 import { nodeEcosystem } from './node/nodeEcosystem.js';
 import type { EnvironmentProbe } from './planTypes.js';
 import { pythonEcosystem } from './python/pythonEcosystem.js';
+import { rustEcosystem } from './rust/rustEcosystem.js';
 
-export const ecosystems: readonly Ecosystem[] = [nodeEcosystem, pythonEcosystem, goEcosystem];
+export const ecosystems: readonly Ecosystem[] = [nodeEcosystem, pythonEcosystem, goEcosystem, rustEcosystem];
 
 /** Every ecosystem's workspace check, for an image, Dockerfile or setup commands the repository or the run names. */
 export function repositoryProbes(files: string[], manifests: Record<string, string>): EnvironmentProbe[] {

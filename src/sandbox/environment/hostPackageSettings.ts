@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import type { Installer } from './planTypes.js';
 import { goProxyUrls, goSumDbUrl, readHostGoSettings } from './go/goSettings.js';
 import { defaultDebianMirrors, readHostDebianMirrors, type DebianMirrors } from './debian/debianMirrors.js';
+import { cargoRegistryUrls, readHostCargoSettings, type HostCargoSettings } from './rust/cargoSettings.js';
 
 const run = promisify(execFile);
 
@@ -38,6 +39,8 @@ export interface HostPackageSettings {
   goCaFile?: string | null;
   /** The Debian mirrors the host's apt names (/etc/apt/sources.list*), else deb.debian.org; for installer 'apt'. */
   apt?: DebianMirrors;
+  /** The registries and sources of the host's cargo config (no tokens), and its CA bundle; for installer 'cargo'. */
+  cargo?: HostCargoSettings;
 }
 
 export interface UpstreamProxy {
@@ -99,6 +102,7 @@ export async function readHostPackageSettings(env: NodeJS.ProcessEnv = process.e
     go: await readHostGoSettings(env),
     goCaFile: firstFile(env.SSL_CERT_FILE, pipCaFile ?? undefined, ...systemCaBundles),
     apt: readHostDebianMirrors(),
+    cargo: readHostCargoSettings(env),
   };
 }
 
@@ -117,6 +121,7 @@ export function registryTargets(settings: HostPackageSettings, wanted: readonly 
     else urls.push(...defaultRegistries.npm);
     for (const [key, value] of Object.entries(npm)) if (/^@[^:]+:registry$/.test(key)) urls.push(value);
   }
+  if (wanted.includes('cargo')) urls.push(...cargoRegistryUrls(settings.cargo));
   if (wanted.includes('apt')) {
     const apt = settings.apt ?? defaultDebianMirrors;
     urls.push(apt.main, apt.security);

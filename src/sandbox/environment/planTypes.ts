@@ -48,7 +48,17 @@ export interface EnvironmentProbe {
 }
 
 /** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */
-export type Toolchain = 'pip' | PackedTool | GoToolchain;
+export type Toolchain = 'pip' | PackedTool | GoToolchain | HostFolderTool;
+
+/** A toolchain installed on the host (a rustup toolchain), bound read-only at /env-toolchain/<as> for the build to copy. */
+export interface HostFolderTool {
+  kind: 'host-folder';
+  hostFolder: string;
+  /** Its name in the build container: "rust" for /env-toolchain/rust. */
+  as: string;
+  /** For the image key and people: "rust 1.95.0 (59807616e 2026-04-14)". */
+  label: string;
+}
 
 /**
  * A Go release, fetched once per host as Go's own switch fetches it (the module golang.org/toolchain
@@ -80,13 +90,13 @@ export interface PackedTool {
 /** Where the build container finds the packed tools. */
 export const packedToolsFolder = '/env-toolchain';
 
-export type EnvironmentKind = 'python' | 'node' | 'go' | 'custom' | 'image' | 'dockerfile';
+export type EnvironmentKind = 'python' | 'node' | 'go' | 'rust' | 'custom' | 'image' | 'dockerfile';
 
 /**
  * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,
  * buildSettings.ts) a build gets. Setup commands get every one; a plan names its own.
  */
-export const installers = ['pip', 'npm', 'apt', 'go'] as const;
+export const installers = ['pip', 'npm', 'apt', 'go', 'cargo'] as const;
 export type Installer = (typeof installers)[number];
 
 export interface EnvironmentPlan {
@@ -119,6 +129,16 @@ export interface EnvironmentPlan {
   containerEnv: string[];
   /** Folders of /workspace (node_modules, each workspace member's) the image fills: see environmentPaths.nodeProject. */
   nodeModules?: string[];
+  /**
+   * Folders outside /workspace where each sandbox gets a writable copy of the image's content, as
+   * node_modules: a build cache made warm in the image (Rust's target folder).
+   */
+  writableCopies?: string[];
+  /**
+   * An image this plan builds on, made first and shared by every plan that names the same one (a
+   * toolchain image per Rust version): its image becomes this plan's baseImage.
+   */
+  basePlan?: EnvironmentPlan;
   /** The toolchain's choices that are no packed tool, for people: "yarn 4.4.1 (the repository's own release, ...)". */
   toolchainNotes?: string[];
   /** Checks the builder runs in the image before every run uses it (see probes.ts). */

@@ -45,6 +45,12 @@ export async function fetchToolchain(
       );
       continue;
     }
+    if ('kind' in need && need.kind === 'host-folder') {
+      // A toolchain of the host's (a rustup toolchain): read-only, named by its version in the image key.
+      names.push(need.label);
+      binds.push(`${need.hostFolder}:${packedToolsFolder}/${need.as}:ro`);
+      continue;
+    }
     if ('kind' in need) {
       const go = await fetchGoToolchain(need, dir);
       names.push(go.name);

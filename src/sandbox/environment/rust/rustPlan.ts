@@ -1,0 +1,156 @@
+// The Rust environment, in two images. The toolchain image (one per Rust release, shared by every
+// repository that asks for it): the sandbox image with Debian's C compiler and linker (rustc links
+// through `cc`) and the host's rustup toolchain copied to /opt/rust, without its documentation.
+// On it, the repository's image: its Cargo.toml files and Cargo.lock at their places in /workspace
+// with stand-in sources, `cargo fetch --locked` through the registry proxy, the crates vendored to
+// /opt/cargo-vendor (the image's cargo config points there, so the sandbox needs no registry and
+// no setting of the host's), and the dependencies compiled into /opt/rust-target, of which each
+// sandbox gets a writable copy: the first test run compiles only the workspace's own crates.
+import { aptInstallScript } from '../debian/debianPackages.js';
+import { cargoConfigVariable } from '../buildSettings.js';
+import type { PlanHost } from '../ecosystem.js';
+import { defaultPath, environmentImageEnv } from '../../container/sandboxEnv.js';
+import { packedToolsFolder, type EnvironmentPlan } from '../planTypes.js';
+import { chooseRustToolchain } from './rustToolchain.js';
+import { readRustProject, type RustProject } from './rustProject.js';
+import { rustWorkspaceProbe } from './rustProbes.js';
+
+export const rustPaths = {
+  toolchain: '/opt/rust',
+  cargoHome: '/opt/cargo',
+  vendor: '/opt/cargo-vendor',
+  target: '/opt/rust-target',
+} as const;
+
+/** What the sandbox gets: the toolchain first on PATH, cargo's home with the vendored crates, the warm target folder, no network. */
+export const rustContainerEnv = [
+  `PATH=${rustPaths.toolchain}/bin:${defaultPath}`,
+  ...environmentImageEnv('CARGO_HOME', 'CARGO_TARGET_DIR', 'CARGO_NET_OFFLINE'),
+];
+
+/** Prints the [registries] of a cargo config (argv[1]) with their index URLs alone, without user info. */
+const registryIndexes = String.raw`
+import re, sys, tomllib
+config = tomllib.load(open(sys.argv[1], "rb"))
+for name, entry in config.get("registries", {}).items():
+    index = entry.get("index") if isinstance(entry, dict) else None
+    if isinstance(index, str) and re.fullmatch(r"[\w-]+", name):
+        print('\n[registries."%s"]\nindex = "%s"' % (name, re.sub(r"//[^/@]*@", "//", index).replace('"', "")))
+`;
+
+/** The file listing the sources that stand in for the repository's while the dependencies compile. */
+const stubList = 'durable-debugger-rust-stubs.txt';
+
+/** A path the build's shell reads from a list: plain characters, no `..`. */
+const plainPath = /^(?!.*(^|\/)\.\.?(\/|$))[\w@+.-]+(\/[\w@+.-]+)*$/;
+
+export function planRust(files: string[], manifests: Record<string, string>, host: PlanHost): EnvironmentPlan | null {
+  const project = readRustProject(files, manifests);
+  if (!project) return null;
+  const choice = chooseRustToolchain(project, host.rustToolchains?.() ?? []);
+  const toolchain = choice.toolchain;
+  const manifestPaths = [
+    ...project.packageFolders.map((folder) => (folder ? `${folder}/Cargo.toml` : 'Cargo.toml')),
+    ...(project.lockfile ? ['Cargo.lock'] : []),
+  ].filter((path) => plainPath.test(path));
+  const stubs = standInSources(files, project);
+  const locked = project.lockfile ? ' --locked' : '';
+  const testCommand = `cargo test${project.workspace ? ' --workspace' : ''} --no-fail-fast --offline${locked}`;
+  const toolchainImage: EnvironmentPlan = {
+    kind: 'rust',
+    description: `rust toolchain · ${toolchain.version}`,
+    files: {},
+    script: [
+      'set -e',
+      // rustc links through cc: Debian's gcc and the C library's files.
+      aptInstallScript(['gcc', 'libc6-dev']),
+      `mkdir -p ${rustPaths.toolchain}`,
+      `cd ${packedToolsFolder}/rust`,
+      `for part in bin lib libexec etc; do if [ -d "$part" ]; then cp -a "$part" ${rustPaths.toolchain}/; fi; done`,
+      `chmod -R a+rX ${rustPaths.toolchain}`,
+      `${rustPaths.toolchain}/bin/rustc --version && ${rustPaths.toolchain}/bin/cargo --version`,
+    ].join('\n'),
+    needsRepository: false,
+    toolchains: [
+      {
+        kind: 'host-folder',
+        hostFolder: toolchain.path,
+        as: 'rust',
+        label: `rust ${toolchain.release} ${toolchain.name}`,
+      },
+    ],
+    installers: ['apt'],
+    build: [],
+    containerEnv: rustContainerEnv,
+    probes: [],
+  };
+  const cargo = `cargo \${${cargoConfigVariable}:+--config "$${cargoConfigVariable}"}`;
+  const script = [
+    'set -e',
+    `export PATH=${rustPaths.toolchain}/bin:$PATH CARGO_HOME=${rustPaths.cargoHome} CARGO_TARGET_DIR=${rustPaths.target}`,
+    `mkdir -p ${rustPaths.cargoHome} /workspace`,
+    `cd /env-input && cp --parents ${manifestPaths.map(shellQuote).join(' ')} /workspace/`,
+    'cd /workspace',
+    // Sources stand in for the repository's own: what the dependencies need is the manifests.
+    `while IFS= read -r file; do mkdir -p "$(dirname "$file")"; [ -e "$file" ] || echo 'fn main() {}' > "$file"; done < /env-input/${stubList}`,
+    ...(project.lockfile
+      ? [`${cargo} fetch --locked`]
+      : [
+          'echo "no Cargo.lock: the dependencies are resolved now, and the tests run without --locked"',
+          `${cargo} generate-lockfile`,
+          `${cargo} fetch`,
+        ]),
+    `${cargo} vendor${locked} --versioned-dirs --respect-source-config ${rustPaths.vendor} > ${rustPaths.cargoHome}/config.toml`,
+    // A manifest's `registry = "name"` needs the name's index in the sandbox too: the URL only, no token.
+    `if [ -n "\${${cargoConfigVariable}:-}" ]; then python3 -c ${shellQuote(registryIndexes)} "$${cargoConfigVariable}" >> ${rustPaths.cargoHome}/config.toml; fi`,
+    `rm -rf ${rustPaths.cargoHome}/registry ${rustPaths.cargoHome}/git`,
+    // The dependencies compiled once, for `cargo test`: the sandbox's copy of the target folder starts warm.
+    `if ! cargo test${project.workspace ? ' --workspace' : ''} --no-run --offline${locked}; then echo "durable-debugger: compiling the dependencies ahead failed; the first test run compiles them"; fi`,
+    // The stand-ins' own artifacts go: the repository's crates are compiled from its sources.
+    `own=$(cargo metadata --offline --format-version 1${locked} | python3 -c 'import json,sys; print(" ".join("-p " + p["name"] + "@" + p["version"] for p in json.load(sys.stdin)["packages"] if p["source"] is None))')`,
+    'if [ -n "$own" ]; then cargo clean --offline $own; fi',
+    `mkdir -p ${rustPaths.target} && chmod -R a+rwX ${rustPaths.target}`,
+    `chmod -R a+rX ${rustPaths.cargoHome} ${rustPaths.vendor}`,
+    `echo "packages: $(ls ${rustPaths.vendor} | wc -l)"`,
+    'cd / && find /workspace -mindepth 1 -delete',
+  ].join('\n');
+  return {
+    kind: 'rust',
+    installers: ['cargo'],
+    description: `rust · cargo fetch${locked}`,
+    basePlan: toolchainImage,
+    files: {
+      ...Object.fromEntries(manifestPaths.map((path) => [path, manifests[path] as string])),
+      [stubList]: stubs.map((path) => `${path}\n`).join(''),
+    },
+    script,
+    needsRepository: false,
+    toolchains: [],
+    testCommand,
+    build: [],
+    containerEnv: rustContainerEnv,
+    writableCopies: [rustPaths.target],
+    toolchainNotes: [choice.note],
+    probes: [rustWorkspaceProbe(files, project, false)],
+  };
+}
+
+/**
+ * The .rs files of the repository's packages (every target cargo may find: src/lib.rs, src/main.rs,
+ * src/bin, tests, benches, examples, build.rs, and any other path a manifest names): each gets a
+ * stand-in while the dependencies compile.
+ */
+function standInSources(files: string[], project: RustProject): string[] {
+  const folders = project.packageFolders;
+  return files.filter(
+    (path) =>
+      path.endsWith('.rs') &&
+      plainPath.test(path) &&
+      !path.split('/').some((part) => part === 'target') &&
+      folders.some((folder) => folder === '' || path.startsWith(`${folder}/`)),
+  );
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
