@@ -147,7 +147,7 @@ export class EnvironmentBuilder {
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
     const plan = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice));
     if (!plan) return null;
-    const dependencies = await this.prepareImage(plan, request, hooks);
+    const dependencies = await this.onBaseImage(plan, request, hooks);
     const prepared = await this.withProjectInstalled(plan, dependencies, request, hooks);
     // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
     const failure = await timed(hooks, 'probes', () =>
@@ -166,7 +166,26 @@ export class EnvironmentBuilder {
       }),
     );
     if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
-    return plan.nodeModules ? { ...prepared, nodeModules: plan.nodeModules } : prepared;
+    return {
+      ...prepared,
+      ...(plan.nodeModules ? { nodeModules: plan.nodeModules } : {}),
+      ...(plan.writableCopies ? { writableCopies: plan.writableCopies } : {}),
+    };
+  }
+
+  /**
+   * The plan's image on its basePlan's (a toolchain image that every repository asking the same
+   * toolchain shares), made first when it is not there yet: the time of both is the build's.
+   */
+  private async onBaseImage(
+    plan: EnvironmentPlan,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment> {
+    if (!plan.basePlan) return this.prepareImage(plan, request, hooks);
+    const base = await this.prepareImage(plan.basePlan, request, hooks);
+    const own = await this.prepareImage({ ...plan, baseImage: base.image, basePlan: undefined }, request, hooks);
+    return base.reused ? own : { ...own, reused: false, buildMs: own.buildMs + base.buildMs };
   }
 
   /**
