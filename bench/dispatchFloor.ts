@@ -361,3 +361,29 @@ export function formatDispatchFloor(result: DispatchFloorResult): string[] {
     ...(result.note ? [`  ${result.note}`] : []),
   ];
 }
+
+/**
+ * `node --import tsx bench/dispatchFloor.ts heartbeat [repetitions]`: the agent-shaped floor with
+ * and without one heartbeat per iteration in its runTool, alternating on one server: what a
+ * heartbeat at the start of every tool call cost an iteration.
+ */
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'heartbeat') {
+  const { startTestServer } = await import('../harness/devStack.js');
+  const server = await startTestServer({ persistent: true, metrics: true });
+  const runners = [
+    await typescriptFloorRunner(server.client, server.address, agentShapedFloorName, {}, { agentShaped: true }),
+    await typescriptFloorRunner(
+      server.client,
+      server.address,
+      'the same, its runTool heartbeating once',
+      {},
+      { agentShaped: true, toolHeartbeat: true },
+    ),
+  ];
+  try {
+    console.log(formatDispatchFloor(await measureFloor(server, runners, Number(process.argv[3] ?? 5))).join('\n'));
+  } finally {
+    for (const runner of runners) await runner.close();
+    await server.stop();
+  }
+}
