@@ -79,14 +79,32 @@ export function installedVersion(): string {
   const packageVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
     .version;
   const self = fileURLToPath(import.meta.url);
-  const roots =
-    extname(self) === '.ts'
-      ? ['src', 'activities', 'workflows', 'package-lock.json'].map((part) => join(projectRoot, part))
-      : [join(self, '..')];
+  const roots = extname(self) === '.ts' ? checkoutCode() : [join(self, '..')];
   const hash = createHash('sha256');
   for (const root of roots) for (const file of filesOf(root)) hash.update(file.line);
   version = `${packageVersion}+${hash.digest('hex').slice(0, 12)}`;
   return version;
+}
+
+/** Tooling, tests and data beside the product's sources in the checkout: not the code a worker runs. */
+const notProductCode = new Set([
+  'node_modules',
+  'dist',
+  'test',
+  'bench',
+  'harness',
+  'scripts',
+  'deploy',
+  'fixtures',
+  'docs',
+]);
+
+/** The checkout's code: its top-level folders of TypeScript but tooling, tests and data, and the lockfile. */
+function checkoutCode(): string[] {
+  const folders = readdirSync(projectRoot, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !notProductCode.has(entry.name))
+    .map((entry) => join(projectRoot, entry.name));
+  return [...folders, join(projectRoot, 'package-lock.json')];
 }
 
 function filesOf(root: string): Array<{ line: string }> {

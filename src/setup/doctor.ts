@@ -7,7 +7,6 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type Docker from 'dockerode';
-import { checkBackgroundWorker } from '../cli/backgroundWorkerState.js';
 import type { Config } from '../config.js';
 import { createModelClient } from '../model/anthropic.js';
 import { portAnswers } from '../temporal/embeddedServer.js';
@@ -47,7 +46,6 @@ export async function runDoctor(config: Config, docker: Docker): Promise<CheckRe
     checkTemporalServer(config),
     checkModelApi(config),
     checkRegistries(),
-    checkBackgroundWorker(config.home),
   ]);
 }
 

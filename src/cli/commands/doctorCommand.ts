@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import type { CheckStatus } from '../../setup/parts.js';
+import { checkBackgroundWorker } from '../backgroundWorkerState.js';
 
 const marks: Record<CheckStatus, string> = { ok: pc.green('ok  '), warn: pc.yellow('warn'), fail: pc.red('FAIL') };
 
@@ -17,7 +18,9 @@ export function doctorCommand(program: Command): void {
         import('../../sandbox/container/container.js'),
         import('../../setup/doctor.js'),
       ]);
-      const checks = await runDoctor(loadConfig(), connectDocker());
+      const config = loadConfig();
+      // The parts a run needs, then the user's background worker (src/cli, so not among src/setup's checks).
+      const checks = [...(await runDoctor(config, connectDocker())), await checkBackgroundWorker(config.home)];
       const ok = checks.every((check) => check.status !== 'fail');
       if (options.json) console.log(JSON.stringify({ ok, checks }));
       else
