@@ -68,7 +68,13 @@ async function watchDocker<T>(
     for (const line of lines.filter(Boolean)) {
       const event = JSON.parse(line) as { Action: string; id: string; Actor: { Attributes: Record<string, string> } };
       const attributes = event.Actor.Attributes;
-      if (event.Action === 'create' && attributes.name?.startsWith(buildContainerPrefix)) builds.push(attributes.name);
+      // This server's builds only: other tests' builds may run on the same engine meanwhile.
+      if (
+        event.Action === 'create' &&
+        attributes.name?.startsWith(buildContainerPrefix) &&
+        attributes[labels.scope]?.startsWith(server.address)
+      )
+        builds.push(attributes.name);
       if (
         event.Action === 'start' &&
         attributes[labels.sandboxId] &&
