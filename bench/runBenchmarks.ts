@@ -17,6 +17,7 @@ import {
 import { openBenchEnvironment } from './benchStack.js';
 import { formatCommandStartup, measureCommandStartup, type CommandStartupResult } from './commandStartup.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
+import { formatRustEnvironments, measureRustEnvironments, type RustEnvironmentCost } from './rustEnvironments.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import {
@@ -40,6 +41,7 @@ interface Results {
   tokens?: TokenEconomyResult;
   throughput?: ThroughputResult;
   environment?: EnvironmentBuildResult;
+  rust?: RustEnvironmentCost[];
   floor?: DispatchFloorResult;
   cluster?: ClusterThroughputResult;
   startup?: CommandStartupResult;
@@ -88,6 +90,7 @@ try {
     if (section === 'tokens') results.tokens = await measureTokenEconomy(env, repetitions);
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
+    if (section === 'environment') results.rust = await measureRustEnvironments(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
     if (section === 'startup') results.startup = await measureCommandStartup(env, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
@@ -114,6 +117,7 @@ const lines = [
   ...(results.tokens ? [...formatTokenEconomy(results.tokens), ''] : []),
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
+  ...(results.rust ? [...formatRustEnvironments(results.rust), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   ...(results.startup ? [...formatCommandStartup(results.startup), ''] : []),
   ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),
