@@ -18,6 +18,7 @@ import { openBenchEnvironment } from './benchStack.js';
 import { formatCommandStartup, measureCommandStartup, type CommandStartupResult } from './commandStartup.js';
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatRustEnvironments, measureRustEnvironments, type RustEnvironmentCost } from './rustEnvironments.js';
+import { formatCppEnvironments, measureCppEnvironments, type CppEnvironmentCost } from './cppEnvironments.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import {
@@ -42,6 +43,7 @@ interface Results {
   throughput?: ThroughputResult;
   environment?: EnvironmentBuildResult;
   rust?: RustEnvironmentCost[];
+  cpp?: CppEnvironmentCost[];
   floor?: DispatchFloorResult;
   cluster?: ClusterThroughputResult;
   startup?: CommandStartupResult;
@@ -91,6 +93,7 @@ try {
     if (section === 'throughput') results.throughput = await measureThroughput(env, repetitions);
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
     if (section === 'environment') results.rust = await measureRustEnvironments(env.plainLoopHost, repetitions);
+    if (section === 'environment') results.cpp = await measureCppEnvironments(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
     if (section === 'startup') results.startup = await measureCommandStartup(env, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
@@ -118,6 +121,7 @@ const lines = [
   ...(results.throughput ? [...formatThroughput(results.throughput), ''] : []),
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
   ...(results.rust ? [...formatRustEnvironments(results.rust), ''] : []),
+  ...(results.cpp ? [...formatCppEnvironments(results.cpp), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   ...(results.startup ? [...formatCommandStartup(results.startup), ''] : []),
   ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),

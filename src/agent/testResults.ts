@@ -1,5 +1,6 @@
 // Reads a test runner's output into counts and failing test names, so that the model sees a
 // summary first and the workflow can verify a fix by names, not by the model's word.
+import { parseNativeTests } from './ctestOutput.js';
 import { parseSurefireSummary } from './surefireOutput.js';
 
 import { parseCargoTest } from './cargoTestOutput.js';
@@ -130,6 +131,7 @@ function parseAny(output: string): Counts | null {
     parseMocha(output) ??
     parseGoTestOutput(output) ??
     parseUvu(output) ??
+    parseNativeTests(output) ??
     parsePlainCounts(output)
   );
 }

@@ -195,3 +195,30 @@ test('a dependency from a git host is refused, and the run names the host', { ti
     /refused a connection to github\.com:443: builds reach only the package registries/,
   );
 });
+
+test(
+  'a workspace crate that a member also takes from crates.io (a published release of the same name) is caught by the probe',
+  { timeout: 900_000 },
+  async () => {
+    // Fixture 45 with semver-lite renamed itoa: changelog's `itoa = "1.0"` is crates.io's, not the workspace's crate.
+    const repo = join(scratch, 'registry_copy');
+    await cp(join(import.meta.dirname, '..', '..', 'fixtures', '45_rust_workspace_semver'), repo, { recursive: true });
+    const edit = async (path: string, change: (text: string) => string) =>
+      writeFile(join(repo, path), change(await readFile(join(repo, path), 'utf8')));
+    await edit('Cargo.toml', (text) => text.replace('version = "0.3.1" }', 'version = "0.3.1", package = "itoa" }'));
+    await edit('crates/semver-lite/Cargo.toml', (text) =>
+      text.replace('name = "semver-lite"', 'name = "itoa"').replace('itoa.workspace = true', 'itoa = "1.0"'),
+    );
+    await edit('crates/changelog/Cargo.toml', (text) =>
+      text.replace('semver-lite.workspace = true', 'semver-lite.workspace = true\nitoa = "1.0"'),
+    );
+    await rm(join(repo, 'rust-toolchain.toml'));
+    await run('cargo', ['generate-lockfile'], { cwd: repo, env: { ...savedEnvironment, RUSTUP_TOOLCHAIN: 'stable' } });
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-rust-copy-${process.pid}`);
+    assert.equal(report.status, 'environment_error');
+    assert.match(
+      report.stopDetail ?? '',
+      /cargo: itoa 1\.0\.\d+ comes from registry\+https:\/\/github\.com\/rust-lang\/crates\.io-index, not the workspace's crates\/semver-lite\/Cargo\.toml \(used by changelog/,
+    );
+  },
+);

@@ -90,7 +90,7 @@ export interface PackedTool {
 /** Where the build container finds the packed tools. */
 export const packedToolsFolder = '/env-toolchain';
 
-export type EnvironmentKind = 'python' | 'node' | 'go' | 'rust' | 'custom' | 'image' | 'dockerfile';
+export type EnvironmentKind = 'python' | 'node' | 'go' | 'rust' | 'cpp' | 'custom' | 'image' | 'dockerfile';
 
 /**
  * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,

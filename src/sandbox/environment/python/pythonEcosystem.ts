@@ -20,7 +20,7 @@ export const pythonEcosystem: Ecosystem = {
   kind: 'python',
   isManifest: (path) => manifests.has(path) || isRequirementsFile(path),
   plan: ({ files, manifests: read, chosen }) => {
-    const plan = planPython(files, read, { extras: chosen.extras, groups: chosen.groups });
+    const plan = planPython(files, read, { extras: chosen.extras, groups: chosen.groups, apt: chosen.apt });
     return plan && { ...plan, testCommand: chosen.testCommand };
   },
   workspaceProbe: (files, read) => pythonImportProbe(files, read, true),

@@ -5,6 +5,8 @@
 // project is installed as its CI installs it, editable (projectInstall), so that its metadata and
 // entry points exist while its code still loads from /workspace.
 import { pythonImportProbe } from './pythonProbes.js';
+import { buildExtensionsInPlace, buildRequirements, cExtensionPackages, hasCExtensions } from './pythonExtensions.js';
+import { aptInstallScript } from '../debian/debianPackages.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from '../planTypes.js';
 import {
@@ -54,7 +56,7 @@ export function isInstallableProject(manifests: Record<string, string>): boolean
 export function planPython(
   files: string[],
   manifests: Record<string, string>,
-  named: { extras?: string[]; groups?: string[] } = {},
+  named: { extras?: string[]; groups?: string[]; apt?: string[] } = {},
 ): EnvironmentPlan | null {
   const requirementFiles = testRequirementFiles(Object.keys(manifests));
   const sources: string[] = [];
@@ -88,6 +90,10 @@ export function planPython(
 
   const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
   if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
+  // C extensions: a compiler and Python's headers from Debian, the backend in the venv for the per-run build.
+  const extensions = hasCExtensions(manifests);
+  if (extensions) requirements.push(...buildRequirements(manifests));
+  const aptPackages = [...new Set([...(extensions ? cExtensionPackages : []), ...(named.apt ?? [])])];
   inputFiles['durable-debugger-requirements.txt'] = requirements.join('\n') + '\n';
   if (lock) {
     inputFiles['pyproject.toml'] = manifests['pyproject.toml'] as string;
@@ -104,6 +110,7 @@ export function planPython(
   ];
   const script = [
     'set -e',
+    ...(aptPackages.length ? [aptInstallScript(aptPackages)] : []),
     `python3 -m venv --without-pip ${venv}`,
     'cd /env-input',
     ...(lock ? lock.export : []),
@@ -123,13 +130,13 @@ export function planPython(
   const probe = pythonImportProbe(files, manifests, false);
   return {
     kind: 'python',
-    installers: ['pip'],
-    description: `python · pip install ${sources.join(' ')}`,
+    installers: aptPackages.length ? ['pip', 'apt'] : ['pip'],
+    description: `python · pip install ${sources.join(' ')}${aptPackages.length ? ` · apt ${aptPackages.join(' ')}` : ''}`,
     files: inputFiles,
     script,
     needsRepository: false,
     toolchains: ['pip'],
-    build: [],
+    build: extensions ? [buildExtensionsInPlace] : [],
     containerEnv: pythonEnv,
     probes: probe ? [probe] : [],
     ...(installable ? { projectInstall: { script: projectInstallScript(project) } } : {}),
