@@ -54,7 +54,10 @@ test('the fixtures cover the cases the project needs', () => {
   assert.ok(languages.includes('python'));
   for (const fixture of fixtures) {
     assert.match(fixture.name, /^\d\d_[a-z0-9_]+$/, `${fixture.name}: fixture folders are named NN_short_name`);
-    assert.ok(['python', 'javascript', 'go', 'rust', 'c', 'cpp'].includes(fixture.meta.language), `${fixture.name}: unknown language`);
+    assert.ok(
+      ['python', 'javascript', 'go', 'rust', 'c', 'cpp'].includes(fixture.meta.language),
+      `${fixture.name}: unknown language`,
+    );
     assert.ok(fixture.meta.description, `${fixture.name}: no description`);
     // The scripted answers and the expectations must stay hidden from the agent.
     const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8')
@@ -243,7 +246,10 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
               `type=volume,target=/workspace/${folder}`,
             ]),
             // The warm build caches outside the workspace (Rust's target folder), a copy of their own too.
-            ...(report.environment.writableCopies ?? []).flatMap((folder) => ['--mount', `type=volume,target=${folder}`]),
+            ...(report.environment.writableCopies ?? []).flatMap((folder) => [
+              '--mount',
+              `type=volume,target=${folder}`,
+            ]),
             '-w',
             '/workspace',
             report.environment.image,
