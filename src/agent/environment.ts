@@ -10,7 +10,7 @@ export interface PreparedEnvironment {
   nodeModules?: string[];
   /** Folders outside /workspace where each sandbox gets a writable copy of the image's (Rust's warm target folder). */
   writableCopies?: string[];
-  kind: 'python' | 'node' | 'go' | 'rust' | 'cpp' | 'custom' | 'image' | 'dockerfile';
+  kind: 'python' | 'node' | 'go' | 'rust' | 'cpp' | 'java' | 'custom' | 'image' | 'dockerfile';
   /** "python · pip install -r requirements.txt" */
   description: string;
   /** True when an image built earlier was used as it was. */

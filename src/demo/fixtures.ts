@@ -18,9 +18,11 @@ export interface FixtureMeta {
   /** Tool calls the run must report as failed (is_error), by tool name in order; none when absent. */
   toolErrors?: string[];
   /** The environment the run must build or reuse for the repository's dependencies (none when absent). */
-  environment?: 'python' | 'node' | 'rust' | 'cpp';
+  environment?: 'python' | 'node' | 'rust' | 'cpp' | 'java';
   /** Regular expressions the run's environment line (toolchain, install scripts) must each match. */
   environmentMatches?: string[];
+  /** Regular expressions the run's stop detail must each match (an environment_error's words). */
+  stopDetailMatches?: string[];
   /** Texts that must each appear in some tool result sent back to the model. */
   observations?: string[];
   /**

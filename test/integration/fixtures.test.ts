@@ -55,7 +55,7 @@ test('the fixtures cover the cases the project needs', () => {
   for (const fixture of fixtures) {
     assert.match(fixture.name, /^\d\d_[a-z0-9_]+$/, `${fixture.name}: fixture folders are named NN_short_name`);
     assert.ok(
-      ['python', 'javascript', 'go', 'rust', 'c', 'cpp'].includes(fixture.meta.language),
+      ['python', 'javascript', 'go', 'rust', 'c', 'cpp', 'java'].includes(fixture.meta.language),
       `${fixture.name}: unknown language`,
     );
     assert.ok(fixture.meta.description, `${fixture.name}: no description`);
@@ -106,6 +106,8 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
           new RegExp(pattern),
           'the environment’s toolchain and scripts',
         );
+      for (const pattern of fixture.meta.stopDetailMatches ?? [])
+        assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
       if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
 
       const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);

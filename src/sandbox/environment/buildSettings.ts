@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Installer } from './planTypes.js';
+import { buildMavenSettingsXml, centralMirror, mavenVariables } from './java/mavenSettings.js';
 import {
   isNpmCredentialKey,
   registryTargets,
@@ -201,6 +202,29 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     files['cargo-config.toml'] = host.cargo.config;
     variables[cargoConfigVariable] = at('cargo-config.toml');
     digestParts.cargo = host.cargo.config;
+  }
+
+  if (options.installers.includes('maven')) {
+    // Maven reads no HTTPS_PROXY: its settings.xml names the proxy, the host's mirrors and their credentials.
+    files['maven-settings.xml'] = buildMavenSettingsXml(host.maven, options.proxyUrl, credentials);
+    for (const server of credentials ? Object.values(host.maven?.servers ?? {}) : [])
+      if (server.password) rememberSecret(secrets, server.password);
+    variables[mavenVariables.settings] = at('maven-settings.xml');
+    const mirror = centralMirror(host.maven);
+    if (mirror) variables[mavenVariables.repository] = urlCredentials(mirror.url);
+    // Java trusts only its own cacerts: the host's CA bundle (a company proxy's CA) becomes a truststore in the build.
+    if (host.pipCaFile) {
+      const bundle = readBundle(host.pipCaFile);
+      files['maven-ca.pem'] = bundle.text;
+      variables[mavenVariables.caBundle] = at('maven-ca.pem');
+      // Python fetches the Maven distribution: it trusts the same bundle.
+      variables.SSL_CERT_FILE ??= at('maven-ca.pem');
+      digestParts.mavenCa = bundle.digest;
+    }
+    digestParts.maven = {
+      mirrors: JSON.stringify(host.maven?.mirrors ?? []),
+      servers: Object.keys(host.maven?.servers ?? {}).join(','),
+    };
   }
 
   files['env.sh'] = Object.entries(variables)

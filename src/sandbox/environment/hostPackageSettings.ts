@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Installer } from './planTypes.js';
+import { mavenRepositoryUrls, readHostMavenSettings, type HostMavenSettings } from './java/mavenSettings.js';
 import { goProxyUrls, goSumDbUrl, readHostGoSettings } from './go/goSettings.js';
 import { defaultDebianMirrors, readHostDebianMirrors, type DebianMirrors } from './debian/debianMirrors.js';
 import { cargoRegistryUrls, readHostCargoSettings, type HostCargoSettings } from './rust/cargoSettings.js';
@@ -33,6 +34,8 @@ export interface HostPackageSettings {
   nodeCaFile: string | null;
   /** The host's own proxy for HTTPS (and HTTP) with its NO_PROXY list: the registry proxy goes through it. */
   upstream: UpstreamProxy;
+  /** The mirrors (and their servers' credentials) of ~/.m2/settings.xml; for installer 'maven'. */
+  maven?: HostMavenSettings;
   /** The host's Go settings (GOPROXY, GOSUMDB, GONOSUMDB, GOPRIVATE, GOFLAGS, …) as `go env` shows them; for installer 'go'. */
   go?: Record<string, string>;
   /** The CA bundle Go trusts (SSL_CERT_FILE, pip's bundle, the system's): the sandbox images have none of their own. */
@@ -99,6 +102,7 @@ export async function readHostPackageSettings(env: NodeJS.ProcessEnv = process.e
       http: env.HTTP_PROXY || env.http_proxy || proxies.proxy || null,
       noProxy,
     },
+    maven: readHostMavenSettings(env),
     go: await readHostGoSettings(env),
     goCaFile: firstFile(env.SSL_CERT_FILE, pipCaFile ?? undefined, ...systemCaBundles),
     apt: readHostDebianMirrors(),
@@ -132,6 +136,7 @@ export function registryTargets(settings: HostPackageSettings, wanted: readonly 
     const sumdb = goSumDbUrl(settings.go?.GOSUMDB);
     if (sumdb) urls.push(sumdb);
   }
+  if (wanted.includes('maven')) urls.push(...mavenRepositoryUrls(settings.maven));
   const targets = new Map<string, RegistryTarget>();
   for (const text of urls) {
     const url = parseUrl(text);

@@ -48,7 +48,16 @@ export interface EnvironmentProbe {
 }
 
 /** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */
-export type Toolchain = 'pip' | PackedTool | GoToolchain | HostFolderTool;
+export type Toolchain = 'pip' | PackedTool | GoToolchain | HostFolderTool | GradleToolchain;
+
+/** The Gradle wrapper's distribution (java/gradleDistribution.ts): from the user's Gradle cache, or its URL where reachable. */
+export interface GradleToolchain {
+  kind: 'gradle';
+  /** The wrapper's name for it (gradle-8.10.2-bin); '' when the build has no wrapper. */
+  name: string;
+  url: string;
+  version: string;
+}
 
 /** A toolchain installed on the host (a rustup toolchain), bound read-only at /env-toolchain/<as> for the build to copy. */
 export interface HostFolderTool {
@@ -90,13 +99,13 @@ export interface PackedTool {
 /** Where the build container finds the packed tools. */
 export const packedToolsFolder = '/env-toolchain';
 
-export type EnvironmentKind = 'python' | 'node' | 'go' | 'rust' | 'cpp' | 'custom' | 'image' | 'dockerfile';
+export type EnvironmentKind = 'python' | 'node' | 'go' | 'rust' | 'cpp' | 'java' | 'custom' | 'image' | 'dockerfile';
 
 /**
  * The installers whose registries (through the proxy) and host settings (hostPackageSettings.ts,
  * buildSettings.ts) a build gets. Setup commands get every one; a plan names its own.
  */
-export const installers = ['pip', 'npm', 'apt', 'go', 'cargo'] as const;
+export const installers = ['pip', 'npm', 'apt', 'go', 'cargo', 'maven'] as const;
 export type Installer = (typeof installers)[number];
 
 export interface EnvironmentPlan {

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmForNode } from './node/nodeVersion.js';
+import { fetchGradleDistribution, isGradle } from './java/gradleDistribution.js';
 import { fetchGoToolchain } from './go/goToolchain.js';
 import { EnvironmentBuildError, packedToolsFolder, type PackedTool, type Toolchain } from './planTypes.js';
 
@@ -49,6 +50,13 @@ export async function fetchToolchain(
       // A toolchain of the host's (a rustup toolchain): read-only, named by its version in the image key.
       names.push(need.label);
       binds.push(`${need.hostFolder}:${packedToolsFolder}/${need.as}:ro`);
+      continue;
+    }
+    if (isGradle(need)) {
+      const gradle = await fetchGradleDistribution(need, dir);
+      names.push(gradle.name);
+      binds.push(gradle.bind);
+      notes.push(gradle.note);
       continue;
     }
     if ('kind' in need) {
