@@ -19,6 +19,7 @@ import { formatCommandStartup, measureCommandStartup, type CommandStartupResult 
 import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildResult } from './environmentBuild.js';
 import { formatRustEnvironments, measureRustEnvironments, type RustEnvironmentCost } from './rustEnvironments.js';
 import { formatCppEnvironments, measureCppEnvironments, type CppEnvironmentCost } from './cppEnvironments.js';
+import { formatGoEnvironments, measureGoEnvironments, type GoEnvironmentCost } from './goEnvironments.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import {
@@ -44,6 +45,7 @@ interface Results {
   environment?: EnvironmentBuildResult;
   rust?: RustEnvironmentCost[];
   cpp?: CppEnvironmentCost[];
+  go?: GoEnvironmentCost[];
   floor?: DispatchFloorResult;
   cluster?: ClusterThroughputResult;
   startup?: CommandStartupResult;
@@ -94,6 +96,7 @@ try {
     if (section === 'environment') results.environment = await measureEnvironmentBuild(env.plainLoopHost, repetitions);
     if (section === 'environment') results.rust = await measureRustEnvironments(env.plainLoopHost, repetitions);
     if (section === 'environment') results.cpp = await measureCppEnvironments(env.plainLoopHost, repetitions);
+    if (section === 'environment') results.go = await measureGoEnvironments(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
     if (section === 'startup') results.startup = await measureCommandStartup(env, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
@@ -122,6 +125,7 @@ const lines = [
   ...(results.environment ? [...formatEnvironmentBuild(results.environment), ''] : []),
   ...(results.rust ? [...formatRustEnvironments(results.rust), ''] : []),
   ...(results.cpp ? [...formatCppEnvironments(results.cpp), ''] : []),
+  ...(results.go ? [...formatGoEnvironments(results.go), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   ...(results.startup ? [...formatCommandStartup(results.startup), ''] : []),
   ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),
