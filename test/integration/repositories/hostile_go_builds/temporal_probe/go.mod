@@ -1,0 +1,5 @@
+module example.com/temporalprobe
+
+go 1.22
+
+toolchain go1.22.5
