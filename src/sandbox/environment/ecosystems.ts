@@ -10,7 +10,14 @@ import { pythonEcosystem } from './python/pythonEcosystem.js';
 import { rustEcosystem } from './rust/rustEcosystem.js';
 
 // Java first: a Maven or Gradle repository often has a package.json for its tooling (commit hooks, docs).
-export const ecosystems: readonly Ecosystem[] = [javaEcosystem, nodeEcosystem, pythonEcosystem, goEcosystem, rustEcosystem, cppEcosystem];
+export const ecosystems: readonly Ecosystem[] = [
+  javaEcosystem,
+  nodeEcosystem,
+  pythonEcosystem,
+  goEcosystem,
+  rustEcosystem,
+  cppEcosystem,
+];
 
 /** Every ecosystem's workspace check, for an image, Dockerfile or setup commands the repository or the run names. */
 export function repositoryProbes(files: string[], manifests: Record<string, string>): EnvironmentProbe[] {
