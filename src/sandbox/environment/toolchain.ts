@@ -59,7 +59,7 @@ export async function fetchToolchain(
       notes.push(gradle.note);
       continue;
     }
-    if ('kind' in need) {
+    if ('kind' in need && need.kind === 'go') {
       const go = await fetchGoToolchain(need, dir);
       names.push(go.name);
       binds.push(go.bind);
