@@ -208,7 +208,8 @@ export class EnvironmentBuilder {
         files: {},
         script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
         needsRepository: true,
-        toolchains: ['pip'],
+        // Python's install needs pip's wheel; Go's warm-up needs nothing the image lacks.
+        toolchains: plan.kind === 'python' ? ['pip'] : [],
         toolchainNotes: [],
         projectInstall: undefined,
       },
