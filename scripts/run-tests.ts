@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { listProjectContainers } from '../src/sandbox/container/container.js';
 import { projectRoot } from '../src/config.js';
+import { dataHomeFor } from '../src/locations.js';
 import { startTestEngines, type TestEngine } from './testEngines.js';
 
 const wanted = process.argv.slice(2);
@@ -89,7 +90,10 @@ let failed = false;
 if (jobs.length > 0) {
   const lanes = Math.max(1, Number(process.env.DURABLE_DEBUGGER_TEST_LANES ?? Math.min(3, availableParallelism() + 1)));
   console.log(`\n── integration tests and reliability (quick): ${jobs.length} jobs in ${lanes} lanes ──`);
-  engines.push(...(await startTestEngines(Math.min(lanes, jobs.length), join(dataFolder, 'test-engines'))));
+  // The lanes' engines keep their data per machine, not per checkout: the toolchain images the tests
+  // build (Rust, Java, C/C++, Python variants) are made once per machine, as the first engine's are.
+  const enginesRoot = join(dataHomeFor(process.env), 'test-engines');
+  engines.push(...(await startTestEngines(Math.min(lanes, jobs.length), enginesRoot)));
   try {
     failed = !(await runJobs(jobs, engines));
   } finally {

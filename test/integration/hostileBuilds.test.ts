@@ -109,7 +109,7 @@ function targets(registry: string): string {
   return JSON.stringify({
     temporal: `127.0.0.1:${new URL(`http://${server.address}`).port}`,
     postgres: `127.0.0.1:${portOf(postgres)}`,
-    nonRegistry: 'proxy.golang.org:443',
+    nonRegistry: 'storage.googleapis.com:443',
     registry,
     hostNpmrc,
     canaries: [canary].map((value) => Buffer.from(value).toString('base64')),
@@ -420,12 +420,15 @@ test(
     await writeFile(
       join(repo, 'durable-debugger.json'),
       JSON.stringify({
-        setup: ['python3 -c "import urllib.request; urllib.request.urlopen(\'https://proxy.golang.org/\')"'],
+        setup: ['python3 -c "import urllib.request; urllib.request.urlopen(\'https://storage.googleapis.com/\')"'],
       }),
     );
     const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-download-${process.pid}`);
     assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
-    assert.match(report.stopDetail, /The build tried to reach proxy\.golang\.org:443, which is not a package registry/);
+    assert.match(
+      report.stopDetail,
+      /The build tried to reach storage\.googleapis\.com:443, which is not a package registry/,
+    );
   },
 );
 
