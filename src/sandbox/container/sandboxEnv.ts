@@ -72,7 +72,8 @@ export const environmentImageVariables: readonly DocumentedVariable[] = [
   {
     name: 'CARGO_HOME',
     value: '/opt/cargo',
-    reason: "a Rust environment: cargo's home in the image, whose config points at the crates vendored there (read-only)",
+    reason:
+      "a Rust environment: cargo's home in the image, whose config points at the crates vendored there (read-only)",
   },
   {
     name: 'CARGO_TARGET_DIR',
