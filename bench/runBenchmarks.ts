@@ -20,6 +20,7 @@ import { formatEnvironmentBuild, measureEnvironmentBuild, type EnvironmentBuildR
 import { formatRustEnvironments, measureRustEnvironments, type RustEnvironmentCost } from './rustEnvironments.js';
 import { formatCppEnvironments, measureCppEnvironments, type CppEnvironmentCost } from './cppEnvironments.js';
 import { formatGoEnvironments, measureGoEnvironments, type GoEnvironmentCost } from './goEnvironments.js';
+import { formatJavaEnvironments, measureJavaEnvironments, type JavaEnvironmentCost } from './javaEnvironments.js';
 import { formatDispatchFloor, measureDispatchFloor, type DispatchFloorResult } from './dispatchFloor.js';
 import { formatHistoryGrowth, measureHistoryGrowth, type HistoryGrowthResult } from './historyGrowth.js';
 import {
@@ -46,6 +47,7 @@ interface Results {
   rust?: RustEnvironmentCost[];
   cpp?: CppEnvironmentCost[];
   go?: GoEnvironmentCost[];
+  java?: JavaEnvironmentCost[];
   floor?: DispatchFloorResult;
   cluster?: ClusterThroughputResult;
   startup?: CommandStartupResult;
@@ -97,6 +99,7 @@ try {
     if (section === 'environment') results.rust = await measureRustEnvironments(env.plainLoopHost, repetitions);
     if (section === 'environment') results.cpp = await measureCppEnvironments(env.plainLoopHost, repetitions);
     if (section === 'environment') results.go = await measureGoEnvironments(env.plainLoopHost, repetitions);
+    if (section === 'environment') results.java = await measureJavaEnvironments(env.plainLoopHost, repetitions);
     if (section === 'floor') results.floor = await measureDispatchFloor(env.server, repetitions);
     if (section === 'startup') results.startup = await measureCommandStartup(env, repetitions);
     if (section === 'cluster') results.cluster = await measureClusterThroughput(progress);
@@ -126,6 +129,7 @@ const lines = [
   ...(results.rust ? [...formatRustEnvironments(results.rust), ''] : []),
   ...(results.cpp ? [...formatCppEnvironments(results.cpp), ''] : []),
   ...(results.go ? [...formatGoEnvironments(results.go), ''] : []),
+  ...(results.java ? [...formatJavaEnvironments(results.java), ''] : []),
   ...(results.floor ? [...formatDispatchFloor(results.floor), ''] : []),
   ...(results.startup ? [...formatCommandStartup(results.startup), ''] : []),
   ...(results.cluster ? [...formatClusterThroughput(results.cluster), ''] : []),
