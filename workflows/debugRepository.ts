@@ -11,14 +11,7 @@
 // The rules live in the run core (src/agent/: run.ts, reply.ts, turn.ts); the sandbox is the
 // loop's environment (sandboxSteps.ts); the model step, progress, approval, the end and the
 // parent of parallel attempts (attemptsParent.ts) are beside this file.
-import {
-  TemporalFailure,
-  CancellationScope,
-  isCancellation,
-  ContinueAsNew,
-  patched,
-  setHandler,
-} from '@temporalio/workflow';
+import { TemporalFailure, CancellationScope, isCancellation, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import type { Stop } from '../src/agent/budgets.js';
 import { raiseProblem } from '../src/agent/budgetRaise.js';
 import { compactIfContextIsFull } from '../src/agent/compaction.js';
@@ -37,12 +30,18 @@ import {
 } from '../src/agent/run.js';
 import type { RunState } from '../src/agent/runState.js';
 import type { ToolOutcome } from '../src/agent/sandboxProtocol.js';
-import { describeCommandThatCannotStart, testsFailed } from '../src/agent/testResults.js';
+import { testsFailed } from '../src/agent/testResults.js';
 import { applyToolOutcome, observeTurn, type FixReview, type RunnableCall } from '../src/agent/turn.js';
 import { raiseBudgetUpdate, type BudgetRaise } from '../src/temporal/definitions.js';
 import { ApprovalGate } from './approval.js';
 import { AttemptsParent } from './attemptsParent.js';
-import { environmentFailureMessage, failureMessage, inputFailure, validateInput } from './failures.js';
+import {
+  baselineCannotStart,
+  environmentFailureMessage,
+  failureMessage,
+  inputFailure,
+  validateInput,
+} from './failures.js';
 import { ModelStep } from './modelCall.js';
 import { RunProgress } from './progress.js';
 import { registerRunHandlers } from './runHandlers.js';
@@ -50,9 +49,6 @@ import { endRun } from './runEnd.js';
 import { continueAsNewDue, continueAsNewWithState, pausesForRaise, waitForMoreBudget } from './runLimits.js';
 import { SandboxSteps } from './sandboxSteps.js';
 import { sharedOf } from './sharedActivities.js';
-
-/** Runs recorded before a baseline that cannot start ended the run went on to the model: they replay as they ran. */
-const baselineCannotStartPatch = 'baseline-that-cannot-start-ends-the-run';
 
 export interface CarriedState {
   state: RunState;
@@ -236,10 +232,8 @@ class DebugRun {
     if (!state.baseline) {
       this.progress.setPhase('baseline');
       state.baseline = await this.sandbox.runTestSuite('baseline test run');
-      // A test command that cannot start (exit 126/127) is the environment's to fix, not the model's.
-      const cannotStart = describeCommandThatCannotStart(state.baseline);
-      if (cannotStart && patched(baselineCannotStartPatch))
-        return { condition: 'environment_error', detail: cannotStart };
+      const cannotStart = baselineCannotStart(state.baseline);
+      if (cannotStart) return cannotStart;
       if (!testsFailed(state.baseline))
         return { condition: 'no_failing_tests', detail: 'the tests already pass: there is nothing to fix' };
     }

@@ -1,9 +1,11 @@
 // How the workflow reads the failures of its activities: which ones it handles, and in what words;
 // and how a bad input fails a run: at the top, as the user's input, naming what was wrong.
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation, patched } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { environmentFailure } from '../src/agent/environment.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
+import type { Stop } from '../src/agent/budgets.js';
+import { describeCommandThatCannotStart, type TestSummary } from '../src/agent/testResults.js';
 
 /** The run's input, validated; a bad one fails the run at once (non-retryable InvalidInput, naming the field). */
 export function validateInput(raw: unknown): DebugInput {
@@ -60,4 +62,14 @@ export function environmentFailureMessage(error: unknown): string {
   if (isFailureOfType(error, environmentFailure))
     return (error as ActivityFailure).cause?.message ?? 'the environment could not be made';
   throw error;
+}
+
+/** Runs recorded before a baseline that cannot start ended the run went on to the model: they replay as they ran. */
+const baselineCannotStartPatch = 'baseline-that-cannot-start-ends-the-run';
+
+/** A baseline whose test command cannot start (exit 126/127) is the environment's to fix, not the model's: the run ends. */
+export function baselineCannotStart(baseline: TestSummary): Stop | null {
+  const detail = describeCommandThatCannotStart(baseline);
+  if (!detail || !patched(baselineCannotStartPatch)) return null;
+  return { condition: 'environment_error', detail };
 }
