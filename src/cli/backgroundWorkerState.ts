@@ -86,11 +86,15 @@ export function installedVersion(): string {
   return version;
 }
 
-/** Tooling, tests and data beside the product's sources in the checkout: not the code a worker runs. */
+/**
+ * Tooling, tests and data beside the product's sources in the checkout: not the code a worker runs
+ * (test-output/ changes all through a test run, and must not replace the worker of a test's runs).
+ */
 const notProductCode = new Set([
   'node_modules',
   'dist',
   'test',
+  'test-output',
   'bench',
   'harness',
   'scripts',

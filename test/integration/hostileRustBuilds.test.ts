@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { connectDocker } from '../../src/sandbox/container/container.js';
+import { readHostRustToolchains } from '../../src/sandbox/environment/rust/rustupToolchains.js';
 import {
   runToReport,
   startTestServer,
@@ -26,6 +27,16 @@ import {
 import { hostSettingsInImage } from '../support/imageInspection.js';
 
 const run = promisify(execFile);
+
+/**
+ * The host's stable cargo from rustup's folder, as the Rust environment finds its toolchains, not
+ * through PATH (CI's PATH has only system folders, and rustup's proxies live in ~/.cargo/bin).
+ */
+const cargo = (() => {
+  const stable = readHostRustToolchains().filter((toolchain) => toolchain.channel === 'stable');
+  const bin = join((stable.at(-1) ?? { path: '/nonexistent' }).path, 'bin');
+  return { command: join(bin, 'cargo'), env: { PATH: `${bin}:${process.env.PATH ?? ''}` } };
+})();
 const docker = connectDocker();
 const sandboxImage = process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debugger-sandbox:1';
 const repositories = join(import.meta.dirname, 'repositories', 'hostile_rust_builds');
@@ -159,7 +170,7 @@ test(
     await cp(join(repositories, 'registry_build_script'), repo, { recursive: true });
     await writeFile(join(repo, 'build.rs'), await probeSource());
     // A real lockfile, by the host's cargo against the served registry.
-    await run('cargo', ['generate-lockfile'], { cwd: repo, env: { ...process.env, RUSTUP_TOOLCHAIN: 'stable' } });
+    await run(cargo.command, ['generate-lockfile'], { cwd: repo, env: { ...process.env, ...cargo.env } });
     const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-rust-${process.pid}`);
     if (report.environment) imagesBuilt.add(report.environment.image);
     // The environment built; the tests (which assert that neither build script reached anything) passed.
@@ -213,7 +224,7 @@ test(
       text.replace('semver-lite.workspace = true', 'semver-lite.workspace = true\nitoa = "1.0"'),
     );
     await rm(join(repo, 'rust-toolchain.toml'));
-    await run('cargo', ['generate-lockfile'], { cwd: repo, env: { ...savedEnvironment, RUSTUP_TOOLCHAIN: 'stable' } });
+    await run(cargo.command, ['generate-lockfile'], { cwd: repo, env: { ...savedEnvironment, ...cargo.env } });
     const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-rust-copy-${process.pid}`);
     assert.equal(report.status, 'environment_error');
     assert.match(

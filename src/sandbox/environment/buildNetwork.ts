@@ -185,7 +185,12 @@ export interface BuildNetworkLease {
   refused: string[];
   /** Gives the network back to be kept for the next build (`reusable`), or closes it. */
   release(reusable: boolean): Promise<void>;
+  /** Says the build is over and its clean-up will release the network soon: a next build waits for it. */
+  returning(): void;
 }
+
+/** How long a build waits for a network that a finished build's clean-up is about to give back. */
+const returningWaitMs = 60_000;
 
 /**
  * The build networks of one worker, kept warm between its builds: a holder container and its proxy
@@ -198,6 +203,8 @@ export interface BuildNetworkLease {
  */
 export class BuildNetworks {
   private readonly idle = new Map<string, { network: BuildNetwork; timer: NodeJS.Timeout }>();
+  /** The releases under way of networks whose builds are over (their containers being removed), by key. */
+  private readonly returning = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly idleMs = 120_000) {}
 
@@ -209,7 +216,9 @@ export class BuildNetworks {
     open: () => Promise<BuildNetwork>,
   ): Promise<BuildNetworkLease> {
     const key = JSON.stringify({ allowed, upstream });
-    let network = this.take(key);
+    // A build that just ended gives its network back once its container is gone (seconds on a busy
+    // host): the next build waits for that instead of opening a second holder.
+    let network = this.take(key) ?? (await this.nextReturned(key));
     if (network && !(await network.running())) {
       await network.close();
       network = undefined;
@@ -218,22 +227,46 @@ export class BuildNetworks {
     network.proxy.reset(onRefused);
     const leased = network;
     let released = false;
+    let returned = () => {};
+    const done = new Promise<void>((resolve) => (returned = resolve));
     return {
       networkMode: leased.networkMode,
       refused: leased.proxy.refused,
+      returning: () => {
+        if (released) return;
+        const pending = this.returning.get(key) ?? new Set();
+        pending.add(done);
+        this.returning.set(key, pending);
+      },
       release: async (reusable) => {
         if (released) return;
         released = true;
-        leased.proxy.reset(undefined);
-        if (!reusable || this.idle.has(key)) return leased.close();
-        const timer = setTimeout(() => {
-          if (this.idle.get(key)?.network === leased) this.idle.delete(key);
-          void leased.close().catch(() => undefined);
-        }, this.idleMs);
-        timer.unref();
-        this.idle.set(key, { network: leased, timer });
+        try {
+          leased.proxy.reset(undefined);
+          if (!reusable || this.idle.has(key)) return await leased.close();
+          const timer = setTimeout(() => {
+            if (this.idle.get(key)?.network === leased) this.idle.delete(key);
+            void leased.close().catch(() => undefined);
+          }, this.idleMs);
+          timer.unref();
+          this.idle.set(key, { network: leased, timer });
+        } finally {
+          this.returning.get(key)?.delete(done);
+          returned();
+        }
       },
     };
+  }
+
+  /** A network of `key` that a finished build gives back within returningWaitMs, if any is on its way. */
+  private async nextReturned(key: string): Promise<BuildNetwork | undefined> {
+    const pending = [...(this.returning.get(key) ?? [])];
+    if (pending.length === 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, returningWaitMs)));
+    await Promise.race([Promise.race(pending), timeout]);
+    clearTimeout(timer);
+    return this.take(key);
   }
 
   /** Closes the networks kept idle. */

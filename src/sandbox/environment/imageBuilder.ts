@@ -377,8 +377,14 @@ export class EnvironmentBuilder {
     settings: BuildSettings,
     request: EnvironmentRequest,
     log: (line: string) => void,
-  ): Promise<{ networkMode: string; refused: string[]; close(reusable?: boolean): Promise<void> }> {
-    if (!this.confined) return { networkMode: 'host', close: async () => undefined, refused: [] };
+  ): Promise<{
+    networkMode: string;
+    refused: string[];
+    returning(): void;
+    close(reusable?: boolean): Promise<void>;
+  }> {
+    if (!this.confined)
+      return { networkMode: 'host', close: async () => undefined, returning: () => undefined, refused: [] };
     const { owner } = request;
     const lease = await this.networks.lease(
       settings.registries,
@@ -403,7 +409,12 @@ export class EnvironmentBuilder {
           upstream: settings.upstream,
         }),
     );
-    return { networkMode: lease.networkMode, refused: lease.refused, close: (reusable) => lease.release(!!reusable) };
+    return {
+      networkMode: lease.networkMode,
+      refused: lease.refused,
+      returning: () => lease.returning(),
+      close: (reusable) => lease.release(!!reusable),
+    };
   }
 
   /** Waits for the builds' clean-ups and closes the build networks kept warm between builds (a worker that stops). */
@@ -748,6 +759,7 @@ export class EnvironmentBuilder {
     } finally {
       const built = container;
       const leased = network;
+      leased?.returning();
       this.cleanUpLater(async () => {
         try {
           if (built) await removeContainer(docker, built.id);
