@@ -4,14 +4,14 @@
 // build tool's own time on the host (cmake configure + build, or make check), the cached reuse, and
 // the first test run after the cold build, in a container as the sandbox makes it (the workspace
 // written anew, a copy of the warm /opt/build, the sandbox's user), against a full rebuild.
-import { execFile } from 'node:child_process';
 import { appendFile, chown, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { figure, number, repeat, table, type Figure } from './stats.js';
+import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { figure, number, table, type Figure } from './stats.js';
 
 const cppFixtures = ['55_cpp_cmake_gtest_semver', '56_c_makefile_check_strbuf'];
 
@@ -38,31 +38,11 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
       // A comment in the build file is a new snapshot: the repository's own build is made cold.
       await appendFile(join(repo, cmake ? 'CMakeLists.txt' : 'Makefile'), `# bench ${process.pid}-${Date.now()}\n`);
       const snapshot = await host.snapshotRepository(repo, undefined);
-      const request = {
-        snapshotId: snapshot.snapshotId,
-        choice: {},
-        owner: {
-          workflowId: 'bench-cpp',
-          runId: 'bench',
-          host: host.options.hostId,
-          scope: `bench-cpp/${process.pid}`,
-        },
-      };
       const plan = await host.environments.plan(snapshot.snapshotId, {});
       const toolchainImages = async () =>
         (await docker.listImages({ filters: { label: [`durable-debugger.environment.kind=cpp`] } })).length;
       const before = await toolchainImages();
-      const started = performance.now();
-      const cold = await host.environments.prepare(request);
-      const coldMs = performance.now() - started;
-      if (!cold || cold.reused)
-        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
-      const cached = await repeat(repetitions, async () => {
-        const at = performance.now();
-        const again = await host.environments.prepare(request);
-        if (!again?.reused) throw new Error(`${name}: the second preparation built again`);
-        return performance.now() - at;
-      });
+      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions);
       const testCommand = [...(plan?.build ?? []), plan?.testCommand as string].join(' && ');
       // The sandbox's workspace is written when the sandbox is made, owned by its user.
       const inContainer = async (command: string) => {
@@ -143,14 +123,6 @@ async function hostBuild(repo: string, folder: string, cmake: boolean): Promise<
     await run('cmake', ['--build', join(folder, 'build'), '-j', '2']);
   } else await run('sh', ['-c', 'make check >/dev/null 2>&1; true'], copy);
   return performance.now() - started;
-}
-
-function run(command: string, args: string[], cwd = tmpdir()): Promise<void> {
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 }, (error, _stdout, stderr) =>
-      error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(),
-    ),
-  );
 }
 
 export function formatCppEnvironments(costs: CppEnvironmentCost[]): string[] {

@@ -4,14 +4,14 @@
 // on the host with an empty module and build cache, the cached reuse, and the first test run after
 // the cold build (in a container as the sandbox makes it: the image's warm cache copied on first
 // use) against the same test command on an empty build cache.
-import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { figure, number, repeat, table, type Figure } from './stats.js';
+import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { figure, number, table, type Figure } from './stats.js';
 
 const goFixtures = ['40_go_module_gocmp', '41_go_compile_error'];
 
@@ -37,23 +37,8 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
       // A comment in go.mod is a new image key: both images are built cold (the Go release is fetched once per host).
       await appendFile(join(repo, 'go.mod'), `// bench ${process.pid}-${Date.now()}\n`);
       const snapshot = await host.snapshotRepository(repo, undefined);
-      const request = {
-        snapshotId: snapshot.snapshotId,
-        choice: {},
-        owner: { workflowId: 'bench-go', runId: 'bench', host: host.options.hostId, scope: `bench-go/${process.pid}` },
-      };
       const plan = await host.environments.plan(snapshot.snapshotId, {});
-      const started = performance.now();
-      const cold = await host.environments.prepare(request);
-      const coldMs = performance.now() - started;
-      if (!cold || cold.reused)
-        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
-      const cached = await repeat(repetitions, async () => {
-        const at = performance.now();
-        const again = await host.environments.prepare(request);
-        if (!again?.reused) throw new Error(`${name}: the second preparation built again`);
-        return performance.now() - at;
-      });
+      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions);
       const testCommand = plan?.testCommand as string;
       const inContainer = async (command: string) => {
         const at = performance.now();
@@ -119,18 +104,6 @@ async function hostGo(repo: string, folder: string): Promise<number> {
   // The compile error of fixture 41 is the tests' business: go test's exit status is not the bench's.
   await run('sh', ['-c', 'go test -run XXX ./... >/dev/null 2>&1; true'], repo, env);
   return performance.now() - started;
-}
-
-function run(command: string, args: string[], cwd = tmpdir(), env: Record<string, string> = {}): Promise<void> {
-  return new Promise((resolve, reject) =>
-    execFile(
-      command,
-      args,
-      { cwd, env: { ...process.env, ...env }, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, _stdout, stderr) =>
-        error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(),
-    ),
-  );
 }
 
 export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {

@@ -4,14 +4,14 @@
 // host with an empty local repository, the cached reuse, and the first test run after the cold build
 // (in a container as the sandbox makes it: offline, the image's local repository) against the time
 // the suite itself takes (the sum of its Surefire reports' times).
-import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { figure, number, repeat, table, type Figure } from './stats.js';
+import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { figure, number, table, type Figure } from './stats.js';
 
 const javaFixtures = ['50_java_maven_junit5_slug', '51_java_maven_reactor_ledger'];
 
@@ -47,33 +47,13 @@ export async function measureJavaEnvironments(host: SandboxHost, repetitions: nu
       // A comment in pom.xml is a new image key: the repository's image is built cold.
       await appendFile(join(repo, 'pom.xml'), `<!-- bench ${process.pid}-${Date.now()} -->\n`);
       const snapshot = await host.snapshotRepository(repo, undefined);
-      const request = {
-        snapshotId: snapshot.snapshotId,
-        choice: {},
-        owner: {
-          workflowId: 'bench-java',
-          runId: 'bench',
-          host: host.options.hostId,
-          scope: `bench-java/${process.pid}`,
-        },
-      };
       const plan = await host.environments.plan(snapshot.snapshotId, {});
       const toolchainImages = () =>
         docker.listImages({
           filters: { label: [`durable-debugger.environment.description=${plan?.basePlan?.description ?? ''}`] },
         });
       const toolchainBefore = (await toolchainImages()).length;
-      const started = performance.now();
-      const cold = await host.environments.prepare(request);
-      const coldMs = performance.now() - started;
-      if (!cold || cold.reused)
-        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
-      const cached = await repeat(repetitions, async () => {
-        const at = performance.now();
-        const again = await host.environments.prepare(request);
-        if (!again?.reused) throw new Error(`${name}: the second preparation built again`);
-        return performance.now() - at;
-      });
+      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions);
       const testCommand = plan?.testCommand as string;
       const at = performance.now();
       const output = await run('docker', [
@@ -129,16 +109,6 @@ async function hostMaven(repo: string, folder: string): Promise<number> {
   await run('sh', ['-c', `mvn -B -ntp -fae ${local} dependency:go-offline >/dev/null 2>&1; true`], copy);
   await run('mvn', ['-B', '-ntp', local, 'test-compile'], copy);
   return performance.now() - started;
-}
-
-function run(command: string, args: string[], cwd = tmpdir()): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      error
-        ? reject(new Error(`${command} ${args.join(' ')} failed: ${`${stdout}${stderr}`.slice(-2000)}`))
-        : resolve(stdout),
-    ),
-  );
 }
 
 export function formatJavaEnvironments(costs: JavaEnvironmentCost[]): string[] {

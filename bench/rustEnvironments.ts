@@ -4,14 +4,14 @@
 // with an empty CARGO_HOME and target folder, the cached reuse, and the first test run after the
 // cold build (in a container as the sandbox makes it: the workspace, a copy of the warm target
 // folder) against the same test command with an empty target folder (no warm cache).
-import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { figure, number, repeat, table, type Figure } from './stats.js';
+import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { figure, number, table, type Figure } from './stats.js';
 
 const rustFixtures = ['45_rust_workspace_semver', '46_rust_doctest_slug'];
 
@@ -39,33 +39,13 @@ export async function measureRustEnvironments(host: SandboxHost, repetitions: nu
       // A comment in Cargo.toml is a new image key: the repository's image is built cold.
       await appendFile(join(repo, 'Cargo.toml'), `# bench ${process.pid}-${Date.now()}\n`);
       const snapshot = await host.snapshotRepository(repo, undefined);
-      const request = {
-        snapshotId: snapshot.snapshotId,
-        choice: {},
-        owner: {
-          workflowId: 'bench-rust',
-          runId: 'bench',
-          host: host.options.hostId,
-          scope: `bench-rust/${process.pid}`,
-        },
-      };
       const plan = await host.environments.plan(snapshot.snapshotId, {});
       const toolchainImages = () =>
         docker.listImages({
           filters: { label: [`durable-debugger.environment.description=${plan?.basePlan?.description ?? ''}`] },
         });
       const toolchainBefore = (await toolchainImages()).length;
-      const started = performance.now();
-      const cold = await host.environments.prepare(request);
-      const coldMs = performance.now() - started;
-      if (!cold || cold.reused)
-        throw new Error(`${name}: the cold build was ${cold ? 'found in the cache' : 'not needed'}`);
-      const cached = await repeat(repetitions, async () => {
-        const at = performance.now();
-        const again = await host.environments.prepare(request);
-        if (!again?.reused) throw new Error(`${name}: the second preparation built again`);
-        return performance.now() - at;
-      });
+      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions);
       const testCommand = plan?.testCommand as string;
       const inContainer = async (command: string) => {
         const at = performance.now();
@@ -122,18 +102,6 @@ async function hostCargo(repo: string, folder: string): Promise<number> {
   await run('cargo', ['fetch', '--locked'], repo, { ...env, ...rustup });
   await run('cargo', ['test', '--workspace', '--no-run', '--offline', '--locked'], repo, { ...env, ...rustup });
   return performance.now() - started;
-}
-
-function run(command: string, args: string[], cwd = tmpdir(), env: Record<string, string> = {}): Promise<void> {
-  return new Promise((resolve, reject) =>
-    execFile(
-      command,
-      args,
-      { cwd, env: { ...process.env, ...env }, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, _stdout, stderr) =>
-        error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(),
-    ),
-  );
 }
 
 export function formatRustEnvironments(costs: RustEnvironmentCost[]): string[] {
