@@ -274,9 +274,15 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
         env: hostTestEnv(),
       }).toString();
     } catch (error) {
-      const failure = error as { stdout?: Buffer; stderr?: Buffer; message: string };
+      const failure = error as {
+        stdout?: Buffer;
+        stderr?: Buffer;
+        status?: number | null;
+        signal?: string | null;
+        message: string;
+      };
       assert.fail(
-        `the patched copy's tests fail on the host:\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? failure.message}`,
+        `the patched copy's tests fail on the host (exit ${failure.status ?? '-'}, signal ${failure.signal ?? '-'}: ${failure.message.split('\n')[0]}):\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? ''}`,
       );
     }
     // The same tests ran and passed on the host as in the sandbox's verification run.
