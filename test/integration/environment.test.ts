@@ -626,6 +626,7 @@ test(
       /node: require\("shop"\) loads \/node_modules\/shop, shop@0\.9\.0 from the registry/,
     );
     assert.match(report.stopDetail, /install the project editable \(pip install -e \.\) or not at all/);
+    assert.match(report.stopDetail, /keep the package out of node_modules/);
     assert.equal(worker.fake.requests.length, requestsBefore, 'no model request was made');
   },
 );

@@ -43,6 +43,9 @@ test(
       report.stopDetail ?? '',
       /go module github\.com\/google\/go-cmp \(the repository's cmp go\.mod\) is compiled from \/opt\/go-mod\/github\.com\/google\/go-cmp@v0\.5\.9 \(replaced by github\.com\/google\/go-cmp\), not \/workspace\/cmp/,
     );
+    // Go's advice, not Python's or Node's.
+    assert.match(report.stopDetail ?? '', /replace it by its folder \(replace example\.com\/m => \.\/m\)/);
+    assert.doesNotMatch(report.stopDetail ?? '', /pip install|node_modules/);
     assert.equal(worker.fake.requests.length, 0, 'no model call');
   },
 );

@@ -18,8 +18,8 @@ import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings }
 import { readHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
-import { explainInstallFailure, explainProbeFailure, planEnvironment } from './plan.js';
-import { ProbePasses, runProbes } from './probeRunner.js';
+import { explainInstallFailure, planEnvironment } from './plan.js';
+import { explainProbeFailure, ProbePasses, runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';

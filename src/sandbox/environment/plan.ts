@@ -224,12 +224,3 @@ export function explainInstallFailure(description: string, exitCode: number, las
     : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
   return `${cause} The installer's last lines:\n${output}`;
 }
-
-/** What a failed probe means for the user: which module came from where, and what to do. */
-export function explainProbeFailure(output: string): string {
-  return [
-    "The environment would run the tests against another copy of the repository's own code, not the workspace:",
-    output,
-    'A dependency or the image installed the project itself. durable-debugger removes the copy its own install pulls in; in an image, Dockerfile or setup commands you bring, install the project editable (pip install -e .) or not at all, and keep it out of node_modules.',
-  ].join('\n');
-}

@@ -45,6 +45,8 @@ export interface EnvironmentProbe {
   files: string[];
   /** A shell script: exit 0 when the check passes; otherwise its output says what is wrong. */
   script: string;
+  /** What the user can do when it fails, in this ecosystem's words (the report quotes it after the output). */
+  advice: string;
 }
 
 /** pip's wheel (in /toolchain), or an npm package packed from the registry (bound at /env-toolchain/<as>). */

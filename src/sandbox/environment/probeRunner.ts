@@ -52,8 +52,26 @@ export class ProbePasses {
 
 const probeTimeoutMs = 60_000;
 
-/** Runs the probes; null when they pass, else what they printed (which module came from where). */
-export async function runProbes(run: ProbeRun): Promise<string | null> {
+/** The line the script prints after a probe that failed, with its index: which advice the report quotes. */
+const failedMark = '@@durable-debugger-probe-failed:';
+
+/** What failed probes printed (which module came from where), and the advice of each one that failed. */
+export interface ProbeFailure {
+  output: string;
+  advice: string[];
+}
+
+/** What a failed probe means for the user: which module came from where, and what to do in its ecosystem. */
+export function explainProbeFailure(failure: ProbeFailure): string {
+  return [
+    "The environment would run the tests against another copy of the repository's own code, not the workspace:",
+    failure.output,
+    ...failure.advice,
+  ].join('\n');
+}
+
+/** Runs the probes; null when they pass. */
+export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
   if (run.probes.length === 0) return null;
   const { docker, store } = run;
   const tree = await store.getTree(run.snapshotId);
@@ -87,9 +105,11 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
     // Readable by the probe's user whatever the worker's umask (the CLI's is 077): modes given at creation are masked.
     await readableByAll(workspace);
     // Each probe in a subshell, all of them run: the output names every module that came from elsewhere.
-    const script = ['status=0', ...run.probes.map((probe) => `(\n${probe.script}\n) || status=1`), 'exit $status'].join(
-      '\n',
-    );
+    const script = [
+      'status=0',
+      ...run.probes.map((probe, index) => `(\n${probe.script}\n) || { status=1; echo "${failedMark}${index}"; }`),
+      'exit $status',
+    ].join('\n');
     container = await docker.createContainer({
       Image: run.image,
       Cmd: ['sh', '-c', script],
@@ -140,7 +160,23 @@ export async function runProbes(run: ProbeRun): Promise<string | null> {
       if (key) await run.passes?.add(key);
       return null;
     }
-    return output.trim() || `the check exited with ${statusCode} and printed nothing`;
+    const failed = new Set(
+      [...output.matchAll(new RegExp(`^${failedMark}(\\d+)$`, 'gm'))].map((match) => Number(match[1])),
+    );
+    const printed = output
+      .split('\n')
+      .filter((line) => !line.startsWith(failedMark))
+      .join('\n')
+      .trim();
+    return {
+      output: printed || `the check exited with ${statusCode} and printed nothing`,
+      // Every probe's advice when the marks were lost (a killed check): better too much than none.
+      advice: [
+        ...new Set(
+          run.probes.filter((_, index) => failed.size === 0 || failed.has(index)).map((probe) => probe.advice),
+        ),
+      ],
+    };
   } finally {
     if (container) await removeContainer(docker, container.id);
     await rm(workspace, { recursive: true, force: true });

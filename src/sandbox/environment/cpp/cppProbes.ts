@@ -38,5 +38,7 @@ export function cppWorkspaceProbe(files: string[], project: CppProject, inOurIma
       'the tests build from /workspace: CMake is configured from it, and no installed package has its headers',
     files: [],
     script: lines.join('\n'),
+    advice:
+      "The image holds the project's own build or headers: leave the project out of the apt list, and in an image or Dockerfile you bring, do not make install it.",
   };
 }

@@ -26,6 +26,8 @@ export function goOwnModulesProbe(manifests: Record<string, string>, ifPresent: 
   const checks = modules.map(({ path, folder }) => `check '${path}' '${folder}'`);
   return {
     description: "the tests compile the repository's own Go modules from /workspace",
+    advice:
+      "A require or replace directive takes a module of the repository from the module cache: replace it by its folder (replace example.com/m => ./m) or list it in go.work's use, as the repository's own CI would need too.",
     files,
     script: [
       `GO=/opt/go/bin/go; [ -x "$GO" ] || GO=$(command -v go) || ${ifPresent ? 'exit 0' : '{ echo "go is not in the image"; exit 1; }'}`,

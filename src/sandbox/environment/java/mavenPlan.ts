@@ -140,6 +140,8 @@ export function mavenReactorProbe(reactor: MavenModule[], ifPresent: boolean): E
   const repositories = [mavenRepository, '/root/.m2/repository', '/home/*/.m2/repository'];
   return {
     description: "maven: the reactor's modules come from /workspace, not from a Maven repository in the image",
+    advice:
+      "A Maven repository in the image holds the reactor's own artifacts (an mvn install in an image or Dockerfile you bring): build that image without installing the project.",
     files: reactor.map((module) => pomPath(module.folder)),
     script: [
       ...(ifPresent ? ['command -v mvn >/dev/null 2>&1 || [ -d /opt/maven-repository ] || exit 0'] : []),

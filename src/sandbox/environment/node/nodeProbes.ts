@@ -33,6 +33,8 @@ for (const dir of require.resolve.paths(name) || []) {
   return {
     description: "node: the package's own name resolves to /workspace",
     files: ['package.json'],
+    advice:
+      'A dependency or the image installed the package itself into node_modules: durable-debugger removes the copy its own install pulls in; in an image, Dockerfile or setup commands you bring, keep the package out of node_modules.',
     script: [
       ...(ifPresent ? ['command -v node >/dev/null 2>&1 || exit 0'] : []),
       `cd /workspace && node - <<'DURABLE_DEBUGGER_PROBE'`,

@@ -88,6 +88,8 @@ export function pythonImportProbe(
   return {
     description: "python: the repository's top-level packages import from /workspace",
     files: moduleFiles,
+    advice:
+      'A dependency or the image installed the project itself. durable-debugger removes the copy its own install pulls in; in an image, Dockerfile or setup commands you bring, install the project editable (pip install -e .) or not at all.',
     script: [
       ...(ifPresent ? ['command -v python3 >/dev/null 2>&1 || exit 0'] : []),
       `cd /workspace && python3 - <<'DURABLE_DEBUGGER_PROBE'`,

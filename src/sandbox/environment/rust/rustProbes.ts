@@ -35,6 +35,8 @@ export function rustWorkspaceProbe(files: string[], project: RustProject, lenien
   );
   return {
     description: "the tests compile the workspace's own crates",
+    advice:
+      'A [patch] section or a dependency on a published release takes a crate of the workspace from a registry: depend on it by path (its workspace folder) so the tests compile the code being fixed.',
     files: [
       ...project.packageFolders.map((folder) => (folder ? `${folder}/Cargo.toml` : 'Cargo.toml')),
       ...(project.lockfile ? ['Cargo.lock'] : []),
