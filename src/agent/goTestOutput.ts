@@ -1,5 +1,6 @@
-// Reads `go test` output, verbose (-v) or machine-readable (-json): each test's result (subtests
-// as Parent/child), and each package that failed without a failing test of its own: one that did
+// Reads `go test` output, verbose (-v) or machine-readable (-json): each test's result, named with
+// its package as `example.com/m/b.TestParse` (subtests as `.TestParse/child`) because packages often
+// share test names, and each package that failed without a failing test of its own: one that did
 // not compile ("example.com/m/b [build failed]"), whose go.mod or imports could not be resolved
 // ("[setup failed]"), or whose test binary ended without a result (a panic in init or TestMain).
 // Pure: the workflow reads it.
@@ -23,7 +24,8 @@ export function parseGoTestOutput(output: string): GoTestCounts | null {
 function fromText(output: string): GoTestCounts | null {
   const counts: GoTestCounts = { passed: 0, failed: 0, skipped: 0, failing: [] };
   let packages = 0;
-  let failedTestsSincePackage = 0;
+  // go test prints a package's test lines before its own result line, which names it.
+  let failedSincePackage: string[] = [];
   for (const line of output.split('\n')) {
     const test = line.match(testLine);
     if (test) {
@@ -32,8 +34,7 @@ function fromText(output: string): GoTestCounts | null {
       else if (result === 'SKIP') counts.skipped++;
       else {
         counts.failed++;
-        failedTestsSincePackage++;
-        counts.failing.push(name);
+        failedSincePackage.push(name);
       }
       continue;
     }
@@ -43,15 +44,18 @@ function fromText(output: string): GoTestCounts | null {
     if (status === '?' && !/\[no test files\]/.test(rest)) continue;
     if (status === 'ok' && !/^(\d+(\.\d+)?s|\(cached\))/.test(rest)) continue;
     packages++;
+    counts.failing.push(...failedSincePackage.map((name) => `${path}.${name}`));
     if (status === 'FAIL') {
-      const failure = packageFailure(path, rest, failedTestsSincePackage);
+      const failure = packageFailure(path, rest, failedSincePackage.length);
       if (failure) {
         counts.failed++;
         counts.failing.push(failure);
       }
     }
-    failedTestsSincePackage = 0;
+    failedSincePackage = [];
   }
+  // Output cut before its package's line: the tests by their own names.
+  counts.failing.push(...failedSincePackage);
   if (packages === 0 && counts.passed + counts.failed + counts.skipped === 0) return null;
   return { ...counts, failing: [...new Set(counts.failing)] };
 }
@@ -105,7 +109,7 @@ function fromJson(events: GoTestEvent[]): GoTestCounts {
       else if (event.Action === 'skip') counts.skipped++;
       else if (event.Action === 'fail') {
         counts.failed++;
-        counts.failing.push(event.Test);
+        counts.failing.push(`${event.Package}.${event.Test}`);
         failedTests.set(event.Package, (failedTests.get(event.Package) ?? 0) + 1);
       }
       continue;

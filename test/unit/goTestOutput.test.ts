@@ -21,7 +21,12 @@ test('go test -v: each test and subtest, a package that does not compile, a test
     passed: 2,
     failed: 4,
     skipped: 1,
-    failing: ['TestSub', 'TestSub/two', 'example.com/m/b [build failed]', 'example.com/m/c [test binary failed]'],
+    failing: [
+      'example.com/m/a.TestSub',
+      'example.com/m/a.TestSub/two',
+      'example.com/m/b [build failed]',
+      'example.com/m/c [test binary failed]',
+    ],
   });
 });
 
@@ -29,8 +34,8 @@ test('go test -json reads the same, in the order the events come', () => {
   const counts = parseGoTestOutput(machineReadable);
   assert.deepEqual([counts?.passed, counts?.failed, counts?.skipped], [2, 4, 1]);
   assert.deepEqual([...(counts?.failing ?? [])].sort(), [
-    'TestSub',
-    'TestSub/two',
+    'example.com/m/a.TestSub',
+    'example.com/m/a.TestSub/two',
     'example.com/m/b [build failed]',
     'example.com/m/c [test binary failed]',
   ]);
@@ -53,4 +58,23 @@ test('passing packages and packages without tests are no failures', () => {
   );
   assert.deepEqual(counts, { passed: 1, failed: 0, skipped: 0, failing: [] });
   assert.equal(parseGoTestOutput('go: go.mod requires go >= 1.23 (running go 1.22.12; GOTOOLCHAIN=local)\n'), null);
+});
+
+test('a test name two packages share is told apart by its package, in -v and -json output', () => {
+  const verboseTwo =
+    '=== RUN   TestParse\n--- FAIL: TestParse (0.00s)\nFAIL\nFAIL\texample.com/m/config\t0.004s\n=== RUN   TestParse\n--- PASS: TestParse (0.00s)\nPASS\nok  \texample.com/m/url\t0.003s\nFAIL\n';
+  assert.deepEqual(parseGoTestOutput(verboseTwo)?.failing, ['example.com/m/config.TestParse']);
+  const jsonTwo = [
+    { Action: 'fail', Package: 'example.com/m/url', Test: 'TestParse' },
+    { Action: 'fail', Package: 'example.com/m/url' },
+    { Action: 'pass', Package: 'example.com/m/config', Test: 'TestParse' },
+    { Action: 'pass', Package: 'example.com/m/config' },
+  ]
+    .map((event) => JSON.stringify(event))
+    .join('\n');
+  assert.deepEqual(parseGoTestOutput(jsonTwo)?.failing, ['example.com/m/url.TestParse']);
+});
+
+test('output cut before the package line keeps the failing tests by their own names', () => {
+  assert.deepEqual(parseGoTestOutput('=== RUN   TestA\n--- FAIL: TestA (0.00s)\n')?.failing, ['TestA']);
 });

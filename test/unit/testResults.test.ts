@@ -38,7 +38,7 @@ test('go test -v and cargo test', () => {
     '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\texample.com/m\t0.01s',
     1,
   );
-  assert.deepEqual([go.passed, go.failed, go.failing], [1, 1, ['TestB']]);
+  assert.deepEqual([go.passed, go.failed, go.failing], [1, 1, ['example.com/m.TestB']]);
   const cargo = summarizeTestOutput(
     'test tests::a ... ok\ntest tests::b ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out',
     101,
