@@ -45,7 +45,7 @@ export const tools = {
         .string()
         .optional()
         .describe(
-          'Optional test file or test id to run alone (e.g. "tests/test_stats.py"). Omit to run the whole suite.',
+          'Optional test file or test id to run alone, as the summary names failing tests (e.g. "tests/test_stats.py", "tests/test_stats.py::test_mean", "example.com/m/stats.TestMean", "org.example.StatsTest.mean"). Omit to run the whole suite.',
         ),
     }),
     description:
