@@ -82,22 +82,51 @@ test('Maven from the wrapper, else the default; JDK asks from the enforcer and .
   assert.match(planEnvironment(Object.keys(stats), stats)?.toolchainNotes?.join(' ') ?? '', /\.java-version 17/);
 });
 
-test('a build that asks for a Java this JDK cannot build ends with a config error that names the file', () => {
-  const newer = { 'pom.xml': pom('<maven.compiler.release>21</maven.compiler.release>') };
+test('Java 18 to 21 gets trixie’s OpenJDK 21 on the sandbox image’s trixie variant; 17 and older, bookworm’s 17', () => {
+  const java21 = planEnvironment(['pom.xml'], {
+    'pom.xml': pom('<maven.compiler.release>21</maven.compiler.release>'),
+  });
+  assert.equal(java21?.basePlan?.debianSuite, 'trixie');
+  assert.match(java21?.basePlan?.script ?? '', /openjdk-21-jdk-headless/);
+  assert.match(java21?.basePlan?.description ?? '', /openjdk 21 \(apt openjdk-21-jdk-headless, trixie\)/);
+  assert.match(
+    java21?.toolchainNotes?.[0] ?? '',
+    /^openjdk 21 \(Debian trixie's JDK, on the sandbox image's trixie variant; the build asks for Java 21: pom\.xml maven\.compiler\.release 21/,
+  );
+  const java17 = planEnvironment(['pom.xml'], {
+    'pom.xml': pom('<maven.compiler.release>17</maven.compiler.release>'),
+  });
+  assert.equal(java17?.basePlan?.debianSuite, undefined);
+  assert.match(java17?.basePlan?.script ?? '', /openjdk-17-jdk-headless/);
+  // An enforcer rule that only 21 meets picks 21 too, whatever the release.
+  const enforced = planEnvironment(['pom.xml'], {
+    'pom.xml': pom(
+      '<maven.compiler.release>17</maven.compiler.release>',
+      '<build><plugins><plugin><artifactId>maven-enforcer-plugin</artifactId><executions><execution><configuration><rules><requireJavaVersion><version>[21,)</version></requireJavaVersion></rules></configuration></execution></executions></plugin></plugins></build>',
+    ),
+  });
+  assert.equal(enforced?.basePlan?.debianSuite, 'trixie');
+});
+
+test('a build that asks for a Java no JDK here can build ends with a config error that names the file', () => {
+  const newer = { 'pom.xml': pom('<maven.compiler.release>25</maven.compiler.release>') };
   assert.throws(
     () => planEnvironment(['pom.xml'], newer),
     (error) =>
-      error instanceof EnvironmentConfigError && /Java 21 \(pom\.xml maven\.compiler\.release 21\)/.test(error.message),
+      error instanceof EnvironmentConfigError &&
+      /Java 25 \(pom\.xml maven\.compiler\.release 25\).*OpenJDK 17.*OpenJDK 21.*Lower the release to 21/.test(
+        error.message,
+      ),
   );
   const enforcer = {
     'pom.xml': pom(
       '',
-      '<build><plugins><plugin><artifactId>maven-enforcer-plugin</artifactId><executions><execution><configuration><rules><requireJavaVersion><version>[21,)</version></requireJavaVersion></rules></configuration></execution></executions></plugin></plugins></build>',
+      '<build><plugins><plugin><artifactId>maven-enforcer-plugin</artifactId><executions><execution><configuration><rules><requireJavaVersion><version>[22,)</version></requireJavaVersion></rules></configuration></execution></executions></plugin></plugins></build>',
     ),
   };
-  assert.throws(() => planEnvironment(['pom.xml'], enforcer), /maven-enforcer-plugin requires Java \[21,\)/);
+  assert.throws(() => planEnvironment(['pom.xml'], enforcer), /maven-enforcer-plugin requires Java \[22,\)/);
   const old = { 'pom.xml': pom('<maven.compiler.source>1.6</maven.compiler.source>') };
-  assert.throws(() => planEnvironment(['pom.xml'], old), /javac 17 compiles for Java 7 and newer only/);
+  assert.throws(() => planEnvironment(['pom.xml'], old), /they compile for Java 7 and newer only/);
 });
 
 test('Gradle: the wrapper’s distribution, as a toolchain the host must find', () => {

@@ -22,6 +22,7 @@ import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, ProbePasses, runProbes } from './probeRunner.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
+import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';
 import { safeProjectVersion } from '../workspace/projectVersion.js';
 import {
@@ -234,7 +235,7 @@ export class EnvironmentBuilder {
   ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
-    const baseImage = plan.baseImage ?? this.options.baseImage;
+    const baseImage = plan.baseImage ?? suiteImage(this.options.baseImage, plan.debianSuite);
     // An image the run's input names is the user's choice; one from durable-debugger.json (an image or
     // setup plan) is the repository's. Other plans' bases are ours: a Python variant, this plan's own dependencies.
     if (
@@ -249,6 +250,10 @@ export class EnvironmentBuilder {
       .getImage(baseImage)
       .inspect()
       .catch(() => null);
+    if (!base && !plan.baseImage && plan.debianSuite)
+      throw new EnvironmentBuildError(
+        `The environment builds on the sandbox image from Debian ${plan.debianSuite} (${baseImage}), which is not built on this Docker engine: build it once, as root, with ${suiteSetupCommand(plan.debianSuite)}.`,
+      );
     if (!base)
       throw new EnvironmentBuildError(
         `The environment's image ${baseImage} is not on this Docker engine: pull or build it first (docker pull ${baseImage}).`,

@@ -116,6 +116,8 @@ export interface EnvironmentPlan {
   description: string;
   /** The image to build from; undefined means the sandbox base image. */
   baseImage?: string;
+  /** Without a baseImage: the sandbox image's variant from this Debian suite (trixie), which setup builds. */
+  debianSuite?: 'trixie';
   /** Files of the repository the build needs (path → text), copied in read-only. */
   files: Record<string, string>;
   /** The build's shell script, run as root with network. */

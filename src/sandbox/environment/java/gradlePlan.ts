@@ -42,12 +42,13 @@ export function planGradle(manifests: Record<string, string>): EnvironmentPlan |
   )
     return null;
   const distribution = gradleDistribution(manifests[gradleWrapperProperties]);
-  const jdkNote = chooseJdk(requestedJava(manifests, []), []);
+  const { jdk, note: jdkNote } = chooseJdk(requestedJava(manifests, []), []);
   const gradle = `/opt/gradle/bin/gradle --no-daemon --console=plain`;
   return {
     kind: 'java',
     installers: ['maven'],
     basePlan: javaToolchainPlan(
+      jdk,
       null,
       distribution
         ? { kind: 'gradle', name: distribution.name, url: distribution.url, version: distribution.version }

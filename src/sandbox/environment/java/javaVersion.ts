@@ -1,14 +1,26 @@
-// The Java a Maven or Gradle build asks for, and the JDK it gets: Debian's OpenJDK of the sandbox
-// image's release (bookworm: openjdk-17), installed with apt in the build. A JDK compiles for older
-// releases (javac --release 8), so a build that asks for 8, 11 or 17 gets it; one that needs a newer
-// Java, or one the JDK can no longer target, is told so instead of failing later in javac.
+// The Java a Maven or Gradle build asks for, and the JDK it gets: Debian's OpenJDK, installed with
+// apt in the build: bookworm's 17 on the sandbox image, or trixie's 21 on the sandbox image's trixie
+// variant (the one `durable-debugger setup --python 3.13` builds). A JDK compiles for older releases
+// (javac --release 8), so a build that asks for 8, 11 or 17 gets 17 and one that asks for 18 to 21
+// gets 21; one that needs a newer Java, or one no JDK here can target, is told so instead of failing
+// later in javac.
 import { EnvironmentConfigError } from '../planTypes.js';
 import { resolveProperty, type MavenModule } from './mavenProject.js';
 
-/** The JDK the environment installs: the sandbox image's Debian release (bookworm) has this one. */
-export const debianJdk = { major: 17, package: 'openjdk-17-jdk-headless', release: 'bookworm' } as const;
-/** The oldest release javac 17 still compiles for (--release 7 is deprecated but accepted; 6 was dropped in JDK 12). */
-const oldestTarget = 7;
+export interface DebianJdk {
+  major: number;
+  package: string;
+  /** The Debian suite that has it: the sandbox image's own (bookworm) or its variant's. */
+  release: 'bookworm' | 'trixie';
+  /** The oldest release its javac compiles for (JDK 12 dropped 6, JDK 20 dropped 7). */
+  oldestTarget: number;
+}
+
+/** The JDKs an environment can install, the sandbox image's own first: the first that fits is used. */
+export const debianJdks: readonly DebianJdk[] = [
+  { major: 17, package: 'openjdk-17-jdk-headless', release: 'bookworm', oldestTarget: 7 },
+  { major: 21, package: 'openjdk-21-jdk-headless', release: 'trixie', oldestTarget: 8 },
+];
 
 export interface JavaRequest {
   /** The newest release a file asks for (8 for "1.8"); undefined when nothing asks. */
@@ -85,29 +97,43 @@ export function requestedJava(manifests: Record<string, string>, reactor: MavenM
 }
 
 /**
- * The JDK for the build: Debian's, when it can build what the repository asks for; an
- * EnvironmentConfigError saying why not otherwise. Returns the note for the report.
+ * The JDK for the build: the first of Debian's that can build what the repository asks for (its
+ * release and its enforcer rules); an EnvironmentConfigError saying why none can otherwise.
+ * Returns the JDK and the note for the report.
  */
-export function chooseJdk(request: JavaRequest, enforcer: Array<{ pom: string; range: string }>): string {
-  const { major, package: name, release } = debianJdk;
-  const offered = `this environment's JDK is Debian ${release}'s OpenJDK ${major} (${name}), the one the sandbox image's Debian release has`;
-  if (request.major !== undefined && request.major > major)
-    throw new EnvironmentConfigError(
-      `The build asks for Java ${request.major} (${request.reasons.join(', ')}), and ${offered}: it cannot compile for Java ${request.major}. Lower the release to ${major}, or name an image with a newer JDK in durable-debugger.json ("image").`,
+export function chooseJdk(
+  request: JavaRequest,
+  enforcer: Array<{ pom: string; range: string }>,
+): { jdk: DebianJdk; note: string } {
+  const targets = (jdk: DebianJdk) =>
+    request.major === undefined || (request.major <= jdk.major && request.major >= jdk.oldestTarget);
+  const jdk = debianJdks.find(
+    (candidate) => targets(candidate) && enforcer.every((rule) => satisfiesJavaRange(rule.range, candidate.major)),
+  );
+  if (!jdk) {
+    const offered = `the JDKs here are ${debianJdks.map((each) => `Debian ${each.release}'s OpenJDK ${each.major} (${each.package})`).join(' and ')}`;
+    const newest = debianJdks.at(-1) as DebianJdk;
+    const oldest = Math.min(...debianJdks.map((each) => each.oldestTarget));
+    if (request.major !== undefined && request.major > newest.major)
+      throw new EnvironmentConfigError(
+        `The build asks for Java ${request.major} (${request.reasons.join(', ')}), and ${offered}: none compiles for Java ${request.major}. Lower the release to ${newest.major}, or name an image with a newer JDK in durable-debugger.json ("image").`,
+      );
+    if (request.major !== undefined && request.major < oldest)
+      throw new EnvironmentConfigError(
+        `The build asks for Java ${request.major} (${request.reasons.join(', ')}), and ${offered}: they compile for Java ${oldest} and newer only. Raise the release, or name an image with an older JDK in durable-debugger.json ("image").`,
+      );
+    const refusing = enforcer.find(
+      (rule) => !debianJdks.some((each) => targets(each) && satisfiesJavaRange(rule.range, each.major)),
     );
-  if (request.major !== undefined && request.major < oldestTarget)
     throw new EnvironmentConfigError(
-      `The build asks for Java ${request.major} (${request.reasons.join(', ')}), and ${offered}: javac ${major} compiles for Java ${oldestTarget} and newer only. Raise the release, or name an image with an older JDK in durable-debugger.json ("image").`,
+      `${refusing?.pom ?? 'pom.xml'}'s maven-enforcer-plugin requires Java ${refusing?.range ?? 'another release'}, and ${offered}. Name an image with such a JDK in durable-debugger.json ("image").`,
     );
-  const refusing = enforcer.find((rule) => !satisfiesJavaRange(rule.range, major));
-  if (refusing)
-    throw new EnvironmentConfigError(
-      `${refusing.pom}'s maven-enforcer-plugin requires Java ${refusing.range}, and ${offered}. Name an image with such a JDK in durable-debugger.json ("image").`,
-    );
+  }
+  const where = jdk.release === 'bookworm' ? '' : `, on the sandbox image's ${jdk.release} variant`;
   const why = request.major
-    ? `Debian ${release}'s JDK; the build asks for Java ${request.major}: ${request.reasons.slice(0, 3).join(', ')}`
-    : `Debian ${release}'s JDK; the build names no Java release`;
-  return `openjdk ${major} (${why})`;
+    ? `Debian ${jdk.release}'s JDK${where}; the build asks for Java ${request.major}: ${request.reasons.slice(0, 3).join(', ')}`
+    : `Debian ${jdk.release}'s JDK; the build names no Java release`;
+  return { jdk, note: `openjdk ${jdk.major} (${why})` };
 }
 
 export function enforcerRules(reactor: MavenModule[]): Array<{ pom: string; range: string }> {

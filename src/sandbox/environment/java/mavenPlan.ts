@@ -8,7 +8,7 @@
 // sandbox, the repository read-only, and their results come from Surefire's XML reports.
 import { aptInstallScript } from '../debian/debianPackages.js';
 import type { EnvironmentPlan, EnvironmentProbe, GradleToolchain } from '../planTypes.js';
-import { chooseJdk, debianJdk, enforcerRules, requestedJava } from './javaVersion.js';
+import { chooseJdk, enforcerRules, requestedJava, type DebianJdk } from './javaVersion.js';
 import { mavenVariables, mavenCentral } from './mavenSettings.js';
 import { pomPath, readReactor, type MavenModule } from './mavenProject.js';
 import { surefireScript, surefireTestCommand } from './surefireReports.js';
@@ -36,12 +36,25 @@ function shellQuote(text: string): string {
 function mavenDistributionScript(version: string): string {
   return [
     `python3 - ${shellQuote(version)} <<'DURABLE_DEBUGGER_MAVEN'`,
-    'import hashlib, os, sys, tarfile, urllib.request',
+    'import hashlib, os, sys, tarfile, time, urllib.error, urllib.request',
     'version = sys.argv[1]',
+    // A transfer cut short (IncompleteRead), a reset or a timeout is tried again; a 4xx answer is final.
+    'def fetch(url, timeout):',
+    '    for attempt in range(3):',
+    '        try:',
+    '            return urllib.request.urlopen(url, timeout=timeout).read()',
+    '        except urllib.error.HTTPError as error:',
+    '            if error.code < 500 or attempt == 2: raise',
+    '            problem = error',
+    '        except Exception as error:',
+    '            if attempt == 2: raise',
+    '            problem = error',
+    '        print(f"maven: {url}: {problem!r}; trying again", flush=True)',
+    '        time.sleep(3 * (attempt + 1))',
     `base = os.environ.get(${JSON.stringify(mavenVariables.repository)}) or ${JSON.stringify(mavenCentral[0])}`,
     'url = f"{base.rstrip(\'/\')}/org/apache/maven/apache-maven/{version}/apache-maven-{version}-bin.tar.gz"',
-    'data = urllib.request.urlopen(url, timeout=120).read()',
-    'expected = urllib.request.urlopen(url + ".sha512", timeout=60).read().decode().split()[0].strip().lower()',
+    'data = fetch(url, 120)',
+    'expected = fetch(url + ".sha512", 60).decode().split()[0].strip().lower()',
     'if hashlib.sha512(data).hexdigest() != expected:',
     '    sys.exit(f"maven: {url} does not match its .sha512: not installed")',
     'open("/tmp/maven.tar.gz", "wb").write(data)',
@@ -80,17 +93,23 @@ const trustProgram = [
 /**
  * The toolchain image every Java repository with the same Maven release shares (the builder makes it
  * once per host, plan.basePlan): Debian's JDK with apt, Maven from Maven Central (none for Gradle),
- * the Surefire summary script and the Trust class.
+ * the Surefire summary script and the Trust class. A JDK of another Debian suite builds on the
+ * sandbox image's variant from that suite.
  */
-export function javaToolchainPlan(mavenVersion: string | null, gradle?: GradleToolchain): EnvironmentPlan {
+export function javaToolchainPlan(
+  jdk: DebianJdk,
+  mavenVersion: string | null,
+  gradle?: GradleToolchain,
+): EnvironmentPlan {
   return {
     kind: 'java',
     installers: ['apt', 'maven'],
-    description: `java toolchain · openjdk ${debianJdk.major} (apt ${debianJdk.package})${mavenVersion ? `, maven ${mavenVersion}` : ''}${gradle ? `, gradle ${gradle.version || '(no wrapper)'}` : ''}`,
+    ...(jdk.release === 'bookworm' ? {} : { debianSuite: jdk.release }),
+    description: `java toolchain · openjdk ${jdk.major} (apt ${jdk.package}${jdk.release === 'bookworm' ? '' : `, ${jdk.release}`})${mavenVersion ? `, maven ${mavenVersion}` : ''}${gradle ? `, gradle ${gradle.version || '(no wrapper)'}` : ''}`,
     files: { 'surefire-reports.py': surefireScript, 'Trust.java': trustProgram },
     script: [
       'set -e',
-      aptInstallScript([debianJdk.package]),
+      aptInstallScript([jdk.package]),
       'java -version 2>&1 | head -1',
       'mkdir -p /opt/java-env && cp /env-input/surefire-reports.py /opt/java-env/',
       'javac -d /opt/java-env /env-input/Trust.java',
@@ -161,7 +180,7 @@ export function mavenReactorProbe(reactor: MavenModule[], ifPresent: boolean): E
 export function planMaven(manifests: Record<string, string>): EnvironmentPlan | null {
   const reactor = readReactor(manifests);
   if (reactor.length === 0) return null;
-  const jdkNote = chooseJdk(requestedJava(manifests, reactor), enforcerRules(reactor));
+  const { jdk, note: jdkNote } = chooseJdk(requestedJava(manifests, reactor), enforcerRules(reactor));
   const wrapperVersion = wrapperMavenVersion(manifests[wrapperProperties]);
   const version = wrapperVersion ?? defaultMavenVersion;
   const mavenNote = wrapperVersion
@@ -204,7 +223,7 @@ export function planMaven(manifests: Record<string, string>): EnvironmentPlan | 
   return {
     kind: 'java',
     installers: ['maven'],
-    basePlan: javaToolchainPlan(version),
+    basePlan: javaToolchainPlan(jdk, version),
     description: `java · maven ${version}${wrapperVersion ? ' (wrapper)' : ''}, ${reactor.length > 1 ? `a reactor of ${reactor.length} pom.xml (${modules} with tests)` : 'pom.xml'}, mvn -o test in the sandbox`,
     files,
     script,
