@@ -1,6 +1,6 @@
 // 6d. The Go environment (issue 34): for the two Go fixtures, the cold build of the repository's
-// images (the dependencies' image with the Go release, and the thin image that warms the build
-// cache with the snapshot's packages) against Go's own `go mod download` + `go test -run XXX ./...`
+// images on the Go release's toolchain image (the dependencies' image, and the thin image that warms
+// the build cache with the snapshot's packages) against Go's own `go mod download` + `go test -run XXX ./...`
 // on the host with an empty module and build cache, the cached reuse, and the first test run after
 // the cold build (in a container as the sandbox makes it: the image's warm cache copied on first
 // use) against the same test command on an empty build cache.
@@ -34,7 +34,7 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
     for (const name of goFixtures) {
       const repo = join(scratch, name);
       await cp((await loadFixture(name)).path, repo, { recursive: true });
-      // A comment in go.mod is a new image key: both images are built cold (the Go release is fetched once per host).
+      // A comment in go.mod is a new image key: both images are built cold, on the toolchain image (built once per Go release and host).
       await appendFile(join(repo, 'go.mod'), `// bench ${process.pid}-${Date.now()}\n`);
       const snapshot = await host.snapshotRepository(repo, undefined);
       const plan = await host.environments.plan(snapshot.snapshotId, {});
@@ -108,7 +108,7 @@ async function hostGo(repo: string, folder: string): Promise<number> {
 
 export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {
   return [
-    "6d. Go environments: the repository's images built cold (the Go release copied in, the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
+    "6d. Go environments: the repository's images built cold on the toolchain image (built once per Go release and host, in the cold time only when it was not there yet; the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
     ...table(
       ['repository', 'toolchain', 'cold s', 'host go s', 'cached ms', 'first run s', 'empty cache s', 'image MB'],
       costs.map((cost) => [

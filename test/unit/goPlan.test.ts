@@ -49,7 +49,13 @@ test('a repository with go.mod is planned as Go: the toolchain, the installer, o
     'sub/go.mod': 'module example.com/m/sub\n\ngo 1.22\n',
   });
   assert.equal(plan?.kind, 'go');
-  assert.deepEqual(plan?.toolchains, [{ kind: 'go', version: '1.22.5', reason: "go.mod's toolchain line go1.22.5" }]);
+  // The release is the toolchain image's (built once per release), fetched in its build by Go's own client.
+  assert.deepEqual(plan?.toolchains, []);
+  assert.deepEqual(plan?.basePlan?.toolchains, [
+    { kind: 'go', version: '1.22.5', reason: "go.mod's toolchain line go1.22.5" },
+  ]);
+  assert.deepEqual(plan?.basePlan?.installers, ['apt', 'go']);
+  assert.doesNotMatch(plan?.script ?? '', /env-toolchain/);
   assert.deepEqual(plan?.installers, ['go']);
   assert.equal(plan?.testCommand, 'go test -v ./...');
   assert.deepEqual(Object.keys(plan?.files ?? {}).sort(), ['go.mod', 'go.sum', 'sub/go.mod']);

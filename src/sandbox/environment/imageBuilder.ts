@@ -186,7 +186,13 @@ export class EnvironmentBuilder {
     if (!plan.basePlan) return this.prepareImage(plan, request, hooks);
     const base = await this.prepareImage(plan.basePlan, request, hooks);
     const own = await this.prepareImage({ ...plan, baseImage: base.image, basePlan: undefined }, request, hooks);
-    return base.reused ? own : { ...own, reused: false, buildMs: own.buildMs + base.buildMs };
+    // The toolchain's notes are the base's (the Go release it fetched): the report names them first.
+    const toolchain = [...(base.toolchain ?? []), ...(own.toolchain ?? [])];
+    return {
+      ...own,
+      ...(toolchain.length ? { toolchain } : {}),
+      ...(base.reused ? {} : { reused: false, buildMs: own.buildMs + base.buildMs }),
+    };
   }
 
   /**

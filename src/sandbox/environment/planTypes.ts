@@ -72,8 +72,9 @@ export interface HostFolderTool {
 }
 
 /**
- * A Go release, fetched once per host as Go's own switch fetches it (the module golang.org/toolchain
- * from the module proxy, checked against the checksum database) and bound at /env-toolchain/go.
+ * A Go release, fetched as Go's own switch fetches it (the module golang.org/toolchain from the module
+ * proxy, checked against the checksum database) by the build of its toolchain image; the host only
+ * resolves which release, bound at /env-toolchain/go-release.
  */
 export interface GoToolchain {
   kind: 'go';

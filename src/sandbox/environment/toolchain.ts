@@ -1,6 +1,7 @@
 // The toolchain an environment build needs beyond the sandbox image: pip's wheel and packed npm
 // tools (node, npm, pnpm, yarn), fetched once per host from the registries with the host's settings
-// and kept in the toolchain folder; a build binds them read-only.
+// and kept in the toolchain folder; a build binds them read-only. For Go, only the record of which
+// release to fetch (its toolchain image's build fetches it).
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmForNode } from './node/nodeVersion.js';
 import { fetchGradleDistribution, isGradle } from './java/gradleDistribution.js';
-import { fetchGoToolchain } from './go/goToolchain.js';
+import { resolveGoRelease } from './go/goRelease.js';
 import { EnvironmentBuildError, packedToolsFolder, type PackedTool, type Toolchain } from './planTypes.js';
 
 const run = promisify(execFile);
@@ -60,7 +61,8 @@ export async function fetchToolchain(
       continue;
     }
     if ('kind' in need && need.kind === 'go') {
-      const go = await fetchGoToolchain(need, dir);
+      // Which release only: the toolchain image's build fetches it (go/goToolchain.ts).
+      const go = await resolveGoRelease(need, dir);
       names.push(go.name);
       binds.push(go.bind);
       notes.push(go.note);

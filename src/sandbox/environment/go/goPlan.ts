@@ -1,16 +1,16 @@
 // The Go environment: the Go release the module asks for (its toolchain line, else its go
-// directive's newest patch release), the modules of go.sum downloaded once through the registry
+// directive's newest patch release) in a toolchain image of its own (goToolchain.ts), the modules of go.sum downloaded once through the registry
 // proxy into the image's module cache, and the build cache warmed against the workspace's own
 // packages, so that the first `go test` compiles only what the agent changed. In the sandbox go
 // runs offline (GOPROXY=off) with go.sum checked as always; vendor/ is used as Go uses it.
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import type { EnvironmentPlan, GoToolchain } from '../planTypes.js';
-import { goToolchainMount } from './goToolchain.js';
+import { goRoot, goToolchainPlan } from './goToolchain.js';
 import { compareGoVersions, parseGoModFile } from './goModule.js';
 import { goOwnModulesProbe } from './goProbes.js';
 
 export const goPaths = {
-  root: '/opt/go',
+  root: goRoot,
   /** A `go` that gives the sandbox a writable copy of the warm build cache, then runs the real one. */
   wrapper: '/opt/go-sandbox/bin',
   modules: '/opt/go-mod',
@@ -68,10 +68,6 @@ export function planGo(files: string[], manifests: Record<string, string>): Envi
     files: inputs,
     script: [
       'set -e',
-      // The release, as Go unpacks a toolchain module: read-only files, its programs made executable.
-      `cp -r ${goToolchainMount} ${goPaths.root}`,
-      `chmod -R u+w,a+rX ${goPaths.root}`,
-      `chmod 0755 ${goPaths.root}/bin/* ${goPaths.root}/pkg/tool/*/*`,
       `mkdir -p ${goPaths.wrapper} ${goPaths.modules} ${goPaths.warmCache}`,
       `cat > ${goPaths.wrapper}/go <<'WRAPPER'`,
       wrapperScript,
@@ -89,7 +85,9 @@ export function planGo(files: string[], manifests: Record<string, string>): Envi
       'cd / && rm -rf /tmp/go-module',
     ].join('\n'),
     needsRepository: false,
-    toolchains: [go],
+    // The release is in the toolchain image this one is built on.
+    basePlan: goToolchainPlan(go),
+    toolchains: [],
     installers: ['go'],
     testCommand: goTestCommand,
     build: [],

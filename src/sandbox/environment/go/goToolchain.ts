@@ -1,128 +1,59 @@
-// A Go release for the environment, fetched once per host the way Go's own toolchain switch
-// (GOTOOLCHAIN) fetches it: the module golang.org/toolchain@v0.0.1-go<version>.<os>-<arch> from the
-// module proxy the host's settings name, downloaded by the host's `go mod download`, which checks it
-// against the checksum database as for any module. It is kept in the toolchain folder's own module
-// cache and bound read-only into the build, which copies it into the image.
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { compareGoVersions } from './goModule.js';
-import { goProxyUrls, readHostGoSettings } from './goSettings.js';
-import { EnvironmentBuildError, packedToolsFolder, type GoToolchain } from '../planTypes.js';
+// The Go toolchain image, built once per host and Go release and shared by every repository asking
+// for that release (plan.basePlan): the sandbox image with the release at /opt/go, fetched in the
+// build the way Go's own toolchain switch fetches it, as the module golang.org/toolchain from the
+// host's module proxy through the registry proxy, by Go's own client: Debian's golang-go (apt),
+// whose `go mod download` checks the module against the checksum database as for any module
+// (GOSUMDB as the host sets it). Debian's Go is then purged: the image keeps only the release.
+import { aptInstallScript } from '../debian/debianPackages.js';
+import type { EnvironmentPlan, GoToolchain } from '../planTypes.js';
+import { goPlatform, goReleaseMount } from './goRelease.js';
 
-const run = promisify(execFile);
+/** Where the release is installed (GOROOT). */
+export const goRoot = '/opt/go';
 
-/** Where the build container finds the Go release (GOROOT's content, read-only). */
-export const goToolchainMount = `${packedToolsFolder}/go`;
+/** Installed packages, one a line, sorted: what apt adds is what the build purges. */
+const installedPackages = `dpkg-query -W -f '\${db:Status-Status} \${Package}\\n' | sed -n 's/^installed //p' | sort`;
 
-/** The platform of the release: the Docker engine runs this host's architecture. */
-function platform(): string {
-  const arch = process.arch === 'x64' ? 'amd64' : process.arch === 'ia32' ? '386' : process.arch;
-  return `linux-${arch}`;
-}
-
-export interface FetchedGo {
-  /** For the image key: "go1.22.12.linux-amd64". */
-  name: string;
-  bind: string;
-  /** "go 1.22.12 (go.mod's go directive 1.22)". */
-  note: string;
-}
-
-export async function fetchGoToolchain(need: GoToolchain, dir: string): Promise<FetchedGo> {
-  const env = { ...process.env, GOTOOLCHAIN: 'local' };
-  const versionFile = join(dir, `go-${need.version}-${platform()}-version`);
-  const cache = join(dir, 'go-toolchains');
-  let version = (await readFile(versionFile, 'utf8').catch(() => '')).trim();
-  let folder = version && moduleFolder(cache, version);
-  if (!folder || !existsSync(join(folder, 'bin', 'go'))) {
-    version = /^\d+\.\d+$/.test(need.version) ? await newestPatchRelease(need.version, env) : need.version;
-    const settings = await readHostGoSettings(env);
-    try {
-      const { stdout } = await run(
-        'go',
-        ['mod', 'download', '-json', `golang.org/toolchain@${moduleVersion(version)}`],
-        {
-          cwd: dir,
-          timeout: 900_000,
-          maxBuffer: 4 * 1024 * 1024,
-          // The host's settings (GOPROXY, GOSUMDB, …), with a module cache of the toolchain folder's own.
-          env: {
-            ...env,
-            GOMODCACHE: cache,
-            GOFLAGS: `${settings.GOFLAGS ?? ''} -modcacherw`.trim(),
-            GO111MODULE: 'on',
-          },
-        },
-      );
-      folder = (JSON.parse(stdout) as { Dir?: string }).Dir ?? moduleFolder(cache, version);
-    } catch (error) {
-      throw goFetchError(error, version);
-    }
-    await writeFile(versionFile, version);
-  }
+export function goToolchainPlan(need: GoToolchain): EnvironmentPlan {
+  const fetched = '/tmp/go-toolchain';
   return {
-    name: `go${version}.${platform()}`,
-    bind: `${folder}:${goToolchainMount}:ro`,
-    note: `go ${version} (${need.reason})`,
+    kind: 'go',
+    installers: ['apt', 'go'],
+    description: `go toolchain · go ${need.version} (golang.org/toolchain, fetched by Debian's go)`,
+    files: {},
+    script: [
+      'set -e',
+      `${installedPackages} > /tmp/packages-before`,
+      aptInstallScript(['golang-go']),
+      `release=$(cat ${goReleaseMount})`,
+      `case "$release" in '' | *[!0-9a-z.]*) echo "go: no Go release to fetch ($release)"; exit 1 ;; esac`,
+      `module="golang.org/toolchain@v0.0.1-go$release.${goPlatform()}"`,
+      `echo "go: $module with Debian's $(go version | cut -d' ' -f3), GOPROXY=$GOPROXY GOSUMDB=\${GOSUMDB:-sum.golang.org}"`,
+      // No go.mod around: the module alone, in a module cache of the build's own, with the host's GOFLAGS.
+      `mkdir -p ${fetched}/work && cd ${fetched}/work`,
+      `GOTOOLCHAIN=local GO111MODULE=on GOWORK=off GOPATH=${fetched}/path GOMODCACHE=${fetched}/modules GOCACHE=${fetched}/cache GOFLAGS="\${GOFLAGS:-} -modcacherw" go mod download "$module"`,
+      // Go verified the module's hash; a lookup in the module cache shows the checksum database was asked.
+      `if [ -n "$(ls ${fetched}/modules/cache/download/sumdb 2>/dev/null)" ]; then echo "go: $module matches the checksum database's hash"; else echo "go: $module checked against no checksum database (GOSUMDB=\${GOSUMDB:-}, GONOSUMDB=\${GONOSUMDB:-}, GOPRIVATE=\${GOPRIVATE:-})"; fi`,
+      'cd /',
+      // The release, as Go unpacks a toolchain module: read-only files, its programs made executable.
+      `mv "${fetched}/modules/$module" ${goRoot}`,
+      `chmod -R u+w,go-w,a+rX ${goRoot}`,
+      `chmod 0755 ${goRoot}/bin/* ${goRoot}/pkg/tool/*/*`,
+      `rm -rf ${fetched}`,
+      // Debian's go goes, with every package its install added.
+      `${installedPackages} > /tmp/packages-after`,
+      'added=$(comm -13 /tmp/packages-before /tmp/packages-after)',
+      // dpkg runs ldconfig and start-stop-daemon from the sbin folders, which the build's PATH lacks (apt adds them itself).
+      'if [ -n "$added" ]; then PATH="/usr/sbin:/sbin:$PATH" dpkg --purge $added; fi',
+      'rm -rf /tmp/packages-before /tmp/packages-after /root/.cache /root/go',
+      `if command -v go >/dev/null 2>&1; then echo "go: Debian's go is still installed"; exit 1; fi`,
+      `GOTOOLCHAIN=local ${goRoot}/bin/go version`,
+    ].join('\n'),
+    needsRepository: false,
+    // The release to fetch, resolved on the host (goRelease.ts): its name is in the image key.
+    toolchains: [need],
+    build: [],
+    containerEnv: [],
+    probes: [],
   };
-}
-
-function moduleVersion(version: string): string {
-  return `v0.0.1-go${version}.${platform()}`;
-}
-
-function moduleFolder(cache: string, version: string): string {
-  return join(cache, 'golang.org', `toolchain@${moduleVersion(version)}`);
-}
-
-/** The newest release of a Go line ("1.22" → "1.22.12") among the toolchain modules of the first proxy. */
-async function newestPatchRelease(line: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const settings = await readHostGoSettings(env);
-  const proxy = goProxyUrls(settings.GOPROXY)[0];
-  if (!proxy)
-    throw new EnvironmentBuildError(
-      `The Go toolchain ${line} comes from a Go module proxy, and this machine's GOPROXY (${settings.GOPROXY ?? 'unset'}) names none.`,
-    );
-  let listing: string;
-  try {
-    ({ stdout: listing } = await run(
-      'curl',
-      ['-fsSL', '--max-time', '60', `${proxy.replace(/\/+$/, '')}/golang.org/toolchain/@v/list`],
-      { env, maxBuffer: 4 * 1024 * 1024 },
-    ));
-  } catch (error) {
-    throw new EnvironmentBuildError(
-      `Could not list the Go releases on ${proxy} (${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}). Check the network and GOPROXY.`,
-    );
-  }
-  const suffix = `.${platform()}`;
-  const releases = listing
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((entry) => entry.startsWith('v0.0.1-go') && entry.endsWith(suffix))
-    .map((entry) => entry.slice('v0.0.1-go'.length, -suffix.length))
-    .filter((version) => version === line || version.startsWith(`${line}.`))
-    .filter((version) => /^\d+\.\d+\.\d+$/.test(version))
-    .sort(compareGoVersions);
-  const newest = releases.at(-1);
-  if (!newest)
-    throw new EnvironmentBuildError(
-      `${proxy} has no Go ${line} release for ${platform()}: check the go directive and the toolchain line of go.mod.`,
-    );
-  return newest;
-}
-
-function goFetchError(error: unknown, version: string): EnvironmentBuildError {
-  const failure = error as { code?: string; stderr?: string; stdout?: string; message: string };
-  if (failure.code === 'ENOENT')
-    return new EnvironmentBuildError(
-      `Go ${version} is fetched with this machine's go command (go mod download of golang.org/toolchain, checked against the checksum database), and this machine has no go on its PATH: install Go 1.21 or newer (https://go.dev/dl).`,
-    );
-  const output = (failure.stderr || failure.stdout || failure.message).trim().split('\n').slice(-5).join(' ');
-  return new EnvironmentBuildError(
-    `Could not fetch Go ${version} (golang.org/toolchain@${moduleVersion(version)}) from the Go module proxy: ${output}. Check the network and this machine's GOPROXY and GOSUMDB.`,
-  );
 }
