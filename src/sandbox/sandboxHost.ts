@@ -26,7 +26,12 @@ import { EnvironmentBuilder } from './environment/imageBuilder.js';
 import { ImagePolicy } from './environment/imagePolicy.js';
 import { readManifests } from './environment/manifests.js';
 import { parseRepositoryConfig, planEnvironment, withBuildSteps } from './environment/plan.js';
-import { EnvironmentConfigError, repositoryConfigFile, type EnvironmentPlan } from './environment/planTypes.js';
+import {
+  EnvironmentBuildError,
+  EnvironmentConfigError,
+  repositoryConfigFile,
+  type EnvironmentPlan,
+} from './environment/planTypes.js';
 import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './container/hostCapacity.js';
 import { execInSandbox, type ExecResult } from './container/exec.js';
 import { heapExhausted, readMemoryCounters } from './container/memoryCounters.js';
@@ -185,7 +190,7 @@ export class SandboxHost {
     try {
       const manifests = await readManifests(this.options.store, tree.entries);
       const { sandbox } = parseRepositoryConfig(manifests[repositoryConfigFile]);
-      return { plan: planEnvironment(files, manifests), sandboxLimits: sandbox, manifests };
+      return { plan: plannedOrDeferred(() => planEnvironment(files, manifests)), sandboxLimits: sandbox, manifests };
     } catch (error) {
       if (error instanceof EnvironmentConfigError) throw new RepositoryInputError(`repo: ${error.message}`);
       throw error;
@@ -562,5 +567,19 @@ async function hasStopped(container: Docker.Container, settleMs = 0): Promise<bo
     );
     if (stopped || Date.now() >= deadline) return stopped;
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The plan, or null when it names a toolchain no build can have (a Rust the host and Debian lack):
+ * the environment step plans again and ends the run with environment_error, saying so, before any
+ * model call; the snapshot is no place to end a run.
+ */
+function plannedOrDeferred(plan: () => EnvironmentPlan | null): EnvironmentPlan | null {
+  try {
+    return plan();
+  } catch (error) {
+    if (error instanceof EnvironmentBuildError) return null;
+    throw error;
   }
 }
