@@ -1,6 +1,7 @@
 // The Rust environment, in two images. The toolchain image (one per Rust release, shared by every
 // repository that asks for it): the sandbox image with Debian's C compiler and linker (rustc links
-// through `cc`) and the host's rustup toolchain copied to /opt/rust, without its documentation.
+// through `cc`) and the host's rustup toolchain copied to /opt/rust, without its documentation, or
+// Debian's own rustc and cargo installed with apt when no rustup toolchain fits (rustToolchain.ts).
 // On it, the repository's image: its Cargo.toml files and Cargo.lock at their places in /workspace
 // with stand-in sources, `cargo fetch --locked` through the registry proxy, the crates vendored to
 // /opt/cargo-vendor (the image's cargo config points there, so the sandbox needs no registry and
@@ -11,7 +12,9 @@ import { cargoConfigVariable } from '../buildSettings.js';
 import type { PlanHost } from '../ecosystem.js';
 import { defaultPath, environmentImageEnv } from '../../container/sandboxEnv.js';
 import { packedToolsFolder, type EnvironmentPlan } from '../planTypes.js';
+import { debianCheckScript, type DebianRust } from './debianRust.js';
 import { chooseRustToolchain } from './rustToolchain.js';
+import type { HostRustToolchain } from './rustupToolchains.js';
 import { readRustProject, type RustProject } from './rustProject.js';
 import { rustWorkspaceProbe } from './rustProbes.js';
 
@@ -48,7 +51,6 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
   const project = readRustProject(files, manifests);
   if (!project) return null;
   const choice = chooseRustToolchain(project, host.rustToolchains?.() ?? []);
-  const toolchain = choice.toolchain;
   const manifestPaths = [
     ...project.packageFolders.map((folder) => (folder ? `${folder}/Cargo.toml` : 'Cargo.toml')),
     ...(project.lockfile ? ['Cargo.lock'] : []),
@@ -56,38 +58,18 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
   const stubs = standInSources(files, project);
   const locked = project.lockfile ? ' --locked' : '';
   const testCommand = `cargo test${project.workspace ? ' --workspace' : ''} --no-fail-fast --offline${locked}`;
-  const toolchainImage: EnvironmentPlan = {
-    kind: 'rust',
-    description: `rust toolchain · ${toolchain.version}`,
-    files: {},
-    script: [
-      'set -e',
-      // rustc links through cc: Debian's gcc and the C library's files.
-      aptInstallScript(['gcc', 'libc6-dev']),
-      `mkdir -p ${rustPaths.toolchain}`,
-      `cd ${packedToolsFolder}/rust`,
-      `for part in bin lib libexec etc; do if [ -d "$part" ]; then cp -a "$part" ${rustPaths.toolchain}/; fi; done`,
-      `chmod -R a+rX ${rustPaths.toolchain}`,
-      `${rustPaths.toolchain}/bin/rustc --version && ${rustPaths.toolchain}/bin/cargo --version`,
-    ].join('\n'),
-    needsRepository: false,
-    toolchains: [
-      {
-        kind: 'host-folder',
-        hostFolder: toolchain.path,
-        as: 'rust',
-        label: `rust ${toolchain.release} ${toolchain.name}`,
-      },
-    ],
-    installers: ['apt'],
-    build: [],
-    containerEnv: rustContainerEnv,
-    probes: [],
-  };
+  const toolchainImage =
+    choice.source === 'rustup' ? rustupToolchainImage(choice.toolchain) : debianToolchainImage(choice.debian);
+  const debian = choice.source === 'debian';
   const cargo = `cargo \${${cargoConfigVariable}:+--config "$${cargoConfigVariable}"}`;
   const script = [
     'set -e',
     `export PATH=${rustPaths.toolchain}/bin:$PATH CARGO_HOME=${rustPaths.cargoHome} CARGO_TARGET_DIR=${rustPaths.target}`,
+    // Debian's cargo (bookworm's 1.65) reads crates.io's sparse index only as an unstable feature,
+    // which it allows; its git index is on GitHub, which no build reaches.
+    ...(debian
+      ? ['export CARGO_UNSTABLE_SPARSE_REGISTRY=true', debianCheckScript(choice.debian, choice.needs, choice.noteTail)]
+      : []),
     `mkdir -p ${rustPaths.cargoHome} /workspace`,
     `cd /env-input && cp --parents ${manifestPaths.map(shellQuote).join(' ')} /workspace/`,
     'cd /workspace',
@@ -103,6 +85,8 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
     `${cargo} vendor${locked} --versioned-dirs --respect-source-config ${rustPaths.vendor} > ${rustPaths.cargoHome}/config.toml`,
     // A manifest's `registry = "name"` needs the name's index in the sandbox too: the URL only, no token.
     `if [ -n "\${${cargoConfigVariable}:-}" ]; then python3 -c ${shellQuote(registryIndexes)} "$${cargoConfigVariable}" >> ${rustPaths.cargoHome}/config.toml; fi`,
+    // The same for the sandbox's cargo, for a registry a manifest names by a sparse+ index.
+    ...(debian ? [`printf '\\n[unstable]\\nsparse-registry = true\\n' >> ${rustPaths.cargoHome}/config.toml`] : []),
     `rm -rf ${rustPaths.cargoHome}/registry ${rustPaths.cargoHome}/git`,
     // The dependencies compiled once, for `cargo test`: the sandbox's copy of the target folder starts warm.
     `if ! cargo test${project.workspace ? ' --workspace' : ''} --no-run --offline${locked}; then echo "durable-debugger: compiling the dependencies ahead failed; the first test run compiles them"; fi`,
@@ -130,8 +114,61 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
     build: [],
     containerEnv: rustContainerEnv,
     writableCopies: [rustPaths.target],
-    toolchainNotes: [choice.note],
+    // Debian's note is the build's (its real version), kept as the image's label.
+    toolchainNotes: choice.source === 'rustup' ? [choice.note] : [],
     probes: [rustWorkspaceProbe(files, project, false)],
+  };
+}
+
+/** The host's rustup toolchain, bound read-only into the build and copied to /opt/rust. */
+function rustupToolchainImage(toolchain: HostRustToolchain): EnvironmentPlan {
+  return {
+    kind: 'rust',
+    description: `rust toolchain · ${toolchain.version}`,
+    files: {},
+    script: [
+      'set -e',
+      // rustc links through cc: Debian's gcc and the C library's files.
+      aptInstallScript(['gcc', 'libc6-dev']),
+      `mkdir -p ${rustPaths.toolchain}`,
+      `cd ${packedToolsFolder}/rust`,
+      `for part in bin lib libexec etc; do if [ -d "$part" ]; then cp -a "$part" ${rustPaths.toolchain}/; fi; done`,
+      `chmod -R a+rX ${rustPaths.toolchain}`,
+      `${rustPaths.toolchain}/bin/rustc --version && ${rustPaths.toolchain}/bin/cargo --version`,
+    ].join('\n'),
+    needsRepository: false,
+    toolchains: [
+      {
+        kind: 'host-folder',
+        hostFolder: toolchain.path,
+        as: 'rust',
+        label: `rust ${toolchain.release} ${toolchain.name}`,
+      },
+    ],
+    installers: ['apt'],
+    build: [],
+    containerEnv: rustContainerEnv,
+    probes: [],
+  };
+}
+
+/** Debian's rustc and cargo (in /usr/bin) with gcc, from the image's own release: one image every such repository shares. */
+function debianToolchainImage(debian: DebianRust): EnvironmentPlan {
+  return {
+    kind: 'rust',
+    description: `rust toolchain · Debian ${debian.release}'s rustc`,
+    files: {},
+    script: [
+      'set -e',
+      aptInstallScript(['gcc', 'libc6-dev', 'rustc', 'cargo']),
+      'rustc --version && cargo --version',
+    ].join('\n'),
+    needsRepository: false,
+    toolchains: [],
+    installers: ['apt'],
+    build: [],
+    containerEnv: rustContainerEnv,
+    probes: [],
   };
 }
 

@@ -12,6 +12,8 @@ export interface RustProject {
   names: Record<string, string>;
   workspace: boolean;
   lockfile: boolean;
+  /** Cargo.lock's `version = N` (3, 4); undefined for the older formats that name none. */
+  lockfileVersion?: number;
   /** rust-toolchain.toml [toolchain] channel, or rust-toolchain's line: where it came from, and what it says. */
   channel?: { file: string; channel: string };
   /** The highest rust-version of the packages (the oldest Rust all of them allow). */
@@ -76,10 +78,17 @@ export function readRustProject(files: string[], manifests: Record<string, strin
     names,
     workspace: root.workspace !== undefined,
     lockfile: manifests['Cargo.lock'] !== undefined,
+    lockfileVersion: lockfileVersion(manifests['Cargo.lock']),
     channel: toolchainChannel(manifests),
     rustVersion,
     edition,
   };
+}
+
+/** The top-level `version = N` of a Cargo.lock. */
+function lockfileVersion(text: string | undefined): number | undefined {
+  const version = text?.match(/^version\s*=\s*(\d+)\s*$/m)?.[1];
+  return version ? Number(version) : undefined;
 }
 
 /** rust-toolchain.toml's `[toolchain] channel`, else the older rust-toolchain file (a line, or the same TOML). */
