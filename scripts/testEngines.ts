@@ -63,6 +63,7 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
+  await removeLeftContainers(lane, socket);
   await copySandboxImage(dockerHost);
   return {
     lane,
@@ -80,6 +81,20 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
       while (Date.now() < deadline && (await answers(socket))) await new Promise((resolve) => setTimeout(resolve, 500));
     },
   };
+}
+
+/**
+ * A lane's engine is the tests' alone: containers an interrupted run left in it (its engine was
+ * killed with them) are removed before the lane starts, so the end's leak check sees this run's only.
+ */
+async function removeLeftContainers(lane: number, socket: string): Promise<void> {
+  const docker = new Docker({ socketPath: socket });
+  const left = await docker.listContainers({ all: true });
+  for (const container of left) await docker.getContainer(container.Id).remove({ force: true, v: true });
+  if (left.length > 0)
+    console.log(
+      `Test lane ${lane}: removed ${left.length} container(s) an interrupted earlier run left in its engine: ${left.map((container) => container.Names.join(',')).join(' ')}`,
+    );
 }
 
 async function answers(socket: string): Promise<boolean> {
