@@ -1,4 +1,5 @@
 // Finds the command that runs a repository's tests, from the files it has.
+import { shellQuote } from './shellQuote.js';
 
 export const pytestCommand = 'python3 -m pytest -q -rfE -p no:cacheprovider';
 
@@ -32,13 +33,9 @@ export function testCommandFor(command: string, target: string | undefined): str
   if (/\bgo test\b/.test(command) && command.includes('./...')) return command.replace('./...', () => goTarget(target));
   if (/\bcargo test\b/.test(command)) return `${command} ${cargoTarget(target)}`;
   if (/\bmvn\b.*\btest\b/.test(command)) return `${command} ${mavenTarget(target)}`;
-  if (/\bctest\b/.test(command)) return `${command} -R ${quote(`^${escapeRegExp(target)}$`)}`;
+  if (/\bctest\b/.test(command)) return `${command} -R ${shellQuote(`^${escapeRegExp(target)}$`)}`;
   if (/\bmake\b/.test(command) || /\bgradlew?\b/.test(command)) return command;
-  return `${command} ${quote(target)}`;
-}
-
-function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
+  return `${command} ${shellQuote(target)}`;
 }
 
 function escapeRegExp(text: string): string {
@@ -52,17 +49,17 @@ function goTarget(target: string): string {
     const [, pkg, name, sub = ''] = test as unknown as [string, string, string, string?];
     const run = [name, ...sub.split('/').filter(Boolean)].map((part) => `^${escapeRegExp(part)}$`).join('/');
     // The summary names the package by its import path, which go test takes as it is.
-    return `-run ${quote(run)} ${quote(pkg)}`;
+    return `-run ${shellQuote(run)} ${shellQuote(pkg)}`;
   }
   // A test file is compiled with its package: the file's folder.
   const folder = target.endsWith('.go') ? target.split('/').slice(0, -1).join('/') : target;
-  return quote(folder ? `./${folder.replace(/^\.\//, '')}` : '.');
+  return shellQuote(folder ? `./${folder.replace(/^\.\//, '')}` : '.');
 }
 
 /** An integration test file (`tests/slug.rs`) by its target name; anything else as libtest's name filter. */
 function cargoTarget(target: string): string {
   const file = target.match(/(?:^|\/)tests\/([\w-]+)\.rs$/);
-  return file ? `--test ${quote(file[1] as string)}` : quote(target);
+  return file ? `--test ${shellQuote(file[1] as string)}` : shellQuote(target);
 }
 
 /** Surefire's -Dtest: a test file or a class by its simple name, `Class#method` for a method. */
@@ -72,7 +69,7 @@ function mavenTarget(target: string): string {
   const simpleClass = target.match(/^(?:[\w$]+\.)*([A-Z][\w$]*)$/);
   const selector = file ? file[1] : method ? `${method[1]}#${method[2]}` : simpleClass ? simpleClass[1] : target;
   // Modules of a reactor without that test are no failure.
-  return `${quote(`-Dtest=${selector}`)} -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false`;
+  return `${shellQuote(`-Dtest=${selector}`)} -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false`;
 }
 
 function safeJson(text: string): Record<string, unknown> | null {

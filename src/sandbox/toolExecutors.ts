@@ -21,6 +21,7 @@ import { formatSearchResults, maxSearchLinesRead } from './workspace/searchResul
 import { testCommandFor } from './testCommand.js';
 import { ignoredFolders, type Tree } from './workspace/tree.js';
 import type { WorkspaceFolder } from './workspace/workspaceFolder.js';
+import { shellQuote } from './shellQuote.js';
 
 /** What an executor works with: the call's workspace as it was before the call, and the container. */
 export interface ToolContext {
@@ -151,12 +152,11 @@ async function searchCode(input: ToolInput<'search_code'>, context: ToolContext)
   // grep follows a symlink named on its command line: check the path on the host first.
   const target = (await resolveInsideWorkspace(context.folder.path, input.path ?? '')).relative || '.';
   const excluded = [...ignoredFolders].map((folder) => `--exclude-dir=${folder}`).join(' ');
-  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   // -Z ends each file name with a NUL, so names with colons are read back exactly. Then the files
   // grep skips as binary that may be text in another encoding (see encodedSearch.ts).
   const command =
-    `grep -rnEZ --binary-files=without-match ${excluded} -e ${quote(input.pattern)} -- ${quote(target)} | head -n ${maxSearchLinesRead}; ` +
-    `printf '${encodedFilesMarker.replace(/\0/g, '\\000').replace(/\n/g, '\\n')}'; ${filesBeyondAsciiCommand(excluded, quote(target))}`;
+    `grep -rnEZ --binary-files=without-match ${excluded} -e ${shellQuote(input.pattern)} -- ${shellQuote(target)} | head -n ${maxSearchLinesRead}; ` +
+    `printf '${encodedFilesMarker.replace(/\0/g, '\\000').replace(/\n/g, '\\n')}'; ${filesBeyondAsciiCommand(excluded, shellQuote(target))}`;
   const result = await context.exec(command, {
     ...settings,
     limits: { ...settings.limits, commandTimeoutSeconds: searchTimeoutSeconds },

@@ -18,6 +18,7 @@ import {
 } from './hostPackageSettings.js';
 import { buildGoProxy } from './go/goSettings.js';
 import { aptMirrorVariables, defaultDebianMirrors } from './debian/debianMirrors.js';
+import { shellQuote } from '../shellQuote.js';
 
 /** The variable naming the host's cargo settings file in a build (rust/cargoSettings.ts), when it has one. */
 export const cargoConfigVariable = 'DURABLE_DEBUGGER_CARGO_CONFIG';
@@ -270,10 +271,6 @@ export function secretRedactor(secrets: readonly string[]): (text: string) => st
 function nerfDart(registry: string): string {
   const url = new URL(registry);
   return `//${url.host}${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}`;
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 const bundles = new Map<string, { stamp: string; text: string; digest: string }>();

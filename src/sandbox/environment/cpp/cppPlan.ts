@@ -7,6 +7,7 @@ import { aptInstallScript } from '../debian/debianPackages.js';
 import type { EnvironmentPlan } from '../planTypes.js';
 import { cppWorkspaceProbe } from './cppProbes.js';
 import { readCppProject, type CppProject } from './cppProject.js';
+import { shellQuote } from '../../shellQuote.js';
 
 export const cppPaths = {
   /** CMake's build folder: configured and built in the image, a writable copy per sandbox. */
@@ -163,8 +164,4 @@ function makeBuildScript(project: CppProject): string {
 
 function ownedBySandbox(folder: string): string {
   return `chown -R ${sandboxUser}:${sandboxUser} ${folder} 2>/dev/null || chmod -R a+rwX ${folder}`;
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -12,6 +12,7 @@ import { chooseJdk, enforcerRules, requestedJava, type DebianJdk } from './javaV
 import { mavenVariables, mavenCentral } from './mavenSettings.js';
 import { pomPath, readReactor, type MavenModule } from './mavenProject.js';
 import { surefireScript, surefireTestCommand } from './surefireReports.js';
+import { shellQuote } from '../../shellQuote.js';
 
 export const mavenRepository = '/opt/maven-repository';
 /** Offline; every module's tests run even when a module they depend on has failing tests (the summary fails the command then). */
@@ -26,10 +27,6 @@ export const mavenConfigFiles = ['.mvn/maven.config', '.mvn/jvm.config', '.mvn/e
 export function wrapperMavenVersion(properties: string | undefined): string | undefined {
   const url = properties?.match(/^\s*distributionUrl\s*[=:]\s*(\S+)/m)?.[1]?.replace(/\\:/g, ':');
   return url?.match(/apache-maven\/(\d+\.\d+\.\d+(?:-[\w.]+)?)\/apache-maven-/)?.[1];
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Fetches and checks the Maven distribution through the proxy (Python's urllib reads HTTPS_PROXY). */

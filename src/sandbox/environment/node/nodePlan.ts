@@ -13,6 +13,7 @@ import { nodePackageManager, type NodePackageManager } from './nodePackageManage
 import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
+import { shellQuote } from '../../shellQuote.js';
 
 /** The sandbox's workspace (container.ts workspaceMountPoint): the repository's own folder. */
 const workspaceMountPoint = '/workspace';
@@ -254,11 +255,6 @@ function useRelease(release: string): string {
     'chmod 755 /usr/local/bin/yarn',
     'echo "yarn $(yarn --version) (the repository\'s own release)"',
   ].join('\n');
-}
-
-/** A word the shell takes as it is: repository file names may hold any character. */
-function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];

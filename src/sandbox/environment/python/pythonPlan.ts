@@ -16,6 +16,7 @@ import {
   type PythonProject,
   type PythonSelection,
 } from './pythonProject.js';
+import { shellQuote } from '../../shellQuote.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 
@@ -204,10 +205,6 @@ function removeOwnDistributions(project: PythonProject, python: string): string[
       'fi',
     ].join('\n'),
   );
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 const lockedRequirements = '/tmp/durable-debugger-locked.txt';

@@ -3,6 +3,7 @@
 // to choose before any build; the build reads the installed ones (rustc --version) and checks them
 // again, so that a point release or another image is said as it is.
 import { compareVersions } from './rustProject.js';
+import { shellQuote } from '../../shellQuote.js';
 
 export interface DebianRust {
   /** The Debian release of the sandbox image the toolchain image is built on. */
@@ -49,12 +50,11 @@ export function debianMatchesChannel(debian: DebianRust, channel: string): boole
  * note with the real version (the build's `project:` line, kept as the image's label).
  */
 export function debianCheckScript(debian: DebianRust, needs: RustNeeds, noteTail: string): string {
-  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   const version = (tool: string) => `$(${tool} --version | sed -n 's/^${tool} \\([0-9][0-9.]*\\).*/\\1/p')`;
   const check = (tool: 'rustc' | 'cargo', minimum: string | undefined) =>
     minimum
       ? [
-          `if ! dpkg --compare-versions "$${tool}_version" ge ${quote(minimum)}; then`,
+          `if ! dpkg --compare-versions "$${tool}_version" ge ${shellQuote(minimum)}; then`,
           `  echo "durable-debugger: Debian ${debian.release}'s ${tool} is $${tool}_version; the repository needs ${tool} ≥ ${minimum} (${needs.why.join(', ').replace(/["$`\\]/g, '')})"; exit 1`,
           'fi',
         ]
@@ -63,6 +63,6 @@ export function debianCheckScript(debian: DebianRust, needs: RustNeeds, noteTail
     `rustc_version=${version('rustc')} cargo_version=${version('cargo')}`,
     ...check('rustc', needs.rustc),
     ...check('cargo', needs.cargo),
-    `printf 'project: rust %s %s\\n' "$rustc_version" ${quote(noteTail)}`,
+    `printf 'project: rust %s %s\\n' "$rustc_version" ${shellQuote(noteTail)}`,
   ].join('\n');
 }

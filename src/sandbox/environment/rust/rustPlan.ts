@@ -40,6 +40,7 @@ for name, entry in config.get("registries", {}).items():
     if isinstance(index, str) and re.fullmatch(r"[\w-]+", name):
         print('\n[registries."%s"]\nindex = "%s"' % (name, re.sub(r"//[^/@]*@", "//", index).replace('"', "")))
 `;
+import { shellQuote } from '../../shellQuote.js';
 
 /** The file listing the sources that stand in for the repository's while the dependencies compile. */
 const stubList = 'durable-debugger-rust-stubs.txt';
@@ -186,8 +187,4 @@ function standInSources(files: string[], project: RustProject): string[] {
       !path.split('/').some((part) => part === 'target') &&
       folders.some((folder) => folder === '' || path.startsWith(`${folder}/`)),
   );
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
