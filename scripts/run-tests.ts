@@ -33,9 +33,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function killGroup(pid: number): void {
+function killGroup(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
   try {
-    process.kill(-pid, 'SIGTERM');
+    process.kill(-pid, signal);
   } catch {
     // gone already
   }
@@ -71,6 +71,12 @@ if (wants('unit')) {
   ]);
 }
 
+// A test that hangs fails by name (its file's after hooks still run) instead of holding its lane,
+// and a file that still does not end is stopped: CI then reports what hung, where a run cut off
+// at CI's own limit would report nothing (a cold toolchain build takes up to ~6 minutes at load).
+const testTimeoutMs = 20 * 60_000;
+const jobTimeoutMs = 40 * 60_000;
+
 interface Job {
   name: string;
   args: string[];
@@ -79,7 +85,10 @@ interface Job {
 const jobs: Job[] = [];
 if (wants('integration')) {
   for (const file of testFiles('integration')) {
-    jobs.push({ name: file, args: ['--import', 'tsx', '--test', '--test-reporter=spec', file] });
+    jobs.push({
+      name: file,
+      args: ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${testTimeoutMs}`, file],
+    });
   }
 }
 if (wants('reliability')) {
@@ -168,8 +177,14 @@ function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean>
   if (child.pid) running.add(child.pid);
   child.stdout.pipe(output, { end: false });
   child.stderr.pipe(output, { end: false });
+  const deadline = setTimeout(() => {
+    output.write(`\n── stopped: still running after ${jobTimeoutMs / 60_000} minutes ──\n`);
+    if (child.pid) killGroup(child.pid);
+    setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 10_000).unref();
+  }, jobTimeoutMs);
   return new Promise((resolve) => {
     child.on('close', (code) => {
+      clearTimeout(deadline);
       if (child.pid) {
         running.delete(child.pid);
         killGroup(child.pid); // what the file left running

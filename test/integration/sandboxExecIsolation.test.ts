@@ -3,6 +3,8 @@
 // command started, on the real Docker engine.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { demultiplexed, execToEnd } from '../../src/sandbox/container/exec.js';
+import { stopSandboxUserProcesses } from '../../src/sandbox/container/quiesce.js';
 import { removeLeftoverTestSandboxes, startTestSandbox, type TestSandbox } from '../support/testSandbox.js';
 
 let sandbox: TestSandbox;
@@ -84,4 +86,16 @@ test('a command that times out is stopped with its setsid child, and a parallel 
   assert.match(timedOut.content, /The command timed out after 2 s/);
   assert.match(other.content, /^Exit code: 0\n\nother done$/, `the parallel command was stopped:\n${other.content}`);
   assert.deepEqual(await sandbox.sandboxUserProcesses(), [], 'a process survived');
+});
+
+test('a short command of ours returns its exit code and output once it has exited, while a process it left still runs', async () => {
+  const container = await sandbox.container();
+  const started = Date.now();
+  // The stream stays open while the background sleep holds stdout: only Docker's exit status says it is over.
+  const result = await execToEnd(container, sandbox.host.user, ['sh', '-c', 'echo before; sleep 30 & exit 3']);
+  const tookMs = Date.now() - started;
+  assert.equal(result.exitCode, 3);
+  assert.match(demultiplexed(result.output), /^before\n$/);
+  assert.ok(tookMs < 10_000, `it waited ${tookMs} ms for the left process`);
+  await stopSandboxUserProcesses(container, sandbox.host.user);
 });

@@ -152,24 +152,79 @@ export async function stopCommandProcesses(
   await execToEnd(container, user, stopCommand(execId));
 }
 
-/** Runs a short command of ours as the sandbox user and returns its exec once its output has ended. */
+/** How long a short command of ours (stopping processes, reading counters) may take before it is given up. */
+const shortCommandDeadlineMs = 60_000;
+
+export interface ShortCommandResult {
+  exitCode: number | null;
+  /** stdout and stderr as Docker multiplexes them (8-byte frame headers); see `demultiplexed`. */
+  output: Buffer;
+}
+
+/**
+ * Runs a short command of ours as the sandbox user and returns once it has exited. Its end is
+ * read from Docker (exec inspect) as well as from the stream, and it has a deadline: a hijacked
+ * connection that Docker never closes would otherwise hold the worker (and the sandbox's work
+ * queue behind it) for good.
+ */
 export async function execToEnd(
   container: Docker.Container,
   user: SandboxUser,
   command: string[],
-): Promise<Docker.Exec> {
+): Promise<ShortCommandResult> {
   const exec = await container.exec({
     Cmd: command,
     User: `${user.uid}:${user.gid}`,
     AttachStdout: true,
     AttachStderr: true,
   });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  await new Promise<void>((resolve) => {
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-    stream.on('error', () => resolve());
-    stream.resume();
+  const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let ended = false;
+  const streamDone = new Promise<void>((resolve) => {
+    const end = () => {
+      ended = true;
+      resolve();
+    };
+    stream.on('end', end);
+    stream.on('close', end);
+    stream.on('error', end);
   });
-  return exec;
+  const deadline = Date.now() + shortCommandDeadlineMs;
+  const exited = (async () => {
+    while (!ended) {
+      await new Promise((resolve) => setTimeout(resolve, tickMs));
+      const info = await exec.inspect().catch(() => null);
+      if (info && !info.Running) {
+        // Output written just before the exit may still be on its way.
+        await Promise.race([streamDone, new Promise((resolve) => setTimeout(resolve, quietAfterExitMs))]);
+        return;
+      }
+      if (Date.now() > deadline) {
+        stream.destroy();
+        throw new Error(`${command[0]} in the sandbox did not end within ${shortCommandDeadlineMs / 1000} s`);
+      }
+    }
+  })();
+  exited.catch(() => undefined); // a deadline passed after the stream ended is no one's error
+  try {
+    await Promise.race([streamDone, exited]);
+  } finally {
+    ended = true;
+    stream.destroy();
+  }
+  return { exitCode: await waitForExitCode(exec), output: Buffer.concat(chunks) };
+}
+
+/** The text of a multiplexed exec stream: 8-byte frame headers precede each chunk. */
+export function demultiplexed(buffer: Buffer): string {
+  let text = '';
+  let offset = 0;
+  while (offset + 8 <= buffer.length) {
+    const size = buffer.readUInt32BE(offset + 4);
+    text += buffer.subarray(offset + 8, offset + 8 + size).toString('utf8');
+    offset += 8 + size;
+  }
+  return text;
 }

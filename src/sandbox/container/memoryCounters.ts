@@ -3,6 +3,7 @@
 // checked, so that an out-of-memory end is named in words instead of "exit 137".
 import type Docker from 'dockerode';
 import type { SandboxUser } from './container.js';
+import { demultiplexed, execToEnd } from './exec.js';
 
 export interface MemoryCounters {
   /** Processes the OOM killer has killed in this container since it started. */
@@ -26,33 +27,8 @@ export function parseMemoryCounters(text: string): MemoryCounters {
 }
 
 export async function readMemoryCounters(container: Docker.Container, user: SandboxUser): Promise<MemoryCounters> {
-  const exec = await container.exec({
-    Cmd: command,
-    User: `${user.uid}:${user.gid}`,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve) => {
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-    stream.on('error', () => resolve());
-  });
-  // The stream is multiplexed: 8-byte frame headers precede each chunk of text.
-  return parseMemoryCounters(demultiplex(Buffer.concat(chunks)));
-}
-
-function demultiplex(buffer: Buffer): string {
-  let text = '';
-  let offset = 0;
-  while (offset + 8 <= buffer.length) {
-    const size = buffer.readUInt32BE(offset + 4);
-    text += buffer.subarray(offset + 8, offset + 8 + size).toString('utf8');
-    offset += 8 + size;
-  }
-  return text;
+  const { output } = await execToEnd(container, user, command);
+  return parseMemoryCounters(demultiplexed(output));
 }
 
 /** V8 stops with exit 134 when its heap (about half the container's memory) is full. */

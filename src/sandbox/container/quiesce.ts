@@ -47,16 +47,10 @@ exit 1;
 
 /** Kills every process of the sandbox user in the container and returns once none can run any more. */
 export async function stopSandboxUserProcesses(container: Docker.Container, user: SandboxUser): Promise<void> {
-  const exec = await execToEnd(container, user, ['perl', '-e', script]);
-  let { Running, ExitCode } = await exec.inspect();
-  // The stream can end a moment before Docker records the exit code.
-  for (let attempt = 0; Running && attempt < 100; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    ({ Running, ExitCode } = await exec.inspect());
-  }
-  if (ExitCode !== 0) {
+  const { exitCode } = await execToEnd(container, user, ['perl', '-e', script]);
+  if (exitCode !== 0) {
     throw new SandboxNotQuietError(
-      `processes of the sandbox user could not be stopped (exit code ${ExitCode}): the workspace is not touched while they may run`,
+      `processes of the sandbox user could not be stopped (exit code ${exitCode}): the workspace is not touched while they may run`,
     );
   }
 }
