@@ -47,6 +47,7 @@ export async function workerForCommand(
   if (foregroundAsked(options.foregroundWorker)) return workerForThisCommand(session);
   // Docker must answer this user now, not only the worker they started earlier (perhaps while in the
   // docker group): a command that cannot reach it runs its own worker, which says what to do.
+  const { dockerAnswers } = await import('../sandbox/container/dockerAnswers.js');
   if (!(await dockerAnswers())) return workerForThisCommand(session);
   const { ServedRuns } = await import('../temporal/servedRuns.js');
   const served = ServedRuns.forDataFolder(session.config.home);
@@ -193,15 +194,4 @@ function takeStartLock(paths: BackgroundWorkerPaths): { release(): void } | null
   if (pid && processAlive(pid) && Date.now() - (since ?? 0) < staleLockMs) return null;
   rmSync(paths.startLock, { force: true });
   return null;
-}
-
-/** Whether the Docker engine answers this process (DOCKER_HOST or the local socket). */
-async function dockerAnswers(): Promise<boolean> {
-  const { connectDocker } = await import('../sandbox/container/container.js');
-  return connectDocker()
-    .ping()
-    .then(
-      () => true,
-      () => false,
-    );
 }

@@ -115,6 +115,12 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
     }
   };
 
+  // Waited for alongside each pause between polls: the run's end is seen at once, not at the next poll.
+  const result = handle.result() as Promise<DebugReport>;
+  const ended = result.then(
+    () => undefined,
+    () => undefined,
+  );
   for (;;) {
     const description = await handle.describe();
     const closed = description.status.name !== 'RUNNING';
@@ -131,10 +137,10 @@ export async function followRun(handle: WorkflowHandle, options: FollowOptions):
       // queries fail, and its result (the report) still answers.
     }
     if (closed) break;
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500))]);
   }
   clearTransient();
-  const report = (await handle.result()) as DebugReport;
+  const report = await result;
   // A closed parent whose worker is gone answered no status: its attempts come from the report.
   for (const attempt of options.json ? [] : printableAll(report.attempts ?? [])) {
     if (shownAttempts.get(attempt.attempt) === attempt.status) continue;

@@ -69,9 +69,9 @@ export async function queryClosedRun<T>(
  * API without a key: the default endpoint). Bedrock and Vertex learn here whose credentials these are.
  */
 export async function endpointOfSession(session: Session): Promise<{ modelEndpoint?: string }> {
-  const { connectModelProvider } = await import('../model/providers.js');
-  const provider = await connectModelProvider(session.config.anthropic);
-  return provider ? { modelEndpoint: provider.endpointId } : {};
+  const { modelEndpointOf } = await import('../model/providers.js');
+  const endpointId = await modelEndpointOf(session.config.anthropic);
+  return endpointId ? { modelEndpoint: endpointId } : {};
 }
 
 /**

@@ -14,6 +14,8 @@ import { after, before, test } from 'node:test';
 import { checkoutCli } from '../../harness/checkoutCli.js';
 import { startTestServer, type TestServer } from '../../harness/devStack.js';
 import { freshEnvironment, installGlobally, packTarball, type Installed } from '../../harness/installedPackage.js';
+import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
 import { workflowType } from '../../src/temporal/definitions.js';
 
 /** What only running a worker, calling a model or driving Docker needs. */
@@ -60,6 +62,7 @@ let server: TestServer;
 let installed: Installed;
 let freshEnv: NodeJS.ProcessEnv;
 let settings: Record<string, string>;
+let fake: FakeAnthropicApi;
 const closedRun = 'command-loading-closed-run';
 
 before(async () => {
@@ -74,11 +77,24 @@ before(async () => {
     args: [],
   });
   await handle.terminate('closed for the status command');
-  settings = { TEMPORAL_ADDRESS: server.address, DURABLE_DEBUGGER_HOME: join(scratch, 'data'), NO_COLOR: '1' };
+  // The scripted model for `run`: it answers by the repository's name.
+  const fixture = await loadFixture('01_off_by_one');
+  fake = new FakeAnthropicApi({ scripts: { [fixture.name]: fixture.script } });
+  await fake.start();
+  settings = {
+    TEMPORAL_ADDRESS: server.address,
+    DURABLE_DEBUGGER_HOME: join(scratch, 'data'),
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: 'command-loading',
+    ANTHROPIC_BASE_URL: fake.url,
+  };
   freshEnv = freshEnvironment(join(scratch, 'home'), join(scratch, 'prefix'), settings);
   installed = await installGlobally(await packTarball(scratch), join(scratch, 'prefix'), freshEnv);
 });
 after(async () => {
+  for (const variant of ['checkout', 'installed'] as const)
+    await loadedBy(variant, ['worker', 'stop'], join(scratch, 'stop.log'));
+  await fake?.stop();
   await server?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -157,5 +173,25 @@ for (const variant of ['checkout', 'installed'] as const) {
     const loaded = await loadedBy(variant, ['env', 'list'], join(scratch, `${variant}-env.log`));
     assert.equal(loaded.code, 0, loaded.output);
     assert.ok(loaded.packages.has('dockerode'), [...loaded.packages].join(', '));
+  });
+
+  test(`${variant}: a run served by the warm background worker loads neither the worker, its native core, the model SDKs nor Docker's client`, async () => {
+    const repo = (await loadFixture('01_off_by_one')).path;
+    // The first run starts the background worker (a process of its own, with this command's node
+    // options: the hook logs what the worker loads too); the second finds it warm.
+    for (const round of ['first', 'warm']) {
+      const loaded = await loadedBy(
+        variant,
+        ['run', repo, '--id', `command-loading-${variant}-${round}`],
+        join(scratch, `${variant}-run-${round}.log`),
+      );
+      assert.equal(loaded.code, 0, `${variant} run (${round}):\n${loaded.output}`);
+      assert.match(loaded.output, /fixed/);
+      if (round === 'first') continue;
+      const heavy = [...loaded.packages].filter(
+        (name) => onlyForHeavyCommands.includes(name) || name.startsWith('native:') || name.startsWith(unlisted),
+      );
+      assert.deepEqual(heavy, [], `${variant} run (${round}) loaded ${heavy.join(', ')}`);
+    }
   });
 }
