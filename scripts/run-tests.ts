@@ -13,6 +13,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { listProjectContainers } from '../src/sandbox/container/container.js';
+import { unixSocketOf } from '../src/sandbox/container/dockerHost.js';
 import { projectRoot } from '../src/config.js';
 import { dataHomeFor } from '../src/locations.js';
 import { startTestEngines, type TestEngine } from './testEngines.js';
@@ -111,7 +112,8 @@ if (jobs.length > 0) {
 if (wanted.length === 0 || wants('integration') || wants('reliability')) {
   const leaked: string[] = [];
   for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
-    const docker = engine.dockerHost ? new Docker(dockerOptions(engine.dockerHost)) : new Docker();
+    const socketPath = engine.dockerHost ? unixSocketOf(engine.dockerHost) : null;
+    const docker = socketPath ? new Docker({ socketPath }) : new Docker();
     const containers = await listProjectContainers(docker).catch(() => []);
     leaked.push(...containers.map((container) => container.Names.join(',')));
   }
@@ -122,10 +124,6 @@ if (wanted.length === 0 || wants('integration') || wants('reliability')) {
 }
 if (failed) process.exit(1);
 console.log('\nAll tests passed; no sandbox container was left behind.');
-
-function dockerOptions(dockerHost: string): Docker.DockerOptions {
-  return dockerHost.startsWith('unix://') ? { socketPath: dockerHost.slice('unix://'.length) } : {};
-}
 
 /** Runs the jobs longest first, one at a time per lane; true when every job passed. */
 async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {

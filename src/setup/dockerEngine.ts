@@ -6,15 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { Config } from '../config.js';
+import { dockerHostOf } from '../sandbox/container/dockerHost.js';
 import { errorText, isRoot, setupAsRootCommand, setupCommand, userName, type CheckResult } from './parts.js';
 import { SetupError, type Progress } from './setupProgress.js';
 
 const run = promisify(execFile);
 const step = 'Docker engine';
-
-function where(): string {
-  return process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
-}
 
 /** What a user does when the engine does not answer them, by the error's kind. */
 function fixFor(error: unknown): string {
@@ -30,12 +27,16 @@ export async function checkDocker(docker: Docker): Promise<CheckResult> {
   try {
     await docker.ping();
     const version = await docker.version();
-    return { name: step, status: 'ok', detail: `Docker ${version.Version} (API ${version.ApiVersion}) at ${where()}` };
+    return {
+      name: step,
+      status: 'ok',
+      detail: `Docker ${version.Version} (API ${version.ApiVersion}) at ${dockerHostOf()}`,
+    };
   } catch (error) {
     return {
       name: step,
       status: 'fail',
-      detail: `does not answer at ${where()} (${errorText(error)})`,
+      detail: `does not answer at ${dockerHostOf()} (${errorText(error)})`,
       fix: fixFor(error),
     };
   }

@@ -3,10 +3,10 @@
 // it says so without loading Docker's client (a quarter of a second); any other DOCKER_HOST (tcp,
 // TLS) is asked through the client, which reads its settings.
 import { request } from 'node:http';
+import { dockerHostOf, unixSocketOf } from './dockerHost.js';
 
 export async function dockerAnswers(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
-  const host = env.DOCKER_HOST;
-  const socketPath = !host ? '/var/run/docker.sock' : host.startsWith('unix://') ? host.slice('unix://'.length) : null;
+  const socketPath = unixSocketOf(dockerHostOf(env));
   if (socketPath === null) {
     const { connectDocker } = await import('./container.js');
     return connectDocker()
