@@ -19,6 +19,8 @@ import {
   type BackgroundWorkerPaths,
   type BackgroundWorkerStatus,
 } from './backgroundWorkerState.js';
+import type { Config } from '../config.js';
+import type { ServedRuns } from '../temporal/servedRuns.js';
 import { log, workerForThisCommand, type Session } from './session.js';
 
 /** What a command holds while it runs: its own worker or its lease of the background one. */
@@ -39,18 +41,48 @@ export const foregroundWorkerFlag = [
   "run the worker in this command's process (also DURABLE_DEBUGGER_FOREGROUND_WORKER=1), not in your background worker",
 ] as const;
 
+/**
+ * A lease of the user's background worker, taken while the command still connects: only the
+ * settings are needed, and a warm worker answers in a few milliseconds, so the command does not
+ * wait for one after the other. Null when none runs that fits (this version, these settings, this
+ * queue) or Docker does not answer: workerForCommand then decides, with the session open. Pass it
+ * to workerForCommand, which ends it if unused.
+ */
+export function leaseEarly(config: Config, options: { foregroundWorker?: boolean }): Promise<Socket | null> {
+  if (foregroundAsked(options.foregroundWorker)) return Promise.resolve(null);
+  return (async () => {
+    const [{ dockerAnswers }, { ServedRuns }] = await Promise.all([
+      import('../sandbox/container/dockerAnswers.js'),
+      import('../temporal/servedRuns.js'),
+    ]);
+    if (!(await dockerAnswers())) return null;
+    const running = await leaseRunning(backgroundWorkerPaths(config.home));
+    if (!running) return null;
+    const fits =
+      running.status.version === installedVersion() &&
+      running.status.settings === settingsFingerprint(config) &&
+      running.status.queue === ServedRuns.forDataFolder(config.home).queue;
+    if (fits) return running.socket;
+    running.socket.end();
+    return null;
+  })().catch(() => null);
+}
+
 /** The worker of a `run`, `resume` or `raise-budget`: the user's background worker unless they ask for one of the command's own. */
 export async function workerForCommand(
   session: Session,
   options: { foregroundWorker?: boolean },
+  early: Promise<Socket | null> = Promise.resolve(null),
 ): Promise<CommandWorker> {
+  const earlyLease = await early;
   if (foregroundAsked(options.foregroundWorker)) return workerForThisCommand(session);
+  const { ServedRuns } = await import('../temporal/servedRuns.js');
+  const served = ServedRuns.forDataFolder(session.config.home);
+  if (earlyLease) return leased(session, served, earlyLease);
   // Docker must answer this user now, not only the worker they started earlier (perhaps while in the
   // docker group): a command that cannot reach it runs its own worker, which says what to do.
   const { dockerAnswers } = await import('../sandbox/container/dockerAnswers.js');
   if (!(await dockerAnswers())) return workerForThisCommand(session);
-  const { ServedRuns } = await import('../temporal/servedRuns.js');
-  const served = ServedRuns.forDataFolder(session.config.home);
   let lease: Socket;
   try {
     lease = await leaseBackgroundWorker(session, served.queue);
@@ -61,6 +93,10 @@ export async function workerForCommand(
     log(`The background worker cannot keep its files in ${session.config.home} (${code}): this command runs its own.`);
     return workerForThisCommand(session);
   }
+  return leased(session, served, lease);
+}
+
+function leased(session: Session, served: ServedRuns, lease: Socket): CommandWorker {
   // The runs this command starts are recorded for the worker, as a command's own worker had them.
   session.served = served;
   return {

@@ -10,7 +10,7 @@ import {
   runOptions,
   type RunOptions,
 } from '../runOptions.js';
-import { foregroundWorkerFlag, workerForCommand } from '../backgroundWorker.js';
+import { foregroundWorkerFlag, leaseEarly, workerForCommand } from '../backgroundWorker.js';
 import { endpointOfSession, servedBySession } from '../session.js';
 
 export function runCommand(program: Command): void {
@@ -27,12 +27,14 @@ export function runCommand(program: Command): void {
     .option(...foregroundWorkerFlag)
     .action(async (repo: string, options: RunOptions & { foregroundWorker?: boolean }) => {
       // Checked before anything connects or starts: a mistake is answered at once.
-      const checked = checkedRunInput(repo, options, loadConfig().runDefaults);
+      const config = loadConfig();
+      const checked = checkedRunInput(repo, options, config.runDefaults);
+      const early = leaseEarly(config, options);
       return withSession(async (session) => {
         const input = { ...checked, ...(await endpointOfSession(session)) };
         await refuseWhenNobodyServesTheModel(session, input.modelEndpoint);
         noteConservativePrice(input, session);
-        const worker = await workerForCommand(session, options);
+        const worker = await workerForCommand(session, options, early);
         try {
           const { startDebugRun } = await import('../../client.js');
           const { route, starting } = servedBySession(session);
@@ -49,6 +51,6 @@ export function runCommand(program: Command): void {
         } finally {
           await worker.shutdown();
         }
-      });
+      }).finally(() => early.then((lease) => lease?.end()));
     });
 }
