@@ -13,9 +13,11 @@ import { Scenarios, type ScenarioRow } from '../harness/reliability/scenarios.js
 
 const quick = process.argv.includes('--quick');
 const onCluster = process.argv.includes('--cluster');
-// On the cluster, 07 (whose 5 s command timeout is the point of the fixture) is left out: with three
-// hosts, the server and PostgreSQL on the same 2 cores, its fixed test suite itself took over 5 s
-// (the patch was right, the verification timed out), which says nothing about the cluster.
+// On the cluster, 07 (whose short command timeout is the point of the fixture) is left out: with
+// three hosts, the server and PostgreSQL on the same 2 cores, its fixed test suite itself took over
+// the 5 s it then had (the patch was right, the verification timed out), which says nothing about
+// the cluster. (On one host at load 12, a model-faults run of the quick variant missed its end too,
+// most likely the same way; its timeout is now 15 s.)
 const fixtureNames = [
   '01_off_by_one',
   '02_bug_in_src_package',
@@ -85,5 +87,6 @@ function formatHeader(): string {
 }
 
 function formatRow(row: ScenarioRow): string {
-  return `${row.scenario.padEnd(58)} ${String(row.runs).padStart(4)} ${`${row.expected}/${row.runs}`.padStart(8)} ${String(row.lostWork).padStart(9)} ${String(row.leakedContainers).padStart(6)}  ${row.notes}`;
+  const line = `${row.scenario.padEnd(58)} ${String(row.runs).padStart(4)} ${`${row.expected}/${row.runs}`.padStart(8)} ${String(row.lostWork).padStart(9)} ${String(row.leakedContainers).padStart(6)}  ${row.notes}`;
+  return [line, ...row.misses.map((miss) => `    missed: ${miss}`)].join('\n');
 }

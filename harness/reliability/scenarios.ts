@@ -20,6 +20,8 @@ export interface ScenarioRow {
   lostWork: number;
   leakedContainers: number;
   notes: string;
+  /** Each run that did not end as undisturbed, and how it ended: a missed target says why. */
+  misses: string[];
 }
 
 export interface Expectation {
@@ -84,21 +86,31 @@ export class Scenarios {
   ): Promise<ScenarioRow> {
     let expected = 0;
     let lostWork = 0;
+    const misses: string[] = [];
     for (const { handle, fixture } of runs) {
       let report: DebugReport;
       try {
         report = await this.lab.reportOf(handle);
-      } catch {
+      } catch (error) {
         lostWork += 1;
+        misses.push(`${handle.workflowId} (${fixture.name}): no report: ${(error as Error).message}`);
         continue;
       }
       const clean = this.expectations.get(fixture.name) as Expectation;
       if (report.status === clean.status) expected += 1;
-      if (report.patch !== clean.patch || report.iterations !== clean.iterations) lostWork += 1;
+      const samePatch = report.patch === clean.patch;
+      if (!samePatch || report.iterations !== clean.iterations) lostWork += 1;
+      if (report.status !== clean.status || !samePatch || report.iterations !== clean.iterations)
+        misses.push(
+          `${handle.workflowId} (${fixture.name}): ${report.status} after ${report.iterations} iterations ` +
+            `(undisturbed: ${clean.status} after ${clean.iterations}), ${samePatch ? 'same' : 'another'} patch; ${report.stopDetail}`,
+        );
     }
-    lostWork += this.lab.fake.rejected.length - rejectedBefore;
+    const rejected = this.lab.fake.rejected.slice(rejectedBefore);
+    lostWork += rejected.length;
+    for (const request of rejected) misses.push(`the API rejected a request: ${request.error}`);
     const leaked = await this.settledLeaks();
-    return { scenario: name, runs: runs.length, expected, lostWork, leakedContainers: leaked, notes };
+    return { scenario: name, runs: runs.length, expected, lostWork, leakedContainers: leaked, notes, misses };
   }
 
   /** Containers left once cleanup had a moment to finish. */
@@ -160,6 +172,7 @@ export class Scenarios {
     const fixture = this.fixtures.find((each) => each.name === '01_off_by_one') ?? this.fixtureFor(0);
     const clean = this.expectations.get(fixture.name) as Expectation;
     const killedAt: string[] = [];
+    const misses: string[] = [];
     let expected = 0;
     let lostWork = 0;
     await this.lab.startWorker('a');
@@ -197,6 +210,12 @@ export class Scenarios {
         report.iterations === 3 * clean.iterations &&
         attempts.every((attempt) => attempt.patch === clean.patch && attempt.iterations === clean.iterations);
       if (!sameWork) lostWork += 1;
+      if (!sameWork || report?.status !== clean.status)
+        misses.push(
+          report
+            ? `${handle.workflowId}: ${report.status} after ${report.iterations} iterations, attempts ${attempts.map((attempt) => `${attempt.status}/${attempt.iterations}`).join(' ')} (undisturbed: ${clean.status} after ${clean.iterations} each); ${report.stopDetail}`
+            : `${handle.workflowId}: no report`,
+        );
     }
     await this.lab.stopWorker('a');
     lostWork += this.lab.fake.rejected.length - rejectedBefore;
@@ -208,6 +227,7 @@ export class Scenarios {
       lostWork,
       leakedContainers: leaked,
       notes: `attempts were at ${killedAt.join('; ') || 'unknown'} when killed`,
+      misses,
     };
   }
 
@@ -393,9 +413,11 @@ export class Scenarios {
       workspaceRoot: this.lab.workspaceRootOf('a'),
     });
     const leaked = await this.settledLeaks();
+    const misses: string[] = [];
     for (const { handle } of started) {
       const containers = await listProjectContainers(connectDocker());
       if (!containers.some((container) => container.Labels[labels.workflowId] === handle.workflowId)) cleanedUp += 1;
+      else misses.push(`${handle.workflowId}: its sandbox is still there`);
     }
     await this.lab.stopWorker('a');
     const reapedContainers = reaped.filter((item) => item.kind === 'container').length;
@@ -406,6 +428,7 @@ export class Scenarios {
       lostWork: 0,
       leakedContainers: leaked,
       notes: `${cancelled} cancelled, ${terminated} terminated; ${reapedContainers} containers reaped; expected = sandbox gone`,
+      misses,
     };
   }
 
