@@ -12,7 +12,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { listProjectContainers } from '../src/sandbox/container/container.js';
+import { listProjectContainers, removeContainer } from '../src/sandbox/container/container.js';
 import { unixSocketOf } from '../src/sandbox/container/dockerHost.js';
 import { projectRoot } from '../src/config.js';
 import { dataHomeFor } from '../src/locations.js';
@@ -27,11 +27,39 @@ const outputFolder = join(projectRoot, 'test-output', 'tests');
 /** The lanes' engines, and the process groups of the jobs under way: an interrupted `npm test` stops them. */
 const engines: TestEngine[] = [];
 const running = new Set<number>();
+/** Set once interrupted: a lane whose job just ended (stopped by us) starts no other. */
+let interrupted = false;
+const startedAt = Date.now();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    for (const pid of running) killGroup(pid);
-    void Promise.all(engines.map((engine) => engine.stop().catch(() => undefined))).finally(() => process.exit(130));
+    interrupted = true;
+    void stopEverything().finally(() => process.exit(130));
   });
+}
+
+/**
+ * The jobs under way, the sandboxes they made (a stopped test cleans up nothing; left there, they
+ * would fail the next run's leak check), then the lanes' engines.
+ */
+async function stopEverything(): Promise<void> {
+  const jobs = [...running];
+  for (const pid of jobs) killGroup(pid);
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  for (const pid of jobs) killGroup(pid, 'SIGKILL');
+  for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
+    const docker = dockerOf(engine.dockerHost);
+    // Only what this run made: the first lane's engine is the machine's, which may serve real runs too.
+    const made = (await listProjectContainers(docker).catch(() => [])).filter(
+      (container) => container.Created * 1000 >= startedAt - 1_000,
+    );
+    await Promise.all(made.map((container) => removeContainer(docker, container.Id).catch(() => undefined)));
+  }
+  await Promise.all(engines.map((engine) => engine.stop().catch(() => undefined)));
+}
+
+function dockerOf(dockerHost: string | undefined): Docker {
+  const socketPath = dockerHost ? unixSocketOf(dockerHost) : null;
+  return socketPath ? new Docker({ socketPath }) : new Docker();
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
@@ -104,17 +132,18 @@ if (jobs.length > 0) {
   try {
     failed = !(await runJobs(jobs, engines));
   } finally {
-    for (const engine of engines) await engine.stop().catch(() => undefined);
+    // Interrupted, the signal's handler stops them once it has removed what the stopped jobs left.
+    if (!interrupted) for (const engine of engines) await engine.stop().catch(() => undefined);
   }
+  // Interrupted: the jobs were stopped, not failed; the signal's handler ends the run.
+  if (interrupted) await new Promise(() => undefined);
 }
 
 // Every lane's engine is checked, as each lane's tests left it (a stopped engine keeps its containers).
 if (wanted.length === 0 || wants('integration') || wants('reliability')) {
   const leaked: string[] = [];
   for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
-    const socketPath = engine.dockerHost ? unixSocketOf(engine.dockerHost) : null;
-    const docker = socketPath ? new Docker({ socketPath }) : new Docker();
-    const containers = await listProjectContainers(docker).catch(() => []);
+    const containers = await listProjectContainers(dockerOf(engine.dockerHost)).catch(() => []);
     leaked.push(...containers.map((container) => container.Names.join(',')));
   }
   if (leaked.length > 0) {
@@ -135,7 +164,7 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
   let done = 0;
   await Promise.all(
     lanes.map(async (engine) => {
-      for (let job = queue.shift(); job; job = queue.shift()) {
+      for (let job = queue.shift(); job && !interrupted; job = queue.shift()) {
         const log = join(outputFolder, `${job.name.replace(/[^\w.-]+/g, '_')}.log`);
         const jobStarted = Date.now();
         const ok = await runJob(job, engine, log);
@@ -150,6 +179,7 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
       }
     }),
   );
+  if (interrupted) return false;
   writeDurations(durations);
   for (const { job, log } of failures) {
     console.error(`\n── ${job.name} failed; its output (${log}) ──\n${readFileSync(log, 'utf8')}`);
