@@ -1,6 +1,7 @@
 // Every repository under fixtures/ runs through the whole product: the real Temporal dev
 // server, real Docker sandboxes, and the real Anthropic SDK talking HTTP to the fake API that
-// plays each fixture's script.json. Each run must end as its fixture.json expects, and a
+// plays each fixture's script.json, with 30% of its model calls failing at random. Each run must
+// end as its fixture.json expects, and a
 // reported fix must really fix a fresh copy of the repository on the host. A fixture marked
 // `throughCli` runs as a person runs it: `durable-debugger run <fixture>` in a process of its own,
 // with its own worker, reaching the same fake API as a gateway.
@@ -38,7 +39,22 @@ let worker: TestWorker;
 
 before(async () => {
   server = await startTestServer();
-  worker = await startTestWorker(server, { fake: { scripts: scriptsByName(fixtures) } });
+  // 30% of the model calls fail at random, as a real endpoint's rate limits, overloads (before or
+  // while the reply streams), server errors, dropped connections and replies slower than the
+  // request's timeout come: every fixture must still end as it expects. One pass over the fixtures
+  // serves both (model.test.ts ran them all a second time, with faults: 25 of its 28 minutes).
+  worker = await startTestWorker(server, {
+    fake: {
+      scripts: scriptsByName(fixtures),
+      faults: {
+        rate: 0.3,
+        kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
+      },
+      retryAfterSeconds: 1,
+      slowMs: 2_500,
+    },
+    timeoutMs: 1_500,
+  });
 });
 
 after(async () => {
@@ -160,12 +176,15 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
   }
 });
 
-test('no sandbox container is left behind and no request was rejected', async () => {
+test('no sandbox container is left behind and no request was rejected; model calls did fail', async () => {
   assert.deepEqual(
     worker.fake.rejected.map((request) => request.error),
     [],
   );
   assert.equal(await containersOf(server), 0);
+  const faults = worker.fake.requests.filter((request) => request.fault).length;
+  console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
+  assert.ok(faults > 0, 'no model call failed');
 });
 
 /** `durable-debugger run <fixture> --json` in a process of its own; the report is the run's result. */
