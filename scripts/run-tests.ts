@@ -46,7 +46,7 @@ async function stopEverything(): Promise<void> {
   for (const pid of jobs) killGroup(pid);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   for (const pid of jobs) killGroup(pid, 'SIGKILL');
-  for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
+  for (const engine of enginesUsed()) {
     const docker = dockerOf(engine.dockerHost);
     // Only what this run made: the first lane's engine is the machine's, which may serve real runs too.
     const made = (await listProjectContainers(docker).catch(() => [])).filter(
@@ -55,6 +55,11 @@ async function stopEverything(): Promise<void> {
     await Promise.all(made.map((container) => removeContainer(docker, container.Id).catch(() => undefined)));
   }
   await Promise.all(engines.map((engine) => engine.stop().catch(() => undefined)));
+}
+
+/** The lanes' engines, or with no lane started the one the environment names. */
+function enginesUsed(): Array<{ dockerHost: string | undefined }> {
+  return engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }];
 }
 
 function dockerOf(dockerHost: string | undefined): Docker {
@@ -142,7 +147,7 @@ if (jobs.length > 0) {
 // Every lane's engine is checked, as each lane's tests left it (a stopped engine keeps its containers).
 if (wanted.length === 0 || wants('integration') || wants('reliability')) {
   const leaked: string[] = [];
-  for (const engine of engines.length ? engines : [{ dockerHost: process.env.DOCKER_HOST }]) {
+  for (const engine of enginesUsed()) {
     const containers = await listProjectContainers(dockerOf(engine.dockerHost)).catch(() => []);
     leaked.push(...containers.map((container) => container.Names.join(',')));
   }

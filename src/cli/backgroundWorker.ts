@@ -58,11 +58,7 @@ export function leaseEarly(config: Config, options: { foregroundWorker?: boolean
     if (!(await dockerAnswers())) return null;
     const running = await leaseRunning(backgroundWorkerPaths(config.home));
     if (!running) return null;
-    const fits =
-      running.status.version === installedVersion() &&
-      running.status.settings === settingsFingerprint(config) &&
-      running.status.queue === ServedRuns.forDataFolder(config.home).queue;
-    if (fits) return running.socket;
+    if (!whyNotThisWorker(running.status, config, ServedRuns.forDataFolder(config.home).queue)) return running.socket;
     running.socket.end();
     return null;
   })().catch(() => null);
@@ -110,20 +106,12 @@ function leased(session: Session, served: ServedRuns, lease: Socket): CommandWor
 async function leaseBackgroundWorker(session: Session, queue: string): Promise<Socket> {
   const paths = backgroundWorkerPaths(session.config.home);
   await mkdir(paths.folder, { recursive: true, mode: 0o700 });
-  const wanted = { version: installedVersion(), settings: settingsFingerprint(session.config) };
   let why = 'first run after boot, or after it stopped idle';
   for (;;) {
     const running = await leaseRunning(paths);
     if (running) {
       const { status, socket } = running;
-      const differs =
-        status.version !== wanted.version
-          ? `the installed version changed (${status.version} → ${wanted.version})`
-          : status.settings !== wanted.settings
-            ? 'your settings changed (model endpoint, key or worker settings)'
-            : status.queue !== queue
-              ? 'it serves another task queue'
-              : null;
+      const differs = whyNotThisWorker(status, session.config, queue);
       if (!differs) return socket;
       socket.end();
       log(`Replacing the background worker (pid ${status.pid}): ${differs}.`);
@@ -149,6 +137,16 @@ async function leaseBackgroundWorker(session: Session, queue: string): Promise<S
       lock.release();
     }
   }
+}
+
+/** Why a running worker cannot serve this command (another version, other settings, another queue); null when it can. */
+function whyNotThisWorker(status: BackgroundWorkerStatus, config: Config, queue: string): string | null {
+  const version = installedVersion();
+  if (status.version !== version) return `the installed version changed (${status.version} → ${version})`;
+  if (status.settings !== settingsFingerprint(config))
+    return 'your settings changed (model endpoint, key or worker settings)';
+  if (status.queue !== queue) return 'it serves another task queue';
+  return null;
 }
 
 /** A lease of the worker state.json names, when it lives and answers. */
