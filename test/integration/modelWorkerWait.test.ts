@@ -154,7 +154,10 @@ test('a stop ends a long wait for a model worker at once, not when the wait ends
     workflowId: 'stopped-in-a-long-wait',
   });
   // The list reads the visibility store, which may not show a run just started: no run yet counts as no wait.
-  await until('two waits timed out', async () => (await runsOf(handle.workflowId)).reduce((sum, run) => sum + run.waits, 0) >= 2);
+  await until(
+    'two waits timed out',
+    async () => (await runsOf(handle.workflowId)).reduce((sum, run) => sum + run.waits, 0) >= 2,
+  );
   const stoppedAt = Date.now();
   await handle.signal(stopSignal, 'nobody serves this endpoint');
   const report = (await handle.result()) as DebugReport;
