@@ -2,7 +2,8 @@
 // installer (issue 36 item 3), with real Docker and real registries: the registry proxy's holder
 // container kept warm (one for builds in a row, each build's refusals its own, gone when its proxy
 // is), the probes' passes remembered (a reused image is not probed again, a failing probe fails every
-// time), and the build containers removed after the build has returned.
+// time), the build containers removed after the build has returned, and Node's toolchain in an
+// image of its own that repositories share.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -246,5 +247,49 @@ test(
     );
     assert.match(String(next?.error?.message), /ConnectionRefusedError|Connection refused/);
     assert.doesNotMatch(String(next?.error?.message), /reached leaked/);
+  },
+);
+
+test(
+  'Node repositories asking the same Node and package manager share one toolchain image; their own images hold only their dependencies',
+  { timeout: 600_000 },
+  async () => {
+    const salt = `${process.pid}-${Date.now()}`;
+    const repository = (name: string) =>
+      snapshot(name, {
+        'package.json': JSON.stringify({
+          name,
+          version: '1.0.0',
+          description: `environment reuse test ${salt}`,
+          scripts: { test: 'node --test' },
+          dependencies: { 'is-number': '7.0.0' },
+        }),
+        'test/number.test.js': "const test = require('node:test');\ntest('loads', () => require('is-number'));\n",
+      });
+    const built = [
+      await prepare(await repository('first-node-repo')),
+      await prepare(await repository('second-node-repo')),
+    ];
+    const toolchains: string[] = [];
+    for (const each of built) {
+      assert.equal(each.error, undefined, each.error?.message);
+      assert.equal(each.reused, false);
+      // docker history: the image's own layer first, then those it was built on, each with its commit's comment.
+      const layers = (await docker.getImage(each.image as string).history()) as Array<{
+        Id: string;
+        Comment: string;
+        Size: number;
+      }>;
+      const toolchain = layers.find((layer) => layer.Comment.startsWith('node toolchain'));
+      assert.ok(
+        toolchain,
+        `a toolchain image under ${each.image}: ${layers.map((layer) => layer.Comment).join(' | ')}`,
+      );
+      toolchains.push(toolchain.Id);
+      // Node's binary alone is about 100 MB: it is in the toolchain's layer, not in the repository's.
+      assert.ok(toolchain.Size > 50e6, `the toolchain layer is ${toolchain.Size} bytes`);
+      assert.ok((layers[0]?.Size ?? 0) < 20e6, `the repository's own layer is ${layers[0]?.Size} bytes`);
+    }
+    assert.equal(toolchains[0], toolchains[1], 'both repositories are built on one toolchain image');
   },
 );

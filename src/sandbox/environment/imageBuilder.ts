@@ -95,6 +95,14 @@ export interface BuildHooks {
   signal?: AbortSignal;
 }
 
+/** The network of a build that reaches nothing. */
+const offlineNetwork = {
+  networkMode: 'none',
+  refused: [] as string[],
+  returning: () => undefined,
+  close: async () => undefined,
+};
+
 /** The steps of a preparation the bench times apart. */
 export type BuildPhase =
   | 'plan'
@@ -107,7 +115,8 @@ export type BuildPhase =
   | 'commit'
   | 'clean-up'
   | 'probes'
-  | `project ${string}`;
+  | `project ${string}`
+  | `toolchain image ${string}`;
 
 /** Runs `step`, telling hooks.onPhase how long it took (whether it succeeded or not). */
 async function timed<T>(hooks: BuildHooks, phase: BuildPhase, step: () => Promise<T>): Promise<T> {
@@ -184,7 +193,10 @@ export class EnvironmentBuilder {
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     if (!plan.basePlan) return this.prepareImage(plan, request, hooks);
-    const base = await this.prepareImage(plan.basePlan, request, hooks);
+    const base = await this.prepareImage(plan.basePlan, request, {
+      ...hooks,
+      onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`toolchain image ${phase}`, ms)),
+    });
     const own = await this.prepareImage({ ...plan, baseImage: base.image, basePlan: undefined }, request, hooks);
     // The toolchain's notes are the base's (the Go release it fetched): the report names them first.
     const toolchain = [...(base.toolchain ?? []), ...(own.toolchain ?? [])];
@@ -695,7 +707,11 @@ export class EnvironmentBuilder {
         binds.push(`${copy.path}:/workspace:rw`);
       }
       phaseDone('inputs');
-      network = await this.openNetwork(settings, request, log);
+      // A build that runs no installer (a toolchain image unpacking what the host fetched) gets no network at all.
+      network =
+        plan.kind !== 'custom' && (plan.installers ?? []).length === 0
+          ? offlineNetwork
+          : await this.openNetwork(settings, request, log);
       phaseDone('network');
       const [repo, tag] = image.split(':') as [string, string];
       container = await docker.createContainer({

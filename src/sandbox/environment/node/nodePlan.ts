@@ -1,17 +1,19 @@
 // The Node environment: the Node the repository asks for (nodeVersion.ts) and the package manager
-// in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry,
-// then its dependencies installed in /opt/env with their install scripts run afterwards, one by
-// one and best effort (installScripts.ts), and /workspace/node_modules (each workspace member's too)
-// made where the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox
-// gets a writable copy of (src/sandbox/container/nodeModulesMounts.ts).
+// in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry
+// into a toolchain image that repositories share (nodeToolchain.ts); on it, the repository's
+// dependencies installed in /opt/env with their install scripts run afterwards, one by one and best
+// effort (installScripts.ts), and /workspace/node_modules (each workspace member's too) made where
+// the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox gets a
+// writable copy of (src/sandbox/container/nodeModulesMounts.ts).
 import type { PlanHost } from '../ecosystem.js';
 import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
 import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
-import { environmentPaths, packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
+import { environmentPaths, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
+import { nodeToolchainPlan } from './nodeToolchain.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import { shellQuote } from '../../shellQuote.js';
 
@@ -90,8 +92,6 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
   const managerTool = manager.name !== 'npm' ? manager.tool : undefined;
   const script = [
     'set -e',
-    installNodeToolchain,
-    ...(managerTool ? [installPackageManager(managerTool)] : []),
     `mkdir -p ${dir} && cd /env-input && cp --parents ${['package.json', ...projectFiles].map(shellQuote).join(' ')} ${dir}/`,
     // Readable by the sandbox user (the yarn release, members' folders): a worker's umask 077 made the inputs private.
     `chmod -R a+rX ${dir}`,
@@ -117,7 +117,9 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     files: inputFiles,
     script,
     needsRepository: false,
-    toolchains: [nodeTool, npmTool, ...(managerTool ? [managerTool] : [])],
+    // Node, npm and the package manager are in the toolchain image this one is built on.
+    basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTool),
+    toolchains: [],
     testCommand: hasTest ? 'npm test' : undefined,
     build: nodeBuild(files, manifest),
     containerEnv: nodeEnv,
@@ -237,17 +239,6 @@ function runnerManager(manager: NodePackageManager): string {
   return manager.name;
 }
 
-/** Unpacks a package manager (packed from the registry on the host) into /usr/local, next to npm. */
-function installPackageManager(tool: NonNullable<NodePackageManager['tool']>): string {
-  const folder = `/usr/local/lib/node_modules/${tool.command}`;
-  return [
-    `mkdir -p ${folder}`,
-    `tar xzf ${packedToolsFolder}/${tool.as} --strip-components=1 -C ${folder}`,
-    `ln -sf ${folder}/${tool.bin} /usr/local/bin/${tool.command}`,
-    `echo "${tool.command} $(${tool.command} --version)"`,
-  ].join('\n');
-}
-
 /** The repository's own yarn release runs as `yarn` (in the sandbox too, where its scripts may call yarn). */
 function useRelease(release: string): string {
   return [
@@ -303,13 +294,3 @@ function entryPoints(manifest: Record<string, unknown>): string[] {
     .map((path) => path.replace(/^\.\//, ''))
     .filter((path) => path && !path.startsWith('../') && !path.startsWith('/'));
 }
-
-/** Copies node (only its binary: the package is mostly headers) and npm, packed from the registry on the host, into /usr/local. */
-const installNodeToolchain = [
-  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node`,
-  'mkdir -p /usr/local/lib/node_modules/npm',
-  `tar xzf ${packedToolsFolder}/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm`,
-  'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
-  'ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx',
-  'echo "node $(node --version), npm $(npm --version)"',
-].join('\n');

@@ -38,7 +38,14 @@ export class SandboxPythons {
       const found = await this.pythonVersionOf(image);
       if (!found || !allowsPython(requirement.specifier, found)) continue;
       const why = `python ${found} (${requirement.source}: ${requirement.specifier})`;
-      if (plan) return { ...plan, baseImage: image, description: `${plan.description} · ${why}` };
+      // A plan built on a tools image (a lock's export tool) gets that Python through it.
+      if (plan)
+        return {
+          ...plan,
+          baseImage: image,
+          ...(plan.basePlan ? { basePlan: { ...plan.basePlan, baseImage: image } } : {}),
+          description: `${plan.description} · ${why}`,
+        };
       return {
         kind: 'image',
         description: `image · ${image} · ${why}`,

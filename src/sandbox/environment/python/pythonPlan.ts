@@ -17,6 +17,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote } from '../../shellQuote.js';
+import { lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 
@@ -137,6 +138,8 @@ export function planPython(
     script,
     needsRepository: false,
     toolchains: ['pip'],
+    // A lock's export tool is in the image this one is built on.
+    ...(lock ? { basePlan: lock.tools } : {}),
     build: extensions ? [buildExtensionsInPlace] : [],
     containerEnv: pythonEnv,
     probes: probe ? [probe] : [],
@@ -208,18 +211,17 @@ function removeOwnDistributions(project: PythonProject, python: string): string[
 }
 
 const lockedRequirements = '/tmp/durable-debugger-locked.txt';
-const pipInTools = `/tmp/tools/bin/python3 /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore`;
 
 /**
  * A uv.lock or poetry.lock with its pyproject.toml: the locked versions, exported as pinned requirements
- * by the lock's own tool (pip-installed into a throwaway folder of the build container), with the
- * selected extras and groups only, without the project itself or local path packages (the workspace provides those).
+ * by the lock's own tool (in the image the plan builds on: lockTools.ts), with the selected extras
+ * and groups only, without the project itself or local path packages (the workspace provides those).
  */
 export function pythonLock(
   manifests: Record<string, string>,
   project: PythonProject = readPythonProject(manifests),
   selection: PythonSelection = selectExtrasAndGroups(project, {}),
-): { file: string; export: string[] } | null {
+): { file: string; export: string[]; tools: EnvironmentPlan } | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
   const extras = selection.extras.map((extra) => `--extra ${shellQuote(extra)}`);
@@ -230,11 +232,10 @@ export function pythonLock(
     const own = project.ownNames.map((name) => `--no-emit-package ${shellQuote(name)}`);
     return {
       file: 'uv.lock',
+      tools: lockToolsPlan('uv'),
       export: [
-        'python3 -m venv --without-pip /tmp/tools',
-        `${pipInTools} uv`,
         // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
-        `UV_NO_CONFIG=1 /tmp/tools/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
+        `UV_NO_CONFIG=1 ${lockToolsVenv}/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
         dropLocalPaths,
         `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from uv.lock"`,
       ],
@@ -244,12 +245,11 @@ export function pythonLock(
     const groups = selection.groups.filter((group) => project.poetryGroups.includes(group));
     return {
       file: 'poetry.lock',
+      tools: lockToolsPlan('poetry', poetryThatWrote(manifests['poetry.lock'])),
       export: [
-        'python3 -m venv --without-pip /tmp/tools',
-        `${pipInTools} poetry poetry-plugin-export`,
         // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
         [
-          'POETRY_VIRTUALENVS_CREATE=false /tmp/tools/bin/poetry export --without-hashes',
+          `POETRY_VIRTUALENVS_CREATE=false ${lockToolsVenv}/bin/poetry export --without-hashes`,
           ...(groups.length ? [`--with ${shellQuote(groups.join(','))}`] : []),
           ...extras,
           '--format requirements.txt --output /tmp/exported.txt',

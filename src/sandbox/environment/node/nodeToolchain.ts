@@ -1,0 +1,47 @@
+// The Node toolchain image, built once per host and per Node release, npm and package manager, and
+// shared by every repository asking for the same ones (plan.basePlan): the sandbox image with node,
+// npm and pnpm or yarn unpacked into /usr/local from packages packed on the host (toolchain.ts).
+// Without it every Node repository's image unpacked and committed Node's binary (about 100 MB) again.
+import { packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
+import type { NodePackageManager } from './nodePackageManager.js';
+
+/** A package manager packed from the registry, as nodePackageManager.ts names it. */
+type ManagerTool = NonNullable<NodePackageManager['tool']>;
+
+export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, manager?: ManagerTool): EnvironmentPlan {
+  return {
+    kind: 'node',
+    // The packages are on the host already: the build only unpacks them.
+    installers: [],
+    description: `node toolchain · ${[node.spec, npm.matchingNode ? 'npm (the release node ships with)' : npm.spec, ...(manager ? [manager.spec] : [])].join(', ')}`,
+    files: {},
+    script: ['set -e', installNodeAndNpm, ...(manager ? [installPackageManager(manager)] : [])].join('\n'),
+    needsRepository: false,
+    // The versions fetched are in the image key (toolchain.ts names), so a newer release makes a new image.
+    toolchains: [node, npm, ...(manager ? [manager] : [])],
+    build: [],
+    containerEnv: [],
+    probes: [],
+  };
+}
+
+/** Copies node (only its binary: the package is mostly headers) and npm into /usr/local. */
+const installNodeAndNpm = [
+  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node`,
+  'mkdir -p /usr/local/lib/node_modules/npm',
+  `tar xzf ${packedToolsFolder}/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm`,
+  'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
+  'ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx',
+  'echo "node $(node --version), npm $(npm --version)"',
+].join('\n');
+
+/** Unpacks a package manager into /usr/local, next to npm. */
+function installPackageManager(tool: ManagerTool): string {
+  const folder = `/usr/local/lib/node_modules/${tool.command}`;
+  return [
+    `mkdir -p ${folder}`,
+    `tar xzf ${packedToolsFolder}/${tool.as} --strip-components=1 -C ${folder}`,
+    `ln -sf ${folder}/${tool.bin} /usr/local/bin/${tool.command}`,
+    `echo "${tool.command} $(${tool.command} --version)"`,
+  ].join('\n');
+}
