@@ -289,6 +289,10 @@ test(
       // Node's binary alone is about 100 MB: it is in the toolchain's layer, not in the repository's.
       assert.ok(toolchain.Size > 50e6, `the toolchain layer is ${toolchain.Size} bytes`);
       assert.ok((layers[0]?.Size ?? 0) < 20e6, `the repository's own layer is ${layers[0]?.Size} bytes`);
+      // No run's labels: a container made from the image is no sandbox of the run that built it (the reaper's).
+      const imageLabels = (await docker.getImage(each.image as string).inspect()).Config.Labels ?? {};
+      for (const label of [labels.project, labels.workflowId, labels.runId, labels.scope, labels.host])
+        assert.equal(imageLabels[label], '', `${label} on ${each.image}`);
     }
     assert.equal(toolchains[0], toolchains[1], 'both repositories are built on one toolchain image');
   },

@@ -6,11 +6,12 @@
 // `throughCli` runs as a person runs it: `durable-debugger run <fixture>` in a process of its own,
 // with its own worker, reaching the same fake API as a gateway.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import iconv from 'iconv-lite';
@@ -242,6 +243,7 @@ function toolResultsSent(requests: RecordedRequest[]): string[] {
 async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Promise<void> {
   assert.ok(report.patch, 'a fixed run has a patch');
   const copy = await mkdtemp(join(tmpdir(), `patched-${fixture.name}-`));
+  const container = `fixture-check-${fixture.name.replace(/_/g, '-')}-${process.pid}-${Date.now()}`;
   try {
     await cp(fixture.path, copy, { recursive: true });
     await writeFile(join(copy, 'fix.patch'), report.patch);
@@ -253,7 +255,9 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
           'docker',
           [
             'run',
-            '--rm',
+            // Named and removed afterwards (not --rm), so that a failure can say how the container ended.
+            '--name',
+            container,
             '--network',
             'none',
             // The sandbox's variables (sandboxEnv.ts), with the environment's (a toolchain's PATH, CARGO_HOME):
@@ -285,23 +289,32 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
         : [process.execPath, ['--test']];
     let output: string;
     try {
-      output = execFileSync(command, args, {
-        cwd: copy,
-        stdio: 'pipe',
-        // A jest + ts-jest suite (fixture 28) takes minutes on a loaded machine.
-        timeout: 300_000,
-        env: hostTestEnv(),
-      }).toString();
+      // Not execFileSync: this process hosts the worker of the other fixture running meanwhile, which must go on.
+      output = (
+        await promisify(execFile)(command, args, {
+          cwd: copy,
+          // A jest + ts-jest suite (fixture 28) takes minutes on a loaded machine.
+          timeout: 300_000,
+          maxBuffer: 64 * 1024 * 1024,
+          env: hostTestEnv(),
+        })
+      ).stdout;
     } catch (error) {
-      const failure = error as {
-        stdout?: Buffer;
-        stderr?: Buffer;
-        status?: number | null;
-        signal?: string | null;
-        message: string;
-      };
+      const failure = error as { stdout?: string; stderr?: string; code?: number | string; signal?: string | null };
+      // How the container ended (killed for memory, by a signal, or by Docker), when it ran in one.
+      const ended = report.environment
+        ? await promisify(execFile)('docker', [
+            'inspect',
+            '--format',
+            'container: exit {{.State.ExitCode}}, OOMKilled {{.State.OOMKilled}}, error "{{.State.Error}}", started {{.State.StartedAt}}, finished {{.State.FinishedAt}}',
+            container,
+          ]).then(
+            (result) => result.stdout.trim(),
+            (inspectError: Error) => `container: not inspected (${inspectError.message.split('\n')[0]})`,
+          )
+        : '';
       assert.fail(
-        `the patched copy's tests fail on the host (exit ${failure.status ?? '-'}, signal ${failure.signal ?? '-'}: ${failure.message.split('\n')[0]}):\n${failure.stdout?.toString() ?? ''}${failure.stderr?.toString() ?? ''}`,
+        `the patched copy's tests fail on the host (exit ${failure.code ?? '-'}, signal ${failure.signal ?? '-'}${ended ? `; ${ended}` : ''}):\n${failure.stdout ?? ''}${failure.stderr ?? ''}`,
       );
     }
     // The same tests ran and passed on the host as in the sandbox's verification run.
@@ -310,6 +323,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     assert.equal(host.failed, 0);
     assert.equal(host.passed, report.testsAfter?.passed, 'the host ran as many tests as the sandbox');
   } finally {
+    if (report.environment)
+      await promisify(execFile)('docker', ['rm', '--force', '--volumes', container]).catch(() => undefined);
     await rm(copy, { recursive: true, force: true });
   }
 }

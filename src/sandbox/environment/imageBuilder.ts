@@ -775,6 +775,10 @@ export class EnvironmentBuilder {
         _body: {
           Cmd: ['sleep', 'infinity'],
           Labels: {
+            // The build container's owner labels, emptied: Docker would copy them into the image, and
+            // every container made from it (`docker run` of the image) would pass for that run's
+            // sandbox, which the reaper removes once the run is closed, and name another user's run.
+            ...Object.fromEntries(Object.keys(ownerLabels(request)).map((label) => [label, ''])),
             ...(packages === null ? {} : { [environmentLabels.packages]: String(packages) }),
             ...(installScripts.length ? { [environmentLabels.installScripts]: JSON.stringify(installScripts) } : {}),
             ...(project ? { [environmentLabels.project]: project } : {}),
