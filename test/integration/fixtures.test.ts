@@ -34,6 +34,8 @@ import {
 } from '../../harness/devStack.js';
 import { killCliProcesses, startCli } from '../support/cli.js';
 
+/** The host-side check runs without blocking: this process hosts the worker of the fixture running beside it. */
+const execFileAsync = promisify(execFile);
 const fixtures = await loadFixtures();
 let server: TestServer;
 let worker: TestWorker;
@@ -289,9 +291,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
         : [process.execPath, ['--test']];
     let output: string;
     try {
-      // Not execFileSync: this process hosts the worker of the other fixture running meanwhile, which must go on.
       output = (
-        await promisify(execFile)(command, args, {
+        await execFileAsync(command, args, {
           cwd: copy,
           // A jest + ts-jest suite (fixture 28) takes minutes on a loaded machine.
           timeout: 300_000,
@@ -303,7 +304,7 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
       const failure = error as { stdout?: string; stderr?: string; code?: number | string; signal?: string | null };
       // How the container ended (killed for memory, by a signal, or by Docker), when it ran in one.
       const ended = report.environment
-        ? await promisify(execFile)('docker', [
+        ? await execFileAsync('docker', [
             'inspect',
             '--format',
             'container: exit {{.State.ExitCode}}, OOMKilled {{.State.OOMKilled}}, error "{{.State.Error}}", started {{.State.StartedAt}}, finished {{.State.FinishedAt}}',
@@ -324,7 +325,7 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     assert.equal(host.passed, report.testsAfter?.passed, 'the host ran as many tests as the sandbox');
   } finally {
     if (report.environment)
-      await promisify(execFile)('docker', ['rm', '--force', '--volumes', container]).catch(() => undefined);
+      await execFileAsync('docker', ['rm', '--force', '--volumes', container]).catch(() => undefined);
     await rm(copy, { recursive: true, force: true });
   }
 }

@@ -95,14 +95,6 @@ export interface BuildHooks {
   signal?: AbortSignal;
 }
 
-/** The network of a build that reaches nothing. */
-const offlineNetwork = {
-  networkMode: 'none',
-  refused: [] as string[],
-  returning: () => undefined,
-  close: async () => undefined,
-};
-
 /** The steps of a preparation the bench times apart. */
 export type BuildPhase =
   | 'plan'
@@ -291,7 +283,7 @@ export class EnvironmentBuilder {
       fetchToolchain(plan.toolchains, this.options.toolchainDir ?? defaultToolchainDir()),
     );
     const settings = await this.settingsFor({
-      installers: plan.kind === 'custom' ? installers : (plan.installers ?? []),
+      installers: installersOf(plan),
       // Setup commands are the repository's code: the registries' credentials only when the user opts in.
       credentials: plan.kind !== 'custom' || (this.options.setupCredentials ?? false),
     });
@@ -400,14 +392,21 @@ export class EnvironmentBuilder {
     settings: BuildSettings,
     request: EnvironmentRequest,
     log: (line: string) => void,
+    runsInstallers: boolean,
   ): Promise<{
     networkMode: string;
     refused: string[];
     returning(): void;
     close(reusable?: boolean): Promise<void>;
   }> {
-    if (!this.confined)
-      return { networkMode: 'host', close: async () => undefined, returning: () => undefined, refused: [] };
+    // A build that runs no installer (a toolchain image unpacking what the host fetched) gets no network at all.
+    if (!runsInstallers || !this.confined)
+      return {
+        networkMode: runsInstallers ? 'host' : 'none',
+        close: async () => undefined,
+        returning: () => undefined,
+        refused: [],
+      };
     const { owner } = request;
     const lease = await this.networks.lease(
       settings.registries,
@@ -552,7 +551,7 @@ export class EnvironmentBuilder {
       if (lines.length > keptLines) lines.shift();
       hooks.onLine?.(line);
     };
-    const network = await this.openNetwork(settings, request, log);
+    const network = await this.openNetwork(settings, request, log, true);
     // Docker's build API has no pids limit: RUN steps get it from a cgroup parent of their own.
     const cgroup = await openBuildCgroup(
       docker,
@@ -707,11 +706,7 @@ export class EnvironmentBuilder {
         binds.push(`${copy.path}:/workspace:rw`);
       }
       phaseDone('inputs');
-      // A build that runs no installer (a toolchain image unpacking what the host fetched) gets no network at all.
-      network =
-        plan.kind !== 'custom' && (plan.installers ?? []).length === 0
-          ? offlineNetwork
-          : await this.openNetwork(settings, request, log);
+      network = await this.openNetwork(settings, request, log, installersOf(plan).length > 0);
       phaseDone('network');
       const [repo, tag] = image.split(':') as [string, string];
       container = await docker.createContainer({
@@ -810,6 +805,11 @@ export class EnvironmentBuilder {
 }
 
 /** The labels that tie a container of the environment step to its run: the reaper removes one a crashed worker left behind. */
+/** The installers a build runs: the plan's own; setup commands may run any. */
+function installersOf(plan: EnvironmentPlan): readonly Installer[] {
+  return plan.kind === 'custom' ? installers : (plan.installers ?? []);
+}
+
 function ownerLabels(request: EnvironmentRequest): Record<string, string> {
   return {
     [labels.project]: projectLabel,
