@@ -42,23 +42,23 @@ export const foregroundWorkerFlag = [
 ] as const;
 
 /**
- * A lease of the user's background worker, taken while the command still connects: only the
- * settings are needed, and a warm worker answers in a few milliseconds, so the command does not
- * wait for one after the other. Null when none runs that fits (this version, these settings, this
- * queue) or Docker does not answer: workerForCommand then decides, with the session open. Pass it
- * to workerForCommand, which ends it if unused.
+ * A lease of the user's background worker when a warm one fits this command (this version, these
+ * settings, this queue): `run` then leaves the run to it (src/cli/backgroundRun.ts) and opens no
+ * session of its own. Only the settings are needed, and a warm worker answers in a few
+ * milliseconds. Null when none runs that fits or Docker does not answer: workerForCommand then
+ * decides, with the session open.
  */
-export function leaseEarly(config: Config, options: { foregroundWorker?: boolean }): Promise<Socket | null> {
+export function leaseWarmWorker(config: Config, options: { foregroundWorker?: boolean }): Promise<Socket | null> {
   if (foregroundAsked(options.foregroundWorker)) return Promise.resolve(null);
   return (async () => {
-    const [{ dockerAnswers }, { ServedRuns }] = await Promise.all([
+    const [{ dockerAnswers }, { dataFolderQueue }] = await Promise.all([
       import('../sandbox/container/dockerAnswers.js'),
-      import('../temporal/servedRuns.js'),
+      import('../temporal/dataFolderQueue.js'),
     ]);
     if (!(await dockerAnswers())) return null;
     const running = await leaseRunning(backgroundWorkerPaths(config.home));
     if (!running) return null;
-    if (!whyNotThisWorker(running.status, config, ServedRuns.forDataFolder(config.home).queue)) return running.socket;
+    if (!whyNotThisWorker(running.status, config, dataFolderQueue(config.home))) return running.socket;
     running.socket.end();
     return null;
   })().catch(() => null);
@@ -68,13 +68,10 @@ export function leaseEarly(config: Config, options: { foregroundWorker?: boolean
 export async function workerForCommand(
   session: Session,
   options: { foregroundWorker?: boolean },
-  early: Promise<Socket | null> = Promise.resolve(null),
 ): Promise<CommandWorker> {
-  const earlyLease = await early;
   if (foregroundAsked(options.foregroundWorker)) return workerForThisCommand(session);
   const { ServedRuns } = await import('../temporal/servedRuns.js');
   const served = ServedRuns.forDataFolder(session.config.home);
-  if (earlyLease) return leased(session, served, earlyLease);
   // Docker must answer this user now, not only the worker they started earlier (perhaps while in the
   // docker group): a command that cannot reach it runs its own worker, which says what to do.
   const { dockerAnswers } = await import('../sandbox/container/dockerAnswers.js');

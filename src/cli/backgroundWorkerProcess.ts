@@ -21,6 +21,8 @@ import {
   type BackgroundWorkerStatus,
   type WorkerRequest,
 } from './backgroundWorkerState.js';
+import type { RunRequest } from './backgroundRun.js';
+import { openSession, type Session } from './session.js';
 
 /** How long a stopping worker lets the activities it holds finish (an environment build may take minutes). */
 const shutdownGraceMs = 15 * 60_000;
@@ -70,18 +72,37 @@ export async function runBackgroundWorker(): Promise<void> {
     idleStopMs: idleMs,
     retiring,
   });
-  const listener = await listen(paths.socket, (socket, request) => {
-    // Stopping: no answer, so that a command starts a new worker rather than lease this one.
-    if (stopping) return void socket.destroy();
-    socket.write(`${JSON.stringify(status())}\n`);
-    if (request === 'hello') {
-      leases.add(socket);
-      idleSince = null;
-      socket.on('close', () => leases.delete(socket));
-    } else socket.end();
-    if (request === 'stop') void stop('asked to stop (stop-worker)');
-    if (request === 'retire') retire();
-  });
+  // The client of the runs it starts for commands: opened at the first, kept for the worker's life.
+  let session: Promise<Session> | null = null;
+  const sessionForRuns = () =>
+    (session ??= openSession().then((opened) => Object.assign(opened, { served }))).catch((error: unknown) => {
+      session = null;
+      throw error;
+    });
+  const onRun = (socket: Socket, request: RunRequest) => {
+    void (async () => {
+      const { serveRun } = await import('./backgroundRunService.js');
+      await serveRun(await sessionForRuns(), request, socket);
+    })().catch((error: unknown) => {
+      if (!socket.destroyed) socket.write(`${JSON.stringify({ error: String(error) })}\n`);
+    });
+  };
+  const listener = await listen(
+    paths.socket,
+    (socket, request) => {
+      // Stopping: no answer, so that a command starts a new worker rather than lease this one.
+      if (stopping) return void socket.destroy();
+      socket.write(`${JSON.stringify(status())}\n`);
+      if (request === 'hello') {
+        leases.add(socket);
+        idleSince = null;
+        socket.on('close', () => leases.delete(socket));
+      } else socket.end();
+      if (request === 'stop') void stop('asked to stop (stop-worker)');
+      if (request === 'retire') retire();
+    },
+    onRun,
+  );
   writePrivate(paths.state, JSON.stringify(state));
   log(
     `Background worker ${state.version} serving task queue ${served.queue} (model endpoint ${state.modelEndpoint ?? 'none'}); ` +
@@ -111,6 +132,7 @@ export async function runBackgroundWorker(): Promise<void> {
         forgetFiles();
       }
       await worker.shutdown();
+      await session?.then((opened) => opened.close()).catch(() => undefined);
       log('Stopped.');
     })();
     return stopping;
@@ -134,27 +156,29 @@ export async function runBackgroundWorker(): Promise<void> {
 
 /**
  * Listens on the socket; one stale from a worker that died (nobody answers) is removed first.
- * Each connection's first line is a request (`hello`, `status`, `stop`, `retire`).
+ * Each connection's first line is a request (`hello`, `status`, `stop`, `retire`); on a lease
+ * (`hello`), each later line is a run for the worker to start and follow (src/cli/backgroundRun.ts).
  */
-async function listen(path: string, onRequest: (socket: Socket, request: WorkerRequest) => void): Promise<Server> {
+async function listen(
+  path: string,
+  onRequest: (socket: Socket, request: WorkerRequest) => void,
+  onRun: (socket: Socket, request: RunRequest) => void,
+): Promise<Server> {
   const server = createServer((socket) => {
-    let line = '';
+    let buffered = '';
+    let first: WorkerRequest | null = null;
     socket.on('error', () => socket.destroy());
     socket.on('data', (chunk: Buffer) => {
-      if (line.includes('\n')) return;
-      line += chunk.toString();
-      const end = line.indexOf('\n');
-      if (end < 0) return;
-      const request = (() => {
-        try {
-          return (JSON.parse(line.slice(0, end)) as { request?: unknown }).request;
-        } catch {
-          return undefined;
-        }
-      })();
-      if (request === 'hello' || request === 'status' || request === 'stop' || request === 'retire')
-        onRequest(socket, request);
-      else socket.destroy();
+      buffered += chunk.toString();
+      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+        const message = parsed(buffered.slice(0, end));
+        buffered = buffered.slice(end + 1);
+        if (first === null && workerRequests.includes(message?.request as WorkerRequest)) {
+          first = message?.request as WorkerRequest;
+          onRequest(socket, first);
+        } else if (first === 'hello' && message?.request === 'run') onRun(socket, message as unknown as RunRequest);
+        else return void socket.destroy();
+      }
     });
   });
   for (let attempt = 0; ; attempt++) {
@@ -173,6 +197,16 @@ async function listen(path: string, onRequest: (socket: Socket, request: WorkerR
         throw new Error(`another background worker answers on ${path}`, { cause: error });
       rmSync(path, { force: true });
     }
+  }
+}
+
+const workerRequests: WorkerRequest[] = ['hello', 'status', 'stop', 'retire'];
+
+function parsed(line: string): { request?: unknown } | null {
+  try {
+    return JSON.parse(line) as { request?: unknown };
+  } catch {
+    return null;
   }
 }
 

@@ -4,12 +4,12 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import type { DebugReport } from '../agent/report.js';
-import { statusQuery, type ApprovalAnswer } from '../temporal/definitions.js';
+import type { ApprovalAnswer } from '../temporal/definitions.js';
 import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
-import { followRun } from './follow.js';
 import { PatchUnavailableError } from '../sandbox/workspace/patch.js';
 import { printFinalReport, wholePatch } from './printReport.js';
+import type { Config } from '../config.js';
 import { log, openSession, queryClosedRun, type Session } from './session.js';
 
 /** A mistake of the user's: printed as one line, exit code 2. */
@@ -53,10 +53,10 @@ export function positiveInteger(value: string): number {
  * Puts a fixed run's whole patch on the branch durable-debugger/<id> of its git repository: a
  * patch too large for the report is read back from the content store (and its digest checked).
  */
-export async function applyFix(session: Session, report: DebugReport, repo: string, json: boolean): Promise<void> {
+export async function applyFix(config: Config, report: DebugReport, repo: string, json: boolean): Promise<void> {
   try {
     // A run that is not fixed is refused for that, whether or not its patch can be read.
-    const patch = report.status === 'fixed' ? await wholePatch(session.config, report) : '';
+    const patch = report.status === 'fixed' ? await wholePatch(config, report) : '';
     const created = createFixBranch(repo, report, patch);
     if (json) console.log(JSON.stringify({ applied: created }));
     else
@@ -71,6 +71,8 @@ export async function applyFix(session: Session, report: DebugReport, repo: stri
 }
 
 export async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
+  // Loaded here: the definitions load Temporal, which a run served by the background worker never needs.
+  const { followRun } = await import('./follow.js');
   const handle = session.client.workflow.getHandle(workflowId);
   const report = await followRun(handle, {
     json,
@@ -102,6 +104,7 @@ export async function answerApproval(
   workflowId: string,
   send: () => Promise<ApprovalAnswer>,
 ): Promise<void> {
+  const { statusQuery } = await import('../temporal/definitions.js');
   const status = await session.client.workflow.getHandle(workflowId).query(statusQuery);
   if (!status.awaitingApproval) {
     throw new UsageError(

@@ -254,8 +254,8 @@ function loginName(): string {
 }
 
 /** A cost budget counts a model without a listed price at a conservative price: say so before the run starts. */
-export function noteConservativePrice(input: DebugInputJson, session: Session): void {
-  const model = input.model ?? session.config.anthropic.model;
+export function noteConservativePrice(input: DebugInputJson, config: Config): void {
+  const model = input.model ?? config.anthropic.model;
   if (input.budgets?.maxCostUsd !== undefined && !hasListedPrice(model)) {
     log(`Note: ${conservativePriceNote(model)}, unless the API answers as a model with a listed price.`);
   }

@@ -5,14 +5,12 @@
 // anyone could start a run that names it: the worker's activities check the run first, against
 // the runs recorded in the data folder (0600) and the server's record of the run, and refuse any
 // other (its path is never read here, its sandbox never built here, this user's key never pays).
-import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
-import { privateQueueName } from '../agent/runQueues.js';
+import { dataFolderQueue } from './dataFolderQueue.js';
 import { sandboxAdmissionIdFor } from './definitions.js';
 
 export const notServedType = 'RunNotServedHere';
@@ -34,15 +32,7 @@ export class ServedRuns {
 
   /** The private queue of this user's commands on this machine with this data folder. */
   static forDataFolder(home: string): ServedRuns {
-    const user = (() => {
-      try {
-        return userInfo().username;
-      } catch {
-        return process.env.USER ?? 'unknown';
-      }
-    })();
-    const folder = createHash('sha256').update(home).digest('hex').slice(0, 12);
-    return new ServedRuns(privateQueueName(hostname(), user, folder), join(home, 'served-runs'));
+    return new ServedRuns(dataFolderQueue(home), join(home, 'served-runs'));
   }
 
   /**

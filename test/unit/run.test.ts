@@ -38,7 +38,7 @@ import {
   type Turn,
 } from '../../src/agent/turn.js';
 import type { RunState } from '../../src/agent/runState.js';
-import { iterationOfReply } from '../../src/cli/follow.js';
+import { iterationOfReply } from '../../src/cli/showRun.js';
 import type { TestSummary } from '../../src/agent/testResults.js';
 
 const input = parseDebugInput({ repo: '/repos/stats', budgets: { maxIterations: 5 } });

@@ -22,7 +22,7 @@ export function applyCommand(program: Command): void {
       }
       return withSession(async (session) => {
         const report = (await session.client.workflow.getHandle(workflowId).result()) as DebugReport;
-        await applyFix(session, report, options.repo ?? report.repository, Boolean(options.json));
+        await applyFix(session.config, report, options.repo ?? report.repository, Boolean(options.json));
       });
     });
 }

@@ -17,7 +17,7 @@ export function startCommand(program: Command): void {
     const checked = checkedRunInput(repo, options, loadConfig().runDefaults);
     return withSession(async (session) => {
       const input = { ...checked, ...(await endpointOfSession(session)) };
-      noteConservativePrice(input, session);
+      noteConservativePrice(input, session.config);
       const { startDebugRun } = await import('../../client.js');
       const handle = await startDebugRun(session.client, {
         input,

@@ -8,7 +8,7 @@ import type { DebugReport } from '../../agent/report.js';
 import type { AttemptProgress, RunStatusView } from '../../agent/runState.js';
 import { statusQuery } from '../../temporal/definitions.js';
 import { withSession } from '../commandSupport.js';
-import { awaitingApprovalText } from '../follow.js';
+import { awaitingApprovalText } from '../showRun.js';
 import { printableAll } from '../terminalText.js';
 import { hasWorker, queryClosedRun, type Session } from '../session.js';
 
