@@ -26,6 +26,7 @@ import { installQuietRuntime, workflowsPath } from '../src/worker.js';
 import { agentShapedFloorName, typescriptFloorRunner } from './dispatchFloor.js';
 import { listFilesStep, openBenchEnvironment, repeatedStep } from './benchStack.js';
 import { overheadIterations } from './overhead.js';
+import { closingViewSinks } from '../src/temporal/closingViews.js';
 
 type History = ReturnType<typeof historyFromJSON>;
 const folder = process.argv[2];
@@ -97,7 +98,7 @@ console.log(
 for (const [name, path, history] of runs) {
   const bundle = await bundleWorkflowCode({ workflowsPath: path, logger: silent });
   promises = 0;
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, [
+  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, sinks: closingViewSinks }, [
     { workflowId: `promises-${name}`, history },
   ])) {
     if (result.error) throw new Error(`${name}: the replay failed: ${result.error.message}`);

@@ -18,8 +18,10 @@ import {
   Worker,
   type ActivitySlotInfo,
   type CustomSlotSupplier,
+  type InjectedSinks,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
+import type { Sinks } from '@temporalio/workflow';
 import { createAttemptActivities } from '../activities/attempts.js';
 import { createModelActivities, type ModelActivityOptions } from '../activities/model.js';
 import { createClaimActivities, createHostActivities, createSharedActivities } from '../activities/sandbox.js';
@@ -44,6 +46,7 @@ import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
 import { workerHostIdentity } from './temporal/workerIdentity.js';
 import { startTracing, workflowTracingModule } from './temporal/tracing.js';
+import { closingViewSinks } from './temporal/closingViews.js';
 import type { ServedRuns } from './temporal/servedRuns.js';
 
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
@@ -286,6 +289,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(tracing ? [tracing.activityInterceptors] : []),
   ];
   const traced = activityInterceptors.length ? { interceptors: { activity: activityInterceptors } } : {};
+  // What workflows tell this process beside their history: the closing views always, spans when traced.
+  const sinks = { ...closingViewSinks, ...(tracing?.sinks ?? {}) } as InjectedSinks<Sinks>;
   const sharedWorker = workflowBundle(tracing !== null).then((bundle) =>
     Worker.create({
       connection,
@@ -295,7 +300,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       ...grace,
       workflowBundle: bundle,
       ...traced,
-      ...(tracing ? { sinks: tracing.sinks } : {}),
+      sinks,
       activities: {
         ...createSharedActivities(host, hostTaskQueue, client),
         ...createAttemptActivities(client),
@@ -314,7 +319,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           identity,
           ...grace,
           workflowBundle: bundle,
-          ...(tracing ? { sinks: tracing.sinks } : {}),
+          sinks,
         }),
       )
     : null;

@@ -43,7 +43,7 @@ import { attemptActivityRetry } from '../src/temporal/retryPolicies.js';
 import { ApprovalGate } from './approval.js';
 import { inputFailure } from './failures.js';
 import { statusAttribute } from './progress.js';
-import { registerRunHandlers } from './runHandlers.js';
+import { registerRunHandlers, type RunClosing } from './runHandlers.js';
 
 type LoopWorkflow = (input: DebugInput) => Promise<DebugReport>;
 
@@ -92,10 +92,10 @@ export class AttemptsParent {
       : null;
   }
 
-  registerHandlers(): void {
+  registerHandlers(): RunClosing {
     const { input, state } = this;
     this.approval?.register();
-    registerRunHandlers({
+    return registerRunHandlers({
       status: () => ({ ...parentStatusView(input, state), awaitingApproval: this.approval?.awaiting ?? null }),
       transcript: () => ({ messages: [], version: 0 }),
       // A parent has no loop state of its own: `resume` reads its input here, its attempts from `status`.

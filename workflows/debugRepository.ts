@@ -44,7 +44,7 @@ import {
 } from './failures.js';
 import { ModelStep } from './modelCall.js';
 import { RunProgress } from './progress.js';
-import { registerRunHandlers } from './runHandlers.js';
+import { registerRunHandlers, type RunClosing } from './runHandlers.js';
 import { endRun } from './runEnd.js';
 import { continueAsNewDue, continueAsNewWithState, pausesForRaise, waitForMoreBudget } from './runLimits.js';
 import { SandboxSteps } from './sandboxSteps.js';
@@ -58,8 +58,8 @@ export async function debugRepository(rawInput: unknown, carried?: CarriedState)
   const input = validateInput(rawInput);
   // With attempts > 1 the run is the parent of that many runs of the loop; both have one shape.
   const run = input.attempts > 1 ? new AttemptsParent(input) : new DebugRun(input, carried?.state);
-  run.registerHandlers();
-  return run.execute();
+  const closing = run.registerHandlers();
+  return closing(await run.execute());
 }
 
 /** One run of the loop: its state and handlers, the loop, and the steps that call out of the workflow. */
@@ -88,7 +88,7 @@ class DebugRun {
     });
   }
 
-  registerHandlers(): void {
+  registerHandlers(): RunClosing {
     const { state, input } = this;
     const view = () =>
       statusView(state, input, {
@@ -97,19 +97,6 @@ class DebugRun {
         waitingFor: this.sandbox.claim.waitingFor ?? this.model.waitingFor,
       });
     this.approval.register();
-    registerRunHandlers({
-      status: view,
-      transcript: () => ({
-        messages: state.conversation,
-        version: state.conversationVersion,
-        replyIterations: replyIterationsOf(state),
-      }),
-      savedState: () => ({ input, state }),
-      hint: (text) => state.pendingHints.push(text),
-      stop: (reason) => {
-        state.stopRequested = reason;
-      },
-    });
     setHandler(
       raiseBudgetUpdate,
       (raise: BudgetRaise) => {
@@ -123,6 +110,19 @@ class DebugRun {
         },
       },
     );
+    return registerRunHandlers({
+      status: view,
+      transcript: () => ({
+        messages: state.conversation,
+        version: state.conversationVersion,
+        replyIterations: replyIterationsOf(state),
+      }),
+      savedState: () => ({ input, state }),
+      hint: (text) => state.pendingHints.push(text),
+      stop: (reason) => {
+        state.stopRequested = reason;
+      },
+    });
   }
 
   /** The loop to its report: every run ends with one, also when its sandbox or an activity kept failing. */

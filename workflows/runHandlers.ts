@@ -1,7 +1,7 @@
 // What every run answers, a single run and the parent of parallel attempts alike: the status,
 // transcript and saved-state queries, and the stop and hint signals (a stop without a reason
 // gets one; a blank hint is ignored). Each run says what its answers are; the rules are here once.
-import { setHandler } from '@temporalio/workflow';
+import { proxySinks, setHandler } from '@temporalio/workflow';
 import type { RunStatusView } from '../src/agent/runState.js';
 import {
   hintSignal,
@@ -9,6 +9,7 @@ import {
   statusQuery,
   stopSignal,
   transcriptQuery,
+  type RunSinks,
   type SavedState,
   type TranscriptView,
 } from '../src/temporal/definitions.js';
@@ -23,7 +24,12 @@ export interface RunHandlers {
   hint(text: string): void;
 }
 
-export function registerRunHandlers(handlers: RunHandlers): void {
+const { runs } = proxySinks<RunSinks>();
+
+/** What a run returns its report through: it tells its worker's process its last answers (see RunSinks). */
+export type RunClosing = <T>(report: T) => T;
+
+export function registerRunHandlers(handlers: RunHandlers): RunClosing {
   setHandler(statusQuery, () => handlers.status());
   setHandler(transcriptQuery, () => handlers.transcript());
   setHandler(savedStateQuery, () => handlers.savedState());
@@ -33,4 +39,8 @@ export function registerRunHandlers(handlers: RunHandlers): void {
   setHandler(hintSignal, (text: string) => {
     if (typeof text === 'string' && text.trim()) handlers.hint(text.trim());
   });
+  return (report) => {
+    runs.closing(handlers.status(), handlers.transcript());
+    return report;
+  };
 }

@@ -4,6 +4,7 @@
 // report down the command's lease. A command that goes (Ctrl-C) leaves the run going, as before.
 import type { Socket } from 'node:net';
 import type { RunFrame, RunRequest } from './backgroundRun.js';
+import { expectClosingView } from '../temporal/closingViews.js';
 import { runLooks } from './follow.js';
 import { queryClosedRun, type Session } from './session.js';
 import { inputOfSession, startRunOfSession } from './startRun.js';
@@ -19,12 +20,19 @@ export async function serveRun(session: Session, request: RunRequest, lease: Soc
     const input = await inputOfSession(session, request.input);
     const workflowId = await startRunOfSession(session, input, request.workflowId);
     send({ started: workflowId });
-    const run = runLooks(session.client.workflow.getHandle(workflowId), {
-      queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
-    });
-    for await (const look of run.looks) if (!send({ look })) return;
-    const { webUiLink } = await import('../client.js');
-    send({ report: await run.report(), webUi: webUiLink(session.server.uiUrl, session.config, workflowId) });
+    // Closed on this worker (as it usually is), the run's last answers need no replay.
+    const closing = expectClosingView(workflowId);
+    try {
+      const run = runLooks(session.client.workflow.getHandle(workflowId), {
+        queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
+        closedView: closing.take,
+      });
+      for await (const look of run.looks) if (!send({ look })) return;
+      const { webUiLink } = await import('../client.js');
+      send({ report: await run.report(), webUi: webUiLink(session.server.uiUrl, session.config, workflowId) });
+    } finally {
+      closing.forget();
+    }
   } catch (error) {
     send({ error: error instanceof Error ? error.message : String(error) });
   }

@@ -72,12 +72,18 @@ export async function applyFix(config: Config, report: DebugReport, repo: string
 
 export async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   // Loaded here: the definitions load Temporal, which a run served by the background worker never needs.
-  const { followRun } = await import('./follow.js');
+  const [{ followRun }, { expectClosingView }] = await Promise.all([
+    import('./follow.js'),
+    import('../temporal/closingViews.js'),
+  ]);
   const handle = session.client.workflow.getHandle(workflowId);
+  // Closed by this command's own worker (--foreground-worker), the run's last answers need no replay.
+  const closing = expectClosingView(workflowId);
   const report = await followRun(handle, {
     json,
     queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
-  });
+    closedView: closing.take,
+  }).finally(closing.forget);
   await printFinalReport(session.config, report, {
     webUi: (await import('../client.js')).webUiLink(session.server.uiUrl, session.config, workflowId),
     json,

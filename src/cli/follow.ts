@@ -14,6 +14,8 @@ export interface LookOptions {
    * queryClosedRun): its report then comes at once. Without it they are asked as a live run's.
    */
   queryClosed?: <T>(taskQueue: string, query: () => Promise<T>) => Promise<T | null>;
+  /** The closed run's last answers as its worker kept them (null: ask them), by the closed run's id. */
+  closedView?: (runId: string) => RunLook['answer'];
 }
 
 export type FollowOptions = ShowOptions & LookOptions;
@@ -35,9 +37,9 @@ export function runLooks(handle: WorkflowHandle, options: LookOptions): RunSourc
       const description = await handle.describe();
       const closed = description.status.name !== 'RUNNING';
       const ask = () => Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
-      let answer: RunLook['answer'] = null;
+      let answer = (closed && options.closedView?.(description.runId)) || null;
       try {
-        answer = closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
+        answer ??= closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
       } catch {
         // A closed run is queried by replaying it on a worker: with no worker on its task queue the
         // queries fail, and its result (the report) still answers.

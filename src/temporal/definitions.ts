@@ -1,6 +1,6 @@
 // The run's queries, signals and updates, shared by the workflow, the activities and clients.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
 import type { AdmissionLimits, AdmissionState, SandboxRequest } from '../agent/admission.js';
 import type { BudgetRaise } from '../agent/budgetRaise.js';
 import type { Message } from '../agent/conversation.js';
@@ -45,6 +45,14 @@ export type { BudgetRaise };
 
 export const statusQuery = defineQuery<RunStatusView>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+/**
+ * What a run tells its worker's process as it closes: its last answers to the two queries above,
+ * so that a command following it there reads them without a replay (src/temporal/closingViews.ts).
+ * A sink: no command, nothing in the history, never called on replay.
+ */
+export interface RunSinks extends Sinks {
+  runs: { closing(status: RunStatusView, transcript: TranscriptView): void };
+}
 /**
  * What a run saves for `resume` (a new run that goes on from it, with input `resumeFrom`): its
  * input and whole state. A parent of parallel attempts has no loop state (null): its attempts
