@@ -7,7 +7,6 @@ import type { DebugReport } from '../agent/report.js';
 import type { ApprovalAnswer } from '../temporal/definitions.js';
 import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
-import { PatchUnavailableError } from '../sandbox/workspace/patch.js';
 import { printFinalReport, wholePatch } from './printReport.js';
 import type { Config } from '../config.js';
 import { log, openSession, queryClosedRun, type Session } from './session.js';
@@ -64,6 +63,8 @@ export async function applyFix(config: Config, report: DebugReport, repo: string
         `Committed the fix as ${created.commit.slice(0, 12)} on the new branch ${pc.bold(created.branch)} (your checkout is unchanged): git switch ${created.branch}`,
       );
   } catch (error) {
+    // Loaded only here: the patch code (its encodings' libraries) is not needed to apply a patch the report holds.
+    const { PatchUnavailableError } = await import('../sandbox/workspace/patch.js');
     if (error instanceof FixBranchRefused || error instanceof PatchUnavailableError)
       throw new UsageError(`Not applied, nothing changed. ${error.message}`);
     throw error;

@@ -105,6 +105,8 @@ function describeTests(summary: TestSummary | null): string {
 
 /** The report's whole patch, read back from the content store when the report holds only its beginning. */
 export async function wholePatch(config: Config, report: DebugReport): Promise<string> {
+  // Most reports hold the whole patch: then neither the store (PostgreSQL's client) nor the patch code loads.
+  if (!report.fullPatch) return report.patch;
   const [{ openContentStore }, { fullPatchOf }] = await Promise.all([
     import('../sandbox/store/openStore.js'),
     import('../sandbox/workspace/patch.js'),
