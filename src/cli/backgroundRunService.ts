@@ -27,7 +27,11 @@ export async function serveRun(session: Session, request: RunRequest, lease: Soc
         queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
         closedView: closing.take,
       });
-      for await (const look of run.looks) if (!send({ look })) return;
+      for await (const look of run.looks) {
+        // Each look is the whole run so far: one the command has not read yet (a paused terminal) is replaced, not queued.
+        if (lease.writableNeedDrain && !look.closed) continue;
+        if (!send({ look })) return;
+      }
       const { webUiLink } = await import('../client.js');
       send({ report: await run.report(), webUi: webUiLink(session.server.uiUrl, session.config, workflowId) });
     } finally {
