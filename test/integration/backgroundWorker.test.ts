@@ -120,6 +120,19 @@ test('the first `run` starts the background worker and says so; the next one use
   assert.equal(second.code, 0, second.output);
   assert.equal(reportOf(second).status, 'fixed');
   assert.doesNotMatch(second.stderr, /Starting the background worker/);
+  // The warm run, started and followed by the worker for the command, shows what the first
+  // command's own following showed: each message, in order (results differ only in timings).
+  const shapeOf = (result: CliResult) =>
+    result.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{"type":"message"'))
+      .map(
+        (line) =>
+          (JSON.parse(line) as { message: { role: string; content: Array<{ type: string; name?: string }> } }).message,
+      )
+      .map(({ role, content }) => `${role}: ${content.map((block) => block.name ?? block.type).join(', ')}`);
+  assert.ok(shapeOf(second).length > 2, second.stdout);
+  assert.deepEqual(shapeOf(second), shapeOf(first));
   for (const id of ['bw-first-run', 'bw-second-run']) {
     const identities = await activityIdentities(id);
     assert.ok(identities.length > 0);
