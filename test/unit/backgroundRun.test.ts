@@ -7,6 +7,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { after, test } from 'node:test';
 import type { DebugReport } from '../../src/agent/report.js';
 import type { RunStatusView } from '../../src/agent/runState.js';
@@ -14,7 +15,15 @@ import { runInBackground, type RunFrame, type RunRequest } from '../../src/cli/b
 import type { TranscriptView } from '../../src/temporal/definitions.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'background-run-'));
-after(() => rmSync(folder, { recursive: true, force: true }));
+/** Closed after the tests, also when one fails: an open socket would keep the file's process alive. */
+const opened: Array<{ lease: Socket; server: Server }> = [];
+after(() => {
+  for (const { lease, server } of opened) {
+    lease.destroy();
+    server.close();
+  }
+  rmSync(folder, { recursive: true, force: true });
+});
 
 const status = {
   phase: 'done',
@@ -37,12 +46,12 @@ const transcript: TranscriptView = {
 };
 const report = { workflowId: 'run-1', status: 'fixed' } as unknown as DebugReport;
 
-/** A worker's socket that answers a run request with `frames` (then closes, when `close`), and what it was asked. */
+/** A worker's socket that answers a run request with `frames` (then closes, when `close`): the command's lease, and what it was asked. */
 async function workerAnswering(
   name: string,
   frames: RunFrame[],
   close = false,
-): Promise<{ lease: Socket; asked: Promise<RunRequest>; server: Server }> {
+): Promise<{ lease: Socket; asked: Promise<RunRequest> }> {
   const path = join(folder, `${name}.sock`);
   let asked!: (request: RunRequest) => void;
   const request = new Promise<RunRequest>((resolve) => (asked = resolve));
@@ -58,10 +67,12 @@ async function workerAnswering(
   });
   await new Promise<void>((resolve) => server.listen(path, resolve));
   const lease = createConnection(path);
+  opened.push({ lease, server });
   await new Promise((resolve) => lease.once('connect', resolve));
-  return { lease, asked: request, server };
+  return { lease, asked: request };
 }
 
+/** What the command wrote, without colours (picocolors adds them where CI is set). */
 function output(): { out: Writable; text: () => string } {
   let written = '';
   const out = new Writable({
@@ -70,11 +81,11 @@ function output(): { out: Writable; text: () => string } {
       done();
     },
   });
-  return { out, text: () => written };
+  return { out, text: () => stripVTControlCharacters(written) };
 }
 
 test('the command sends its input once and shows what the worker follows: the run, its messages, then its report', async () => {
-  const { lease, asked, server } = await workerAnswering('shown', [
+  const { lease, asked } = await workerAnswering('shown', [
     { started: 'run-1' },
     {
       look: {
@@ -104,13 +115,11 @@ test('the command sends its input once and shows what the worker follows: the ru
   assert.match(text(), /Fix the failing tests\./);
   assert.match(text(), /thought The loop stops one short\./);
   assert.equal(text().match(/Fix the failing tests/g)?.length, 1, 'each message once');
-  lease.destroy();
-  server.close();
 });
 
 test("the worker's refusal is the command's error, said as the worker said it", async () => {
   const why = 'ANTHROPIC_API_KEY is not set and no worker answers model calls for runs without one.';
-  const { lease, server } = await workerAnswering('refused', [{ error: why }]);
+  const { lease } = await workerAnswering('refused', [{ error: why }]);
   await assert.rejects(
     runInBackground(
       lease,
@@ -119,12 +128,10 @@ test("the worker's refusal is the command's error, said as the worker said it", 
     ),
     { message: why },
   );
-  lease.destroy();
-  server.close();
 });
 
 test('a worker that goes away mid-run is said plainly, with how to find the run again', async () => {
-  const { lease, server } = await workerAnswering(
+  const { lease } = await workerAnswering(
     'gone',
     [{ started: 'run-2' }, { look: { closed: false, answer: [status, transcript], writing: null } }],
     true,
@@ -137,5 +144,4 @@ test('a worker that goes away mid-run is said plainly, with how to find the run 
     ),
     /stopped answering; the run, if it started, goes on/,
   );
-  server.close();
 });
