@@ -21,7 +21,7 @@ import {
   type BackgroundWorkerStatus,
   type WorkerRequest,
 } from './backgroundWorkerState.js';
-import type { RunFrame, RunRequest } from './backgroundRun.js';
+import type { RunRequest } from './backgroundRun.js';
 import { openSession, type Session } from './session.js';
 
 /** How long a stopping worker lets the activities it holds finish (an environment build may take minutes). */
@@ -82,13 +82,11 @@ export async function runBackgroundWorker(): Promise<void> {
   const onRun = (socket: Socket, request: RunRequest) => {
     // Stopping: its client is closing; the command says the worker stopped answering.
     if (stopping) return void socket.destroy();
-    void (async () => {
-      const { serveRun } = await import('./backgroundRunService.js');
-      await serveRun(await sessionForRuns(), request, socket);
-    })().catch((error: unknown) => {
-      const frame: RunFrame = { error: error instanceof Error ? error.message : String(error) };
-      if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
-    });
+    // The worker side answers every failure in the command's frames; a module that cannot load, by closing.
+    void import('./backgroundRunService.js').then(
+      ({ serveRun }) => serveRun(sessionForRuns, request, socket),
+      () => socket.destroy(),
+    );
   };
   const listener = await listen(
     paths.socket,

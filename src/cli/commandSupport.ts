@@ -9,7 +9,7 @@ import { modelProviders } from '../model/providerSettings.js';
 import { createFixBranch, FixBranchRefused } from './fixBranch.js';
 import { printFinalReport, wholePatch } from './printReport.js';
 import type { Config } from '../config.js';
-import { log, openSession, queryClosedRun, type Session } from './session.js';
+import { log, openSession, type Session } from './session.js';
 
 /** A mistake of the user's: printed as one line, exit code 2. */
 export class UsageError extends Error {}
@@ -73,18 +73,9 @@ export async function applyFix(config: Config, report: DebugReport, repo: string
 
 export async function follow(session: Session, workflowId: string, json: boolean): Promise<DebugReport> {
   // Loaded here: the definitions load Temporal, which a run served by the background worker never needs.
-  const [{ followRun }, { expectClosingView }] = await Promise.all([
-    import('./follow.js'),
-    import('../temporal/closingViews.js'),
-  ]);
-  const handle = session.client.workflow.getHandle(workflowId);
-  // Closed by this command's own worker (--foreground-worker), the run's last answers need no replay.
-  const closing = expectClosingView(workflowId);
-  const report = await followRun(handle, {
-    json,
-    queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
-    closedView: closing.take,
-  }).finally(closing.forget);
+  const [{ runLooksOfSession }, { showRun }] = await Promise.all([import('./follow.js'), import('./showRun.js')]);
+  const run = runLooksOfSession(session, workflowId);
+  const report = await showRun(run, { json }).finally(run.done);
   await printFinalReport(session.config, report, {
     webUi: (await import('../client.js')).webUiLink(session.server.uiUrl, session.config, workflowId),
     json,

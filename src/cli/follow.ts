@@ -4,7 +4,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { DebugReport } from '../agent/report.js';
 import { statusQuery, transcriptQuery } from '../temporal/definitions.js';
+import { expectClosingView } from '../temporal/closingViews.js';
 import { writingOf } from '../temporal/writingNow.js';
+import { queryClosedRun, type Session } from './session.js';
 import { showRun, type RunLook, type RunSource, type ShowOptions } from './showRun.js';
 
 export interface LookOptions {
@@ -25,7 +27,7 @@ export function followRun(handle: WorkflowHandle, options: FollowOptions): Promi
 }
 
 /** The run as its queries answer, polled every `pollMs` (500 ms) until it closes. */
-export function runLooks(handle: WorkflowHandle, options: LookOptions): RunSource {
+function runLooks(handle: WorkflowHandle, options: LookOptions): RunSource {
   const result = handle.result() as Promise<DebugReport>;
   // Waited for alongside each pause between polls: the run's end is seen at once, not at the next poll.
   const ended = result.then(
@@ -50,4 +52,18 @@ export function runLooks(handle: WorkflowHandle, options: LookOptions): RunSourc
     }
   }
   return { workflowId: handle.workflowId, looks: looks(), report: () => result };
+}
+
+/**
+ * The looks a session takes at a run it started: once closed, its last answers come from the view
+ * this process's worker kept when the run closed here (no replay), else from its queries. Call
+ * `done` when no longer following.
+ */
+export function runLooksOfSession(session: Session, workflowId: string): RunSource & { done(): void } {
+  const closing = expectClosingView(workflowId);
+  const looks = runLooks(session.client.workflow.getHandle(workflowId), {
+    queryClosed: (taskQueue, query) => queryClosedRun(session, taskQueue, query),
+    closedView: closing.take,
+  });
+  return { ...looks, done: closing.forget };
 }
