@@ -57,15 +57,15 @@ export async function startTestServer(
   installQuietRuntime();
   const base = loadConfig();
   const home = await mkdtemp(join(tmpdir(), 'durable-debugger-test-'));
-  // The SDK picks the server's port (and this the metrics port) from the kernel's ephemeral range,
-  // which the suite's outgoing connections and parallel servers draw from too: when one took it
-  // before the server bound it ("bind: address already in use"), the start fails and is tried again
-  // on new ports, unless the caller chose them.
+  // The server's ports are chosen below the kernel's ephemeral range (src/freePort.ts), but the dev
+  // server picks its internal ones in it, where the suite's outgoing connections draw theirs: when
+  // one was taken before the server bound it ("bind: address already in use"), the start fails and
+  // is tried again on new ports, unless the caller chose them.
   const attempts = options.port || typeof options.metrics === 'number' ? 1 : 3;
   let metricsPort: number | null = null;
   let env: TestWorkflowEnvironment | undefined;
   for (let attempt = 1; !env; attempt++) {
-    const port = options.port ?? (await options.choosePort?.());
+    const port = options.port ?? (await (options.choosePort ?? freePort)());
     metricsPort = typeof options.metrics === 'number' ? options.metrics : options.metrics ? await freePort() : null;
     try {
       env = await TestWorkflowEnvironment.createLocal({
@@ -73,7 +73,7 @@ export async function startTestServer(
           executable: { type: 'existing-path', path: temporalCliPath(base) },
           searchAttributes: Object.values(searchAttributes),
           ip: '127.0.0.1',
-          ...(port ? { port } : {}),
+          port,
           ...(options.persistent ? { dbFilename: join(home, 'temporal.db') } : {}),
           ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
           extraArgs: [

@@ -7,7 +7,7 @@
 // containers. Files are handed out longest first (durations of the last run, kept in
 // .durable-debugger/test-durations.json); each file's output goes to test-output/tests/.
 // Pass folder names to run only some suites: `npm test -- unit`, `npm test -- integration`.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -75,12 +75,32 @@ function killGroup(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
   }
 }
 
-function runInForeground(label: string, command: string, args: string[]): void {
+/**
+ * A step whose output goes straight to the terminal, in its own process group with a time limit:
+ * a unit file that never ends is stopped with what it started, where it would hold CI until CI's
+ * own limit and report nothing.
+ */
+async function runInForeground(label: string, command: string, args: string[], limitMinutes = 20): Promise<void> {
   console.log(`\n── ${label} ──`);
-  const result = spawnSync(command, args, { stdio: 'inherit' });
-  if (result.status !== 0) {
+  const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  if (child.pid) running.add(child.pid);
+  let stopped = false;
+  const deadline = setTimeout(() => {
+    stopped = true;
+    console.error(`\n── ${label}: stopped, still running after ${limitMinutes} minutes ──`);
+    if (child.pid) killGroup(child.pid);
+    setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 10_000).unref();
+  }, limitMinutes * 60_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(deadline);
+  if (child.pid) {
+    running.delete(child.pid);
+    killGroup(child.pid); // what the step left running
+  }
+  if (interrupted) await new Promise(() => undefined); // the signal's handler ends the run
+  if (code !== 0 || stopped) {
     console.error(`\n${label} failed`);
-    process.exit(result.status ?? 1);
+    process.exit(code || 1);
   }
 }
 
@@ -92,11 +112,11 @@ function testFiles(folder: string): string[] {
 }
 
 if (wanted.length === 0) {
-  runInForeground('type check', 'npx', ['tsc', '--noEmit']);
-  runInForeground('lint and format', 'npm', ['run', '--silent', 'lint']);
+  await runInForeground('type check', 'npx', ['tsc', '--noEmit']);
+  await runInForeground('lint and format', 'npm', ['run', '--silent', 'lint']);
 }
 if (wants('unit')) {
-  runInForeground('unit tests', process.execPath, [
+  await runInForeground('unit tests', process.execPath, [
     '--import',
     'tsx',
     '--test',

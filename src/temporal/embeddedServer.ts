@@ -2,7 +2,7 @@
 // real Temporal CLI dev server in the background, with a database file so runs survive its
 // restarts, the Web UI on 8233, and our search attributes. One that already runs is reused.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,7 @@ export async function ensureTemporalServer(
   mkdirSync(config.home, { recursive: true });
   const logFile = join(config.home, 'temporal.log');
   const output = openSync(logFile, 'a');
+  const logStart = fstatSync(output).size;
   const args = [
     'server',
     'start-dev',
@@ -73,12 +74,37 @@ export async function ensureTemporalServer(
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      throw new TemporalSetupError(`The Temporal dev server exited at once (code ${child.exitCode}); see ${logFile}`);
+      const reason = lastFatalLine(logFile, logStart);
+      throw new TemporalSetupError(
+        `The Temporal dev server exited at once (code ${child.exitCode})${reason ? `: ${reason}` : ''}; see ${logFile}`,
+      );
     }
     if (await portAnswers('127.0.0.1', config.temporalPort)) return { address, uiUrl, pid: child.pid ?? null };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new TemporalSetupError(`The Temporal dev server did not answer on ${address} within 60 s; see ${logFile}`);
+}
+
+/** What the server said as it gave up (e.g. "can't set UI port 8233: listen tcp …: bind: address already in use"). */
+function lastFatalLine(logFile: string, from: number): string | null {
+  let lines: string[];
+  try {
+    lines = readFileSync(logFile).subarray(from).toString('utf8').trim().split('\n');
+  } catch {
+    return null;
+  }
+  for (const line of lines.reverse()) {
+    // The CLI's own checks print plain text; the servers it runs log JSON.
+    const plain = /^Error: (.+)$/.exec(line);
+    if (plain) return plain[1] as string;
+    try {
+      const entry = JSON.parse(line) as { level?: string; message?: string; msg?: string };
+      if (/fatal|error/i.test(entry.level ?? '')) return entry.message ?? entry.msg ?? null;
+    } catch {
+      // not one of its JSON lines
+    }
+  }
+  return null;
 }
 
 /** The account's name, or for a uid without an account (a container's user) its number. */

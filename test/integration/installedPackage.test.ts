@@ -17,12 +17,12 @@ import {
   readFileSync,
   rmSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { projectRoot } from '../../src/config.js';
 import { FakeAnthropicApi } from '../../src/demo/fakeAnthropicApi.js';
+import { freePort } from '../../src/freePort.js';
 import { loadFixtures, scriptsByName } from '../../src/demo/fixtures.js';
 import {
   freshEnvironment,
@@ -198,17 +198,6 @@ function snapshot(folder: string): Record<string, string> {
       return [path, `${stats.size} ${stats.mtimeMs}`];
     }),
   );
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The embedded server the tool started in the background (its pid file is in the data home). */
