@@ -70,6 +70,17 @@ function installed(image: string, workspace: string): { version: string; file: s
   return { version, file };
 }
 
+/** `python -m pip --version` in the image's venv, as a CI's venv answers it. */
+function venvPip(image: string): string {
+  return execFileSync(
+    'docker',
+    ['run', '--rm', '--network', 'none', image, '/opt/venv/bin/python3', '-m', 'pip', '--version'],
+    {
+      encoding: 'utf8',
+    },
+  );
+}
+
 test(
   'the version of the user’s checkout (git describe on the host) is the installed project’s, editable from /workspace',
   { timeout: 600_000 },
@@ -99,6 +110,11 @@ test(
       version: '1.4.2',
       file: '/workspace/src/natsize/__init__.py',
     });
+    // The venv has pip, as CI's venvs do (the project's install ran it from there).
+    assert.match(
+      venvPip(first.environment.image),
+      /^pip \d+\.\d+.* from \/opt\/venv\/lib\/python3[.\d]+\/site-packages\/pip /,
+    );
 
     // Two commits after the tag (the bug still there): the version setuptools-scm gives such a checkout.
     await writeFile(join(repo, 'CHANGES.md'), '# Unreleased\n');

@@ -32,6 +32,10 @@ test('a hatch-vcs project is installed editable in /workspace, with the checkout
   const script = plan?.projectInstall?.script ?? '';
   assert.match(script, /^cd \/workspace$/m);
   assert.match(script, /pip install [^\n]*--no-deps --editable \.; then/);
+  // pip is the venv's own, unpacked there from its wheel by the dependencies' build.
+  assert.match(script, /\/opt\/venv\/bin\/python3 -m pip install /);
+  assert.match(plan?.script ?? '', /-m zipfile -e \/toolchain\/pip\.whl "\$purelib"/);
+  assert.doesNotMatch(script, /\/toolchain\//);
   assert.match(script, /version="\$\{DURABLE_DEBUGGER_PROJECT_VERSION:-0\.0\.0\}"/);
   assert.match(script, /export SETUPTOOLS_SCM_PRETEND_VERSION="\$version" PDM_BUILD_SCM_VERSION="\$version"/);
   // A failed install is said, not fatal: the workspace stays importable as before.

@@ -219,8 +219,8 @@ export class EnvironmentBuilder {
         files: {},
         script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
         needsRepository: true,
-        // Python's install needs pip's wheel; Go's warm-up needs nothing the image lacks.
-        toolchains: plan.kind === 'python' ? ['pip'] : [],
+        // Python's install runs the venv's own pip; Go's warm-up needs nothing the image lacks.
+        toolchains: [],
         toolchainNotes: [],
         projectInstall: undefined,
       },

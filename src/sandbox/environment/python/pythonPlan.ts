@@ -106,6 +106,7 @@ export function planPython(
     : '/workspace';
   const venv = environmentPaths.venv;
   const python = `${venv}/bin/python3`;
+  const pipInstall = pipInstallOf(python);
   const installFiles = [
     ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`),
     ...(lock ? [`-r ${lockedRequirements}`] : []),
@@ -114,14 +115,17 @@ export function planPython(
     'set -e',
     ...(aptPackages.length ? [aptInstallScript(aptPackages)] : []),
     `python3 -m venv --without-pip ${venv}`,
+    `purelib="$(${python} -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"`,
+    // pip in the venv, as CI's venvs have it (the base image has none): unpacked from its wheel, it is
+    // compiled once here, where run from the wheel every pip command compiled it again (about a second).
+    `${python} -m zipfile -e /toolchain/pip.whl "$purelib"`,
     'cd /env-input',
     ...(lock ? lock.export : []),
-    // pip runs from its wheel (the base image has no pip), installing into the venv.
-    `${python} /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
+    `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
     ...removeOwnDistributions(project, python),
     // The project itself, importable as an editable install would make it, and ahead of site-packages:
     // a .pth line that starts with `import` runs, and puts the workspace before the venv's packages.
-    `echo ${shellQuote(workspaceFirst(importRoot))} > "$(${python} -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/durable-debugger-workspace.pth"`,
+    `echo ${shellQuote(workspaceFirst(importRoot))} > "$purelib/durable-debugger-workspace.pth"`,
     // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
     ...['python3', 'python', 'pytest'].map(
       (tool) =>
@@ -167,7 +171,7 @@ function projectInstallScript(project: PythonProject): string {
     `version="\${${projectVersionVariable}:-0.0.0}"`,
     // hatch-vcs and setuptools-scm; pdm-backend's scm source; poetry- and uv-dynamic-versioning (dunamai).
     'export SETUPTOOLS_SCM_PRETEND_VERSION="$version" PDM_BUILD_SCM_VERSION="$version" POETRY_DYNAMIC_VERSIONING_BYPASS="$version" UV_DYNAMIC_VERSIONING_BYPASS="$version"',
-    `if ${python} /toolchain/pip.whl/pip install --no-input --progress-bar off --root-user-action=ignore --no-deps --editable .; then`,
+    `if ${pipInstallOf(python)} --no-deps --editable .; then`,
     `  echo "project: ${label} installed editable from /workspace"`,
     'else',
     // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
@@ -190,6 +194,11 @@ function declaredIn(manifests: Record<string, string>): string[] {
   return labels.length ? labels : ['(pyproject.toml dependencies)'];
 }
 
+/** The venv's pip (unpacked into it by the dependencies' build) installing, quiet and never asking. */
+function pipInstallOf(python: string): string {
+  return `${python} -m pip install --no-input --progress-bar off --root-user-action=ignore`;
+}
+
 /** The .pth line that puts the workspace just before the first site-packages folder on sys.path. */
 export function workspaceFirst(importRoot: string): string {
   return `import sys; p = ${JSON.stringify(importRoot)}; p in sys.path or sys.path.insert(next((i for i, e in enumerate(sys.path) if e.endswith("-packages")), len(sys.path)), p)`;
@@ -204,7 +213,7 @@ function removeOwnDistributions(project: PythonProject, python: string): string[
     [
       `if version=$(${python} -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' ${shellQuote(name)} 2>/dev/null); then`,
       `  echo "removing ${name} $version, pulled from the index by a dependency: the tests use the workspace's own code"`,
-      `  ${python} /toolchain/pip.whl/pip uninstall --yes --quiet --root-user-action=ignore ${shellQuote(name)}`,
+      `  ${python} -m pip uninstall --yes --quiet --root-user-action=ignore ${shellQuote(name)}`,
       'fi',
     ].join('\n'),
   );
