@@ -7,7 +7,7 @@
 // containers. Files are handed out longest first (durations of the last run, kept in
 // .durable-debugger/test-durations.json); each file's output goes to test-output/tests/.
 // Pass folder names to run only some suites: `npm test -- unit`, `npm test -- integration`.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -83,25 +83,42 @@ function killGroup(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
 async function runInForeground(label: string, command: string, args: string[], limitMinutes = 20): Promise<void> {
   console.log(`\n── ${label} ──`);
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
-  if (child.pid) running.add(child.pid);
-  let stopped = false;
-  const deadline = setTimeout(() => {
-    stopped = true;
-    console.error(`\n── ${label}: stopped, still running after ${limitMinutes} minutes ──`);
-    if (child.pid) killGroup(child.pid);
-    setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 10_000).unref();
-  }, limitMinutes * 60_000);
+  const limit = timeLimit(child, limitMinutes, () =>
+    console.error(`\n── ${label}: stopped, still running after ${limitMinutes} minutes ──`),
+  );
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearTimeout(deadline);
-  if (child.pid) {
-    running.delete(child.pid);
-    killGroup(child.pid); // what the step left running
-  }
+  limit.end();
   if (interrupted) await new Promise(() => undefined); // the signal's handler ends the run
-  if (code !== 0 || stopped) {
+  if (code !== 0 || limit.fired()) {
     console.error(`\n${label} failed`);
     process.exit(code || 1);
   }
+}
+
+/**
+ * A child in its own process group, counted among those running: past its limit the group is stopped
+ * (SIGTERM, then SIGKILL), saying so; at its end, what it left running in the group is stopped too.
+ */
+function timeLimit(child: ChildProcess, minutes: number, say: () => void): { end(): void; fired(): boolean } {
+  const pid = child.pid;
+  if (pid) running.add(pid);
+  let fired = false;
+  const deadline = setTimeout(() => {
+    fired = true;
+    say();
+    if (pid) killGroup(pid);
+    setTimeout(() => pid && killGroup(pid, 'SIGKILL'), 10_000).unref();
+  }, minutes * 60_000);
+  return {
+    end() {
+      clearTimeout(deadline);
+      if (pid) {
+        running.delete(pid);
+        killGroup(pid);
+      }
+    },
+    fired: () => fired,
+  };
 }
 
 function testFiles(folder: string): string[] {
@@ -129,7 +146,7 @@ if (wants('unit')) {
 // run cut off at CI's own limit reports nothing. The longest file, model.test.ts, takes about 24
 // minutes on a loaded machine. (node's --test-timeout would not do: under --test it times the
 // whole file, and the file's process went on running after it fired.)
-const jobTimeoutMs = 45 * 60_000;
+const jobTimeoutMinutes = 45;
 
 interface Job {
   name: string;
@@ -224,21 +241,14 @@ function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean>
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  if (child.pid) running.add(child.pid);
   child.stdout.pipe(output, { end: false });
   child.stderr.pipe(output, { end: false });
-  const deadline = setTimeout(() => {
-    output.write(`\n── stopped: still running after ${jobTimeoutMs / 60_000} minutes ──\n`);
-    if (child.pid) killGroup(child.pid);
-    setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 10_000).unref();
-  }, jobTimeoutMs);
+  const limit = timeLimit(child, jobTimeoutMinutes, () =>
+    output.write(`\n── stopped: still running after ${jobTimeoutMinutes} minutes ──\n`),
+  );
   return new Promise((resolve) => {
     child.on('close', (code) => {
-      clearTimeout(deadline);
-      if (child.pid) {
-        running.delete(child.pid);
-        killGroup(child.pid); // what the file left running
-      }
+      limit.end();
       output.end();
       resolve(code === 0);
     });

@@ -13,10 +13,13 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   const ephemeralStart = ephemeralRangeStart();
   const low = Math.max(1024, ephemeralStart - span);
   for (let tries = 0; tries < candidates && low < ephemeralStart; tries++) {
-    const port = low + Math.floor(Math.random() * (ephemeralStart - low));
-    if (await listensOn(port, host)) return port;
+    const port = await listenedPort(low + Math.floor(Math.random() * (ephemeralStart - low)), host);
+    if (port !== null) return port;
   }
-  return anyPort(host);
+  // No free port below the range: any the kernel gives.
+  const port = await listenedPort(0, host);
+  if (port === null) throw new Error(`no TCP port can be listened on at ${host}`);
+  return port;
 }
 
 /** The first port the kernel hands to outgoing connections (Linux's default where it cannot be read). */
@@ -29,21 +32,14 @@ function ephemeralRangeStart(): number {
   }
 }
 
-function listensOn(port: number, host: string): Promise<boolean> {
+/** The port a listener got at `port` (0: any), closed again; null when it could not listen there. */
+function listenedPort(port: number, host: string): Promise<number | null> {
   return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, host, () => probe.close(() => resolve(true)));
-  });
-}
-
-function anyPort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const port = (probe.address() as { port: number }).port;
-      probe.close(() => resolve(port));
+    probe.once('error', () => resolve(null));
+    probe.listen(port, host, () => {
+      const got = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(got));
     });
   });
 }

@@ -74,7 +74,7 @@ export async function ensureTemporalServer(
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      const reason = lastFatalLine(logFile, logStart);
+      const reason = reasonGivenInLog(logFile, logStart);
       throw new TemporalSetupError(
         `The Temporal dev server exited at once (code ${child.exitCode})${reason ? `: ${reason}` : ''}; see ${logFile}`,
       );
@@ -86,7 +86,7 @@ export async function ensureTemporalServer(
 }
 
 /** What the server said as it gave up (e.g. "can't set UI port 8233: listen tcp …: bind: address already in use"). */
-function lastFatalLine(logFile: string, from: number): string | null {
+function reasonGivenInLog(logFile: string, from: number): string | null {
   let lines: string[];
   try {
     lines = readFileSync(logFile).subarray(from).toString('utf8').trim().split('\n');
