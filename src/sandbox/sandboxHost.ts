@@ -34,6 +34,7 @@ import {
 } from './environment/planTypes.js';
 import { defaultHostCapacity, HostCapacity, type HostCapacityLimits } from './container/hostCapacity.js';
 import { execInSandbox, type ExecResult } from './container/exec.js';
+import { withinDeadline } from './container/dockerDeadline.js';
 import { heapExhausted, readMemoryCounters } from './container/memoryCounters.js';
 import { prepareNodeModulesMounts, writableCopyMounts } from './container/nodeModulesMounts.js';
 import { removeFolder } from './workspace/ownerAccess.js';
@@ -561,7 +562,9 @@ const containerStopSettleMs = 1000;
 async function hasStopped(container: Docker.Container, settleMs = 0): Promise<boolean> {
   const deadline = Date.now() + settleMs;
   for (;;) {
-    const stopped = await container.inspect().then(
+    const stopped = await withinDeadline('inspecting the sandbox container', (abortSignal) =>
+      container.inspect({ abortSignal }),
+    ).then(
       (info) => !info.State.Running,
       () => true,
     );

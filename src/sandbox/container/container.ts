@@ -3,6 +3,7 @@
 import Docker from 'dockerode';
 import type { SandboxLimits } from '../../agent/input.js';
 import { sandboxContainerEnv } from './sandboxEnv.js';
+import { withinDeadline } from './dockerDeadline.js';
 
 export const projectLabel = 'durable-debugger';
 export const labels = {
@@ -107,20 +108,23 @@ export async function findSandboxContainer(
   docker: Docker,
   sandboxId: string,
 ): Promise<Docker.ContainerInfo | undefined> {
-  const found = await docker.listContainers({
-    all: true,
-    filters: { label: [`${labels.sandboxId}=${sandboxId}`] },
-  });
+  const found = await withinDeadline('looking up the sandbox container', (abortSignal) =>
+    docker.listContainers({ all: true, filters: { label: [`${labels.sandboxId}=${sandboxId}`] }, abortSignal }),
+  );
   return found[0];
 }
 
 export async function listProjectContainers(docker: Docker): Promise<Docker.ContainerInfo[]> {
-  return docker.listContainers({ all: true, filters: { label: [`${labels.project}=${projectLabel}`] } });
+  return withinDeadline('listing sandbox containers', (abortSignal) =>
+    docker.listContainers({ all: true, filters: { label: [`${labels.project}=${projectLabel}`] }, abortSignal }),
+  );
 }
 
 export async function removeContainer(docker: Docker, id: string): Promise<void> {
   try {
-    await docker.getContainer(id).remove({ force: true, v: true });
+    await withinDeadline('removing a container', (abortSignal) =>
+      docker.getContainer(id).remove({ force: true, v: true, abortSignal }),
+    );
   } catch (error) {
     const status = (error as { statusCode?: number }).statusCode;
     if (status !== 404 && status !== 409) throw error; // gone already, or removal already under way

@@ -10,6 +10,7 @@ import { CappedOutput } from './cappedOutput.js';
 import { newExecId, stopCommand, wrappedCommand } from './commandWrapper.js';
 import type { OutOfMemory } from '../../agent/testResults.js';
 import { workspaceMountPoint, type SandboxUser } from './container.js';
+import { withinDeadline } from './dockerDeadline.js';
 
 export interface ExecOptions {
   timeoutMs: number;
@@ -47,16 +48,19 @@ export async function execInSandbox(
   const started = Date.now();
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
   const execId = newExecId();
-  const exec = await container.exec({
-    Cmd: wrappedCommand(execId, command, timeoutSeconds, killGraceSeconds),
-    AttachStdout: true,
-    AttachStderr: true,
-    User: `${options.user.uid}:${options.user.gid}`,
-    WorkingDir: workspaceMountPoint,
-    // No Env of its own: the command gets the container's, the documented set (sandboxEnv.ts).
-    Tty: false,
-  });
-  const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };
+  const exec = await withinDeadline('creating a command in the sandbox', (abortSignal) =>
+    container.exec({
+      Cmd: wrappedCommand(execId, command, timeoutSeconds, killGraceSeconds),
+      AttachStdout: true,
+      AttachStderr: true,
+      User: `${options.user.uid}:${options.user.gid}`,
+      WorkingDir: workspaceMountPoint,
+      // No Env of its own: the command gets the container's, the documented set (sandboxEnv.ts).
+      Tty: false,
+      abortSignal,
+    }),
+  );
+  const stream = await startAttached(exec);
   const output = new CappedOutput(options.maxOutputBytes);
   let lastOutputAt = Date.now();
   const sink = new Writable({
@@ -96,7 +100,7 @@ export async function execInSandbox(
       if (Date.now() - lastOutputAt >= quietAfterExitMs) stopStream('exited');
       return;
     }
-    exec.inspect().then(
+    inspectExec(exec).then(
       (info) => {
         exited = !info.Running;
       },
@@ -133,10 +137,23 @@ export async function execInSandbox(
   };
 }
 
+type AttachedStream = NodeJS.ReadWriteStream & { destroy(): void };
+
+/** Starts an exec with its output attached; the deadline holds until the engine hands over the stream. */
+function startAttached(exec: Docker.Exec): Promise<AttachedStream> {
+  return withinDeadline('starting a command in the sandbox', async (abortSignal) => {
+    return (await exec.start({ hijack: true, stdin: false, abortSignal })) as AttachedStream;
+  });
+}
+
+function inspectExec(exec: Docker.Exec): Promise<Docker.ExecInspectInfo> {
+  return withinDeadline('inspecting a command in the sandbox', (abortSignal) => exec.inspect({ abortSignal }));
+}
+
 /** The stream can end a moment before Docker records the exit code: poll until it is set. */
 async function waitForExitCode(exec: Docker.Exec): Promise<number | null> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const info = await exec.inspect();
+    const info = await inspectExec(exec);
     if (!info.Running && info.ExitCode !== null) return info.ExitCode;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -172,13 +189,16 @@ export async function execToEnd(
   user: SandboxUser,
   command: string[],
 ): Promise<ShortCommandResult> {
-  const exec = await container.exec({
-    Cmd: command,
-    User: `${user.uid}:${user.gid}`,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & { destroy(): void };
+  const exec = await withinDeadline(`creating ${command[0]} in the sandbox`, (abortSignal) =>
+    container.exec({
+      Cmd: command,
+      User: `${user.uid}:${user.gid}`,
+      AttachStdout: true,
+      AttachStderr: true,
+      abortSignal,
+    }),
+  );
+  const stream = await startAttached(exec);
   const chunks: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   let ended = false;
@@ -195,7 +215,7 @@ export async function execToEnd(
   const exited = (async () => {
     while (!ended) {
       await new Promise((resolve) => setTimeout(resolve, tickMs));
-      const info = await exec.inspect().catch(() => null);
+      const info = await inspectExec(exec).catch(() => null);
       if (info && !info.Running) {
         // Output written just before the exit may still be on its way.
         await Promise.race([streamDone, new Promise((resolve) => setTimeout(resolve, quietAfterExitMs))]);
