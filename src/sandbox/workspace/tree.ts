@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { GitignoreRules } from './gitignore.js';
 import { gitOutput } from './safeGit.js';
 import { isBelowRealFolders } from './paths.js';
+import { inBatches } from './inBatches.js';
 
 export type TreeEntry =
   | { path: string; kind: 'file'; blob: string; size: number; executable: boolean }
@@ -97,18 +98,18 @@ export async function readTree(
     throw new TreeTooLargeError(`it has ${paths.length} files, more than the limit of ${options.limits.maxFiles}`);
   }
   const realFolders = new Map<string, boolean>();
-  for (const path of paths) {
+  await inBatches(paths, async (path) => {
     options.onEntry?.();
     // A listed path (git's index) below a folder that is now a symlink is not read through it.
-    if (options.paths && !(await isBelowRealFolders(root, path, realFolders))) continue;
+    if (options.paths && !(await isBelowRealFolders(root, path, realFolders))) return;
     const absolute = join(root, path);
     const stats = await lstat(absolute).catch(() => null);
-    if (!stats) continue;
+    if (!stats) return;
     if (stats.isSymbolicLink()) {
       entries.push({ path, kind: 'symlink', target: await readlink(absolute) });
-      continue;
+      return;
     }
-    if (!stats.isFile()) continue;
+    if (!stats.isFile()) return;
     totalBytes += stats.size;
     if (options.limits && totalBytes > options.limits.maxTotalBytes) {
       throw new TreeTooLargeError(
@@ -127,13 +128,13 @@ export async function readTree(
       blob = cached.blob;
     } else {
       const content = await readRegularFile(absolute);
-      if (content === null) continue; // swapped for a link, a FIFO or a device since lstat: not part of the tree
+      if (content === null) return; // swapped for a link, a FIFO or a device since lstat: not part of the tree
       blob = sha256(content);
       await options.onFile?.(blob, content);
       options.cache?.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, blob });
     }
     entries.push({ path, kind: 'file', blob, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
-  }
+  });
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { digest: treeDigest(entries), entries };
 }

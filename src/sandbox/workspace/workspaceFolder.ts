@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import type { Mutation } from '../../agent/workspace.js';
 import type { SandboxUser } from '../container/container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
+import { inBatches } from './inBatches.js';
 import { isBelowRealFolders, makeRealFolders, normalizeRelativePath } from './paths.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
@@ -84,14 +85,15 @@ export class WorkspaceFolder {
     this.tracked = new Set(snapshot.entries.map((entry) => entry.path));
     this.hashCache.clear();
     // Files first, symlinks last: no file is ever written through a symlink.
-    for (const entry of snapshot.entries) {
-      if (entry.kind !== 'file') continue;
+    const files = snapshot.entries.filter((entry) => entry.kind === 'file');
+    const folders = new Set(files.map((entry) => posix.dirname(posix.join(this.path, entry.path))));
+    await inBatches([...folders], async (folder) => void (await mkdir(folder, { recursive: true })));
+    await inBatches(files, async (entry) => {
       const absolute = posix.join(this.path, entry.path);
-      await mkdir(posix.dirname(absolute), { recursive: true });
       await writeFile(absolute, await this.store.getBlob(entry.blob), { flag: 'wx' });
       if (entry.executable) await chmod(absolute, 0o755);
       onEntry();
-    }
+    });
     for (const entry of snapshot.entries) {
       if (entry.kind === 'symlink') await symlink(entry.target, posix.join(this.path, entry.path));
     }
@@ -189,12 +191,13 @@ export class WorkspaceFolder {
 
 async function chownRecursive(root: string, user: SandboxUser, onEntry: () => void): Promise<void> {
   const visit = async (folder: string): Promise<void> => {
-    for (const dirent of await readdir(folder, { withFileTypes: true })) {
+    const entries = await readdir(folder, { withFileTypes: true });
+    await inBatches(entries, async (dirent) => {
       const path = posix.join(folder, dirent.name);
       await lchown(path, user.uid, user.gid);
       onEntry();
       if (dirent.isDirectory()) await visit(path);
-    }
+    });
   };
   await lchown(root, user.uid, user.gid);
   await visit(root);
