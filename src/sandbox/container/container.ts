@@ -52,8 +52,25 @@ export interface ContainerSpec {
 }
 
 export async function createSandboxContainer(docker: Docker, spec: ContainerSpec): Promise<Docker.Container> {
+  const container = await withinDeadline(
+    'creating the sandbox container',
+    (abortSignal) => docker.createContainer({ ...containerOptions(spec), abortSignal }),
+    containerSetUpDeadlineMs,
+  );
+  await withinDeadline(
+    'starting the sandbox container',
+    (abortSignal) => container.start({ abortSignal }),
+    containerSetUpDeadlineMs,
+  );
+  return container;
+}
+
+/** Docker fills the image copies' volumes while it creates and starts the container: a large `node_modules` takes a while. */
+const containerSetUpDeadlineMs = 10 * 60_000;
+
+function containerOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
   const megabyte = 1024 * 1024;
-  const container = await docker.createContainer({
+  return {
     name: containerName(spec.sandboxId),
     Image: spec.image,
     // The main process only keeps the container alive; commands come through exec as the
@@ -99,9 +116,7 @@ export async function createSandboxContainer(docker: Docker, spec: ContainerSpec
       LogConfig: { Type: 'none', Config: {} },
       RestartPolicy: { Name: 'no' },
     },
-  });
-  await container.start();
-  return container;
+  };
 }
 
 export async function findSandboxContainer(

@@ -3,7 +3,8 @@
 // milliseconds, seconds under load; one the engine never answers (a hijacked exec it never
 // upgrades) would otherwise hold the sandbox's work queue for good, and with it every retried
 // activity waiting behind it. Past the deadline the call is aborted and fails, so the activity
-// fails and is retried on a prepared sandbox. Long calls (a commit, a build) have none.
+// fails and is retried on a prepared sandbox. Creating the container has a longer one
+// (container.ts); the environment build's long calls (a commit, an image) have none.
 
 /** Far above what these calls take on a loaded machine, far below any activity's own limits. */
 export const dockerCallDeadlineMs = 120_000;

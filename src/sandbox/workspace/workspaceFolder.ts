@@ -87,7 +87,9 @@ export class WorkspaceFolder {
     // Files first, symlinks last: no file is ever written through a symlink.
     const files = snapshot.entries.filter((entry) => entry.kind === 'file');
     const folders = new Set(files.map((entry) => posix.dirname(posix.join(this.path, entry.path))));
-    await inBatches([...folders], async (folder) => void (await mkdir(folder, { recursive: true })));
+    await inBatches([...folders], async (folder) => {
+      await mkdir(folder, { recursive: true });
+    });
     await inBatches(files, async (entry) => {
       const absolute = posix.join(this.path, entry.path);
       await writeFile(absolute, await this.store.getBlob(entry.blob), { flag: 'wx' });
