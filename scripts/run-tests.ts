@@ -201,7 +201,7 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
   const durations = readDurations();
   const queue = [...all].sort((a, b) => estimate(b, durations) - estimate(a, durations));
   mkdirSync(outputFolder, { recursive: true });
-  const failures: Array<{ job: Job; log: string }> = [];
+  const failures: Array<{ job: Job; log: string; engine: TestEngine; from: Date; to: Date }> = [];
   const started = Date.now();
   let done = 0;
   await Promise.all(
@@ -217,14 +217,18 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
         console.log(
           `${ok ? '✔' : '✖'} ${job.name} · ${seconds.toFixed(0)} s · lane ${engine.lane} · ${done}/${all.length} done, ${elapsed} min`,
         );
-        if (!ok) failures.push({ job, log });
+        if (!ok) failures.push({ job, log, engine, from: new Date(jobStarted), to: new Date() });
       }
     }),
   );
   if (interrupted) return false;
   writeDurations(durations);
-  for (const { job, log } of failures) {
+  for (const { job, log, engine, from, to } of failures) {
     console.error(`\n── ${job.name} failed; its output (${log}) ──\n${readFileSync(log, 'utf8')}`);
+    if (engine.log) {
+      const window = `${from.toISOString()} to ${to.toISOString()}`;
+      console.error(`Lane ${engine.lane}'s Docker engine logged what it did then (${window}) in ${engine.log}`);
+    }
   }
   if (failures.length)
     console.error(`\n${failures.length} of ${all.length} jobs failed: ${failures.map((f) => f.job.name).join(', ')}`);

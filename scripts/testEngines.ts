@@ -4,7 +4,7 @@
 // its own data root, exec root and socket, and the sandbox image copied in from the first engine.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pythonVariantImage } from '../src/sandbox/environment/python/pythonVersions.js';
 
@@ -12,6 +12,8 @@ export interface TestEngine {
   lane: number;
   /** DOCKER_HOST for the lane's tests; undefined for the engine the environment already names. */
   dockerHost: string | undefined;
+  /** Where the engine logs, when we know: what it did while a job hung or failed. */
+  log: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -19,7 +21,17 @@ const sandboxImage = process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debu
 
 /** Engines for `lanes` lanes; extra engines need root (to start dockerd): without it, one lane. */
 export async function startTestEngines(lanes: number, root: string): Promise<TestEngine[]> {
-  const engines: TestEngine[] = [{ lane: 1, dockerHost: process.env.DOCKER_HOST, stop: async () => {} }];
+  // The first lane's engine is the machine's: when setup started it (on the default socket), it logs
+  // beside the test engines' folder.
+  const machineLog = join(dirname(root), 'dockerd.log');
+  const engines: TestEngine[] = [
+    {
+      lane: 1,
+      dockerHost: process.env.DOCKER_HOST,
+      log: !process.env.DOCKER_HOST && existsSync(machineLog) ? machineLog : undefined,
+      stop: async () => {},
+    },
+  ];
   if (lanes <= 1) return engines;
   if (process.getuid?.() !== 0) {
     console.log(
@@ -68,6 +80,7 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
   return {
     lane,
     dockerHost,
+    log: join(folder, 'dockerd.log'),
     // An engine this run started is stopped again; its data root stays, so the next run reuses its images.
     stop: async () => {
       if (alreadyRunning || !existsSync(pidFile)) return;
