@@ -4,9 +4,11 @@
 // its own data root, exec root and socket, and the sandbox image copied in from the first engine.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import Docker from 'dockerode';
+import { dataHomeFor } from '../src/locations.js';
 import { pythonVariantImage } from '../src/sandbox/environment/python/pythonVersions.js';
+import { dockerdLogOf } from '../src/setup/dockerEngine.js';
 
 export interface TestEngine {
   lane: number;
@@ -21,9 +23,8 @@ const sandboxImage = process.env.DURABLE_DEBUGGER_SANDBOX_IMAGE ?? 'durable-debu
 
 /** Engines for `lanes` lanes; extra engines need root (to start dockerd): without it, one lane. */
 export async function startTestEngines(lanes: number, root: string): Promise<TestEngine[]> {
-  // The first lane's engine is the machine's: when setup started it (on the default socket), it logs
-  // beside the test engines' folder.
-  const machineLog = join(dirname(root), 'dockerd.log');
+  // The first lane's engine is the machine's: setup's log, when setup started it (on the default socket).
+  const machineLog = dockerdLogOf(dataHomeFor(process.env));
   const engines: TestEngine[] = [
     {
       lane: 1,

@@ -10,6 +10,11 @@ import { dockerHostOf } from '../sandbox/container/dockerHost.js';
 import { errorText, isRoot, setupAsRootCommand, setupCommand, userName, type CheckResult } from './parts.js';
 import { SetupError, type Progress } from './setupProgress.js';
 
+/** Where an engine that setup starts logs, in the data folder (the test runner points at it too). */
+export function dockerdLogOf(home: string): string {
+  return join(home, 'dockerd.log');
+}
+
 const run = promisify(execFile);
 const step = 'Docker engine';
 
@@ -64,7 +69,7 @@ export async function ensureDockerEngine(config: Config, docker: Docker, progres
   )
     return progress.done(step, (await checkDocker(docker)).detail);
   mkdirSync(config.home, { recursive: true });
-  const log = join(config.home, 'dockerd.log');
+  const log = dockerdLogOf(config.home);
   progress.start(step, `starting dockerd (log: ${log})`);
   // No bridge network or iptables: sandboxes run with --network none, and this also works where
   // the machine allows no network changes.

@@ -140,10 +140,11 @@ export async function execInSandbox(
 type AttachedStream = NodeJS.ReadWriteStream & { destroy(): void };
 
 /** Starts an exec with its output attached; the deadline holds until the engine hands over the stream. */
-function startAttached(exec: Docker.Exec): Promise<AttachedStream> {
-  return withinDeadline('starting a command in the sandbox', async (abortSignal) => {
-    return (await exec.start({ hijack: true, stdin: false, abortSignal })) as AttachedStream;
-  });
+async function startAttached(exec: Docker.Exec): Promise<AttachedStream> {
+  const stream = await withinDeadline('starting a command in the sandbox', (abortSignal) =>
+    exec.start({ hijack: true, stdin: false, abortSignal }),
+  );
+  return stream as AttachedStream;
 }
 
 function inspectExec(exec: Docker.Exec): Promise<Docker.ExecInspectInfo> {
