@@ -2,11 +2,11 @@
 // installer (issue 36 item 3), with real Docker and real registries: the registry proxy's holder
 // container kept warm (one for builds in a row, each build's refusals its own, gone when its proxy
 // is), the probes' passes remembered (a reused image is not probed again, a failing probe fails every
-// time), the build containers removed after the build has returned, and Node's toolchain in an
-// image of its own that repositories share.
+// time), the build containers removed after the build has returned, Node's toolchain in an image of
+// its own that repositories share, and each image's Python asked once per host.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -14,6 +14,7 @@ import type Docker from 'dockerode';
 import { connectDocker, labels } from '../../src/sandbox/container/container.js';
 import { networkHolderPrefix, openBuildNetwork } from '../../src/sandbox/environment/buildNetwork.js';
 import { buildContainerPrefix, environmentLabels } from '../../src/sandbox/environment/imageBuilder.js';
+import { SandboxPythons } from '../../src/sandbox/environment/python/pythonImages.js';
 import type { SandboxHost } from '../../src/sandbox/sandboxHost.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
 
@@ -297,3 +298,42 @@ test(
     assert.equal(toolchains[0], toolchains[1], 'both repositories are built on one toolchain image');
   },
 );
+
+test('an image is asked for its Python once per host: a second builder (another worker) finds the answer kept and starts no container', async () => {
+  const folder = await mkdtemp(join(scratch, 'python-versions-'));
+  const image = await docker.getImage(host.options.image).inspect();
+  const manifests = { 'pyproject.toml': '[project]\nname = "kept"\nrequires-python = ">=3.8"\n' };
+  const ask = () =>
+    createdFrom(image.Id, () =>
+      new SandboxPythons(docker, host.options.image, folder).onAllowedPython(null, ['pyproject.toml'], manifests),
+    );
+  assert.equal(await ask(), 1, 'the first builder asks the image, in a container');
+  const kept = await readdir(folder);
+  assert.deepEqual(kept, [image.Id.replace(/^sha256:/, '')]);
+  assert.match(await readFile(join(folder, kept[0] as string), 'utf8'), /^3\.\d+\.\d+$/);
+  assert.equal(await ask(), 0, 'the second finds the answer kept');
+});
+
+/** How many containers of `imageId` Docker created while `work` ran. */
+async function createdFrom(imageId: string, work: () => Promise<unknown>): Promise<number> {
+  const events = (await docker.getEvents({
+    filters: { type: ['container'], event: ['create'], label: [`${labels.project}`] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
+  let count = 0;
+  let buffered = '';
+  events.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines.filter(Boolean))
+      if ((JSON.parse(line) as { Actor: { Attributes: Record<string, string> } }).Actor.Attributes.image === imageId)
+        count++;
+  });
+  try {
+    await work();
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the last events may trail the work
+    return count;
+  } finally {
+    events.destroy();
+  }
+}

@@ -186,7 +186,20 @@ export function withoutSecret(key: string, value: string): string {
 
 // --- pip ---------------------------------------------------------------------------------
 
-let pipCache: { fingerprint: string; config: Record<string, string> } | null = null;
+/** The last read, by what it read (a read under way is shared). */
+let pipCache: { fingerprint: string; config: Promise<Record<string, string>> } | null = null;
+let pipWarmed = false;
+
+/**
+ * Reads pip's configuration once, in the background, a few seconds after a worker starts: `pip config
+ * list` is a Python process of its own (about half a second), which the worker's first build would
+ * otherwise wait for. Later reads find it unless a file or variable changed.
+ */
+export function warmHostPackageSettings(env: NodeJS.ProcessEnv = process.env, afterMs = 3_000): void {
+  if (pipWarmed) return;
+  pipWarmed = true;
+  setTimeout(() => void pipConfig(env).catch(() => undefined), afterMs).unref();
+}
 
 /**
  * pip's own configuration on this host (`pip config list`: its files and PIP_* variables), kept
@@ -216,6 +229,12 @@ async function pipConfig(env: NodeJS.ProcessEnv): Promise<Record<string, string>
       .sort(),
   ]);
   if (pipCache?.fingerprint === fingerprint) return pipCache.config;
+  const config = readPipConfig(env);
+  pipCache = { fingerprint, config };
+  return config;
+}
+
+async function readPipConfig(env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
   const output = await run('python3', ['-m', 'pip', 'config', 'list'], {
     timeout: 30_000,
     env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
@@ -235,7 +254,6 @@ async function pipConfig(env: NodeJS.ProcessEnv): Promise<Record<string, string>
     const key = name === 'default-timeout' ? 'timeout' : (name as string);
     if (pipKeys.includes(key)) config[key] = value as string;
   }
-  pipCache = { fingerprint, config };
   return config;
 }
 

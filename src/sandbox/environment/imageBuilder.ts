@@ -15,7 +15,7 @@ import { labels, projectLabel, removeContainer } from '../container/container.js
 import { BuildNetworks, openBuildNetwork, networkHolderPrefix, proxyPort } from './buildNetwork.js';
 import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
-import { readHostPackageSettings } from './hostPackageSettings.js';
+import { readHostPackageSettings, warmHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
@@ -40,6 +40,7 @@ import type { ContentStore } from '../store/contentStore.js';
 import { removeFolder } from '../workspace/ownerAccess.js';
 import { buildContainerEnv } from '../container/sandboxEnv.js';
 import { WorkspaceFolder } from '../workspace/workspaceFolder.js';
+import { outputEnd } from '../container/outputEnd.js';
 
 export const environmentRepository = 'durable-debugger-env';
 export const buildContainerPrefix = 'durable-debugger-env-build-';
@@ -131,7 +132,8 @@ export class EnvironmentBuilder {
   private readonly cleanUps = new Set<Promise<void>>();
 
   constructor(readonly options: EnvironmentBuilderOptions) {
-    this.pythons = new SandboxPythons(options.docker, options.baseImage);
+    this.pythons = new SandboxPythons(options.docker, options.baseImage, join(options.home, 'python-versions'));
+    warmHostPackageSettings();
   }
 
   /**
@@ -165,6 +167,7 @@ export class EnvironmentBuilder {
         probes: plan.probes,
         labels: { ...ownerLabels(request), [environmentLabels.kind]: 'probe' },
         signal: hooks.signal,
+        cleanUpLater: (cleanUp) => this.cleanUpLater(cleanUp),
       }),
     );
     if (failure) throw new EnvironmentBuildError(explainProbeFailure(failure));
@@ -671,6 +674,8 @@ export class EnvironmentBuilder {
     };
     let container: Docker.Container | undefined;
     let network: Awaited<ReturnType<EnvironmentBuilder['openNetwork']>> | undefined;
+    /** The build container has exited: the first process of its own PID namespace gone, the kernel killed the rest. */
+    let exited = false;
     let phaseStarted = performance.now();
     /** Ends the phase under way, timed from the end of the one before. */
     const phaseDone = (phase: BuildPhase) => {
@@ -743,6 +748,7 @@ export class EnvironmentBuilder {
         for (const line of parts) if (line.trim()) log(line);
       };
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+      const allOutput = outputEnd(stream);
       const sink = new Writable({
         write(chunk: Buffer, _encoding, done) {
           onText(chunk.toString('utf8'));
@@ -755,8 +761,9 @@ export class EnvironmentBuilder {
       const abort = () => void container?.kill().catch(() => undefined);
       hooks.signal?.addEventListener('abort', abort);
       const { StatusCode } = (await container.wait()) as { StatusCode: number };
+      exited = true;
       hooks.signal?.removeEventListener('abort', abort);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the last output may trail the exit
+      await allOutput();
       onText('\n');
       phaseDone('install');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
@@ -785,14 +792,18 @@ export class EnvironmentBuilder {
     } finally {
       const built = container;
       const leased = network;
-      leased?.returning();
+      // Kept for the next build once no process of this one is left in the network: at once when the
+      // container has exited (the next build, such as the project's own install, need not wait for its
+      // removal), else once it is removed.
+      const exitedBefore = exited;
+      if (exitedBefore) await leased?.close(true);
+      else leased?.returning();
       this.cleanUpLater(async () => {
         try {
           if (built) await removeContainer(docker, built.id);
-          // Kept for the next build: the build's container, and every process of it in the network, is gone.
-          await leased?.close(true);
+          if (!exitedBefore) await leased?.close(true);
         } catch (error) {
-          await leased?.close(false);
+          if (!exitedBefore) await leased?.close(false);
           throw error;
         } finally {
           // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.

@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { removeContainer } from '../container/container.js';
 import { sandboxContainerEnv } from '../container/sandboxEnv.js';
+import { outputEnd } from '../container/outputEnd.js';
 import type { ContentStore } from '../store/contentStore.js';
 import type { EnvironmentProbe } from './planTypes.js';
 
@@ -28,6 +29,8 @@ export interface ProbeRun {
   signal?: AbortSignal;
   /** The passes remembered on this host; without it, the probes always run. */
   passes?: ProbePasses;
+  /** Runs the removal of the probe's container and files after the answer is out (the builder's clean-ups); without it, before. */
+  cleanUpLater?: (cleanUp: () => Promise<void>) => void;
 }
 
 /**
@@ -136,6 +139,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
     });
     let output = '';
     const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+    const allOutput = outputEnd(stream);
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         if (output.length < 20_000) output += chunk.toString('utf8');
@@ -154,7 +158,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
       clearTimeout(timer);
       run.signal?.removeEventListener('abort', kill);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the last output may trail the exit
+    await allOutput();
     if (run.signal?.aborted) throw new Error('the environment check was cancelled');
     if (statusCode === 0) {
       if (key) await run.passes?.add(key);
@@ -178,8 +182,16 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
       ],
     };
   } finally {
-    if (container) await removeContainer(docker, container.id);
-    await rm(workspace, { recursive: true, force: true });
+    const probed = container;
+    const cleanUp = async () => {
+      try {
+        if (probed) await removeContainer(docker, probed.id);
+      } finally {
+        await rm(workspace, { recursive: true, force: true });
+      }
+    };
+    if (run.cleanUpLater) run.cleanUpLater(cleanUp);
+    else await cleanUp();
   }
 }
 
