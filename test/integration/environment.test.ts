@@ -416,6 +416,28 @@ test(
 );
 
 test(
+  'a poetry.lock is installed by Poetry itself, as CI’s `poetry install`: the locked versions, not the newest the ranges allow, then the project, editable from /workspace',
+  { timeout: 600_000 },
+  async () => {
+    // pyproject says six>=1.15 and pytest>=7; the lock pins six 1.16.0 and pytest 7.4.4.
+    const repo = join(scratch, 'poetry', 'poetry_locked');
+    await cp(join(import.meta.dirname, 'repositories', 'poetry_locked'), repo, { recursive: true });
+    await appendFile(join(repo, 'pyproject.toml'), `# environment test ${process.pid}-${Date.now()}\n`);
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `environment-poetry-${process.pid}`);
+    if (report.environment) imagesToRemove.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.equal(report.testsBefore?.passed, 2);
+    assert.match(report.environment?.description ?? '', /^python · poetry install \(versions locked in poetry\.lock\)/);
+    assert.match(
+      report.environment?.toolchain?.join('\n') ?? '',
+      /wordcount 0\.1\.0 installed editable from \/workspace/,
+    );
+    assert.equal(worker.fake.requests.length, requestsBefore);
+  },
+);
+
+test(
   'a durable-debugger.Dockerfile is built as the environment (its PATH kept), then reused; its RUN steps ran on the registry proxy’s network, the sandbox has none',
   { timeout: 600_000 },
   async () => {

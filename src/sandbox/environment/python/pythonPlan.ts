@@ -17,7 +17,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote } from '../../shellQuote.js';
-import { lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
+import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 
@@ -137,7 +137,7 @@ export function planPython(
   return {
     kind: 'python',
     installers: aptPackages.length ? ['pip', 'apt'] : ['pip'],
-    description: `python · pip install ${sources.join(' ')}${aptPackages.length ? ` · apt ${aptPackages.join(' ')}` : ''}`,
+    description: `python · ${lock?.installer ?? 'pip install'} ${sources.join(' ')}${aptPackages.length ? ` · apt ${aptPackages.join(' ')}` : ''}`,
     files: inputFiles,
     script,
     needsRepository: false,
@@ -147,7 +147,9 @@ export function planPython(
     build: extensions ? [buildExtensionsInPlace] : [],
     containerEnv: pythonEnv,
     probes: probe ? [probe] : [],
-    ...(installable ? { projectInstall: { script: projectInstallScript(project) } } : {}),
+    ...(installable
+      ? { projectInstall: { script: projectInstallScript(project, lock?.installer === 'poetry install') } }
+      : {}),
   };
 }
 
@@ -158,8 +160,14 @@ export function planPython(
  * here: they get the version of the user's checkout. A failed install leaves the project importable
  * from /workspace as before, without its metadata, and says so.
  */
-function projectInstallScript(project: PythonProject): string {
+function projectInstallScript(project: PythonProject, byPoetry: boolean): string {
   const python = `${environmentPaths.venv}/bin/python3`;
+  const pipEditable = `${pipInstallOf(python)} --no-deps --editable .`;
+  // A project Poetry installed the dependencies of: Poetry installs it too (its own editable build, no
+  // build environment to fetch), as `poetry install` does in CI; pip when Poetry cannot.
+  const install = byPoetry
+    ? `{ ${poetryCanInstall} && ${poetryInstall(['--only-root'])}; } || ${pipEditable}`
+    : pipEditable;
   const name = project.ownNames[0];
   const installed = name
     ? `$(${python} -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' ${shellQuote(name)} 2>/dev/null || echo '?')`
@@ -171,7 +179,7 @@ function projectInstallScript(project: PythonProject): string {
     `version="\${${projectVersionVariable}:-0.0.0}"`,
     // hatch-vcs and setuptools-scm; pdm-backend's scm source; poetry- and uv-dynamic-versioning (dunamai).
     'export SETUPTOOLS_SCM_PRETEND_VERSION="$version" PDM_BUILD_SCM_VERSION="$version" POETRY_DYNAMIC_VERSIONING_BYPASS="$version" UV_DYNAMIC_VERSIONING_BYPASS="$version"',
-    `if ${pipInstallOf(python)} --no-deps --editable .; then`,
+    `if ${install}; then`,
     `  echo "project: ${label} installed editable from /workspace"`,
     'else',
     // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
@@ -230,7 +238,7 @@ export function pythonLock(
   manifests: Record<string, string>,
   project: PythonProject = readPythonProject(manifests),
   selection: PythonSelection = selectExtrasAndGroups(project, {}),
-): { file: string; export: string[]; tools: EnvironmentPlan } | null {
+): { file: string; export: string[]; tools: EnvironmentPlan; installer?: string } | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
   const extras = selection.extras.map((extra) => `--extra ${shellQuote(extra)}`);
@@ -252,24 +260,70 @@ export function pythonLock(
   }
   if (manifests['poetry.lock'] !== undefined) {
     const groups = selection.groups.filter((group) => project.poetryGroups.includes(group));
+    // Poetry's option is --extras (uv's --extra does not exist there).
+    const poetryExtras = selection.extras.map((extra) => `--extras ${shellQuote(extra)}`);
+    const version = poetryThatWrote(manifests['poetry.lock']);
+    const exported = [
+      // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
+      [
+        `POETRY_VIRTUALENVS_CREATE=false ${lockToolsVenv}/bin/poetry export --without-hashes`,
+        ...(groups.length ? [`--with ${shellQuote(groups.join(','))}`] : []),
+        ...poetryExtras,
+        '--format requirements.txt --output /tmp/exported.txt',
+      ].join(' '),
+      dropLocalPaths,
+      `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from poetry.lock"`,
+    ];
+    const native = poetryInstalls(manifests, version);
     return {
       file: 'poetry.lock',
-      tools: lockToolsPlan('poetry', poetryThatWrote(manifests['poetry.lock'])),
-      export: [
-        // poetry export fails on a lock that is out of date with pyproject.toml: it never re-resolves.
-        [
-          `POETRY_VIRTUALENVS_CREATE=false ${lockToolsVenv}/bin/poetry export --without-hashes`,
-          ...(groups.length ? [`--with ${shellQuote(groups.join(','))}`] : []),
-          ...extras,
-          '--format requirements.txt --output /tmp/exported.txt',
-        ].join(' '),
-        dropLocalPaths,
-        `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from poetry.lock"`,
-      ],
+      tools: lockToolsPlan('poetry', version),
+      ...(native ? { installer: 'poetry install' } : {}),
+      export: native
+        ? [
+            // As the project's CI installs it: Poetry's own installer (its downloads side by side) from the lock,
+            // into the venv, when PyPI is where the host's pip looks too; else, its versions exported for pip.
+            `if ${poetryCanInstall}; then`,
+            `  ${poetryInstall(['--no-root', `--only ${shellQuote(['main', ...groups].join(','))}`, ...poetryExtras])}`,
+            `  rm -rf ${poetryCache} && : > ${lockedRequirements}`,
+            '  echo "locked: poetry.lock installed by poetry install"',
+            'else',
+            `  echo "poetry install: this host's pip names an index of its own, which Poetry does not read: poetry.lock's versions exported for pip instead"`,
+            ...exported.map((line) => `  ${line}`),
+            'fi',
+          ]
+        : exported,
     };
   }
   return null;
 }
+
+const poetryCache = '/tmp/durable-debugger-poetry-cache';
+
+/**
+ * Whether Poetry itself can install the lock in the build: a Poetry with dependency groups (1.2 or
+ * later), the lock's packages all from PyPI (no source of the repository's own, no path, file, URL or
+ * git packages, which the build has no copy of or no way to), the project itself left out (--no-root).
+ */
+function poetryInstalls(manifests: Record<string, string>, version: string | undefined): boolean {
+  if (version && exportBuiltIn(version)) return false;
+  if (/^\s*\[\[?tool\.poetry\.source\]\]?/m.test(manifests['pyproject.toml'] ?? '')) return false;
+  return !/^\s*type\s*=\s*"(directory|file|url|git|legacy)"/m.test(manifests['poetry.lock'] ?? '');
+}
+
+/** `poetry install` with `args`, into the venv, never asking. */
+function poetryInstall(args: string[]): string {
+  return [
+    // A keyring backend that asks no desktop service: Poetry looks one up for every index.
+    'PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring',
+    `POETRY_CACHE_DIR=${poetryCache} POETRY_VIRTUALENVS_CREATE=false POETRY_NO_INTERACTION=1`,
+    `VIRTUAL_ENV=${environmentPaths.venv} ${lockToolsVenv}/bin/poetry install --no-ansi`,
+    ...args,
+  ].join(' ');
+}
+
+/** True in a build whose pip looks on PyPI (the host's pip names no index of its own): where Poetry looks too. */
+const poetryCanInstall = `! grep -Eqs '^(index-url|no-index) = ' "\${PIP_CONFIG_FILE:-/nonexistent}"`;
 
 /** PEP 621 dependencies plus the test extras and dependency groups (PEP 735), without the project itself. */
 export function pyprojectRequirements(text: string): string[] {

@@ -1,0 +1,2 @@
+def count(text):
+    return len(text.split())
