@@ -88,7 +88,7 @@ black = "*"
   assert.match(poetry?.script ?? '', /poetry export --without-hashes --with 'test,dev' --format requirements\.txt/);
   assert.deepEqual(readPythonProject({ 'pyproject.toml': poetryProject }).ownNames, ['wordcount']);
   assert.equal(
-    pythonLock({ 'pyproject.toml': packagingLike, 'uv.lock': '' })?.export.some((line) =>
+    pythonLock({ 'pyproject.toml': packagingLike, 'uv.lock': '' })?.install.some((line) =>
       line.includes('--all-groups'),
     ),
     false,

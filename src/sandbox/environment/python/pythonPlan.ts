@@ -120,7 +120,7 @@ export function planPython(
     // compiled once here, where run from the wheel every pip command compiled it again (about a second).
     `${python} -m zipfile -e /toolchain/pip.whl "$purelib"`,
     'cd /env-input',
-    ...(lock ? lock.export : []),
+    ...(lock ? lock.install : []),
     `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
     ...removeOwnDistributions(project, python),
     // The project itself, importable as an editable install would make it, and ahead of site-packages:
@@ -185,6 +185,7 @@ function projectInstallScript(project: PythonProject, byPoetry: boolean): string
     // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
     `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata"`,
     'fi',
+    ...(byPoetry ? [`rm -rf ${poetryCache}`] : []),
     `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
 }
@@ -230,15 +231,17 @@ function removeOwnDistributions(project: PythonProject, python: string): string[
 const lockedRequirements = '/tmp/durable-debugger-locked.txt';
 
 /**
- * A uv.lock or poetry.lock with its pyproject.toml: the locked versions, exported as pinned requirements
- * by the lock's own tool (in the image the plan builds on: lockTools.ts), with the selected extras
- * and groups only, without the project itself or local path packages (the workspace provides those).
+ * A uv.lock or poetry.lock with its pyproject.toml: the steps that install the locked versions, with
+ * the selected extras and groups only, without the project itself or local path packages (the
+ * workspace provides those). A poetry.lock is installed by Poetry where it can be (`installer`), else,
+ * as a uv.lock, exported as pinned requirements by the lock's own tool (in the image the plan builds
+ * on: lockTools.ts) for the pip install after these steps.
  */
 export function pythonLock(
   manifests: Record<string, string>,
   project: PythonProject = readPythonProject(manifests),
   selection: PythonSelection = selectExtrasAndGroups(project, {}),
-): { file: string; export: string[]; tools: EnvironmentPlan; installer?: string } | null {
+): { file: string; install: string[]; tools: EnvironmentPlan; installer?: string } | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
   const extras = selection.extras.map((extra) => `--extra ${shellQuote(extra)}`);
@@ -250,7 +253,7 @@ export function pythonLock(
     return {
       file: 'uv.lock',
       tools: lockToolsPlan('uv'),
-      export: [
+      install: [
         // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
         `UV_NO_CONFIG=1 ${lockToolsVenv}/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
         dropLocalPaths,
@@ -279,7 +282,7 @@ export function pythonLock(
       file: 'poetry.lock',
       tools: lockToolsPlan('poetry', version),
       ...(native ? { installer: 'poetry install' } : {}),
-      export: native
+      install: native
         ? [
             // As the project's CI installs it: Poetry's own installer (its downloads side by side) from the lock,
             // into the venv, when PyPI is where the host's pip looks too; else, its versions exported for pip.
