@@ -53,7 +53,7 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
   const pidFile = `${execRoot}.pid`;
   const alreadyRunning = await answers(socket);
   if (!alreadyRunning) {
-    const log = openSync(join(folder, 'dockerd.log'), 'a');
+    const log = openSync(dockerdLogOf(folder), 'a');
     const child = spawn(
       'dockerd',
       [
@@ -72,7 +72,7 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
     const deadline = Date.now() + 60_000;
     while (!(await answers(socket))) {
       if (Date.now() > deadline)
-        throw new Error(`The Docker engine of test lane ${lane} did not start; see ${folder}/dockerd.log`);
+        throw new Error(`The Docker engine of test lane ${lane} did not start; see ${dockerdLogOf(folder)}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
@@ -81,7 +81,7 @@ async function startEngine(lane: number, root: string): Promise<TestEngine> {
   return {
     lane,
     dockerHost,
-    log: join(folder, 'dockerd.log'),
+    log: dockerdLogOf(folder),
     // An engine this run started is stopped again; its data root stays, so the next run reuses its images.
     stop: async () => {
       if (alreadyRunning || !existsSync(pidFile)) return;

@@ -14,6 +14,7 @@ import type Docker from 'dockerode';
 import { connectDocker, labels } from '../../src/sandbox/container/container.js';
 import { networkHolderPrefix, openBuildNetwork } from '../../src/sandbox/environment/buildNetwork.js';
 import { buildContainerPrefix, environmentLabels } from '../../src/sandbox/environment/imageBuilder.js';
+import { KeptAnswers } from '../../src/sandbox/environment/keptAnswers.js';
 import { SandboxPythons } from '../../src/sandbox/environment/python/pythonImages.js';
 import type { SandboxHost } from '../../src/sandbox/sandboxHost.js';
 import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
@@ -77,19 +78,29 @@ async function prepare(snapshotId: string): Promise<{ image?: string; reused?: b
 async function createdWhile<T>(
   work: () => Promise<T>,
 ): Promise<{ result: T; created: Array<{ name: string; kind?: string }> }> {
-  const created: Array<{ name: string; kind?: string }> = [];
+  const { result, created } = await containersCreatedWhile(`${labels.scope}=${host.options.scope}`, work);
+  return {
+    result,
+    created: created.map((attributes) => ({ name: attributes.name ?? '', kind: attributes[environmentLabels.kind] })),
+  };
+}
+
+/** The attributes (name, image, labels) of each container with `label` that Docker created while `work` ran. */
+async function containersCreatedWhile<T>(
+  label: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; created: Array<Record<string, string>> }> {
+  const created: Array<Record<string, string>> = [];
   const events = (await docker.getEvents({
-    filters: { type: ['container'], event: ['create'], label: [`${labels.scope}=${host.options.scope}`] },
+    filters: { type: ['container'], event: ['create'], label: [label] },
   })) as NodeJS.ReadableStream & { destroy(): void };
   let buffered = '';
   events.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
     const lines = buffered.split('\n');
     buffered = lines.pop() ?? '';
-    for (const line of lines.filter(Boolean)) {
-      const attributes = (JSON.parse(line) as { Actor: { Attributes: Record<string, string> } }).Actor.Attributes;
-      created.push({ name: attributes.name ?? '', kind: attributes[environmentLabels.kind] });
-    }
+    for (const line of lines.filter(Boolean))
+      created.push((JSON.parse(line) as { Actor: { Attributes: Record<string, string> } }).Actor.Attributes);
   });
   try {
     const result = await work();
@@ -305,7 +316,11 @@ test('an image is asked for its Python once per host: a second builder (another 
   const manifests = { 'pyproject.toml': '[project]\nname = "kept"\nrequires-python = ">=3.8"\n' };
   const ask = () =>
     createdFrom(image.Id, () =>
-      new SandboxPythons(docker, host.options.image, folder).onAllowedPython(null, ['pyproject.toml'], manifests),
+      new SandboxPythons(docker, host.options.image, new KeptAnswers(folder)).onAllowedPython(
+        null,
+        ['pyproject.toml'],
+        manifests,
+      ),
     );
   assert.equal(await ask(), 1, 'the first builder asks the image, in a container');
   const kept = await readdir(folder);
@@ -316,24 +331,6 @@ test('an image is asked for its Python once per host: a second builder (another 
 
 /** How many containers of `imageId` Docker created while `work` ran. */
 async function createdFrom(imageId: string, work: () => Promise<unknown>): Promise<number> {
-  const events = (await docker.getEvents({
-    filters: { type: ['container'], event: ['create'], label: [`${labels.project}`] },
-  })) as NodeJS.ReadableStream & { destroy(): void };
-  let count = 0;
-  let buffered = '';
-  events.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines.filter(Boolean))
-      if ((JSON.parse(line) as { Actor: { Attributes: Record<string, string> } }).Actor.Attributes.image === imageId)
-        count++;
-  });
-  try {
-    await work();
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the last events may trail the work
-    return count;
-  } finally {
-    events.destroy();
-  }
+  const { created } = await containersCreatedWhile(labels.project, work);
+  return created.filter((attributes) => attributes.image === imageId).length;
 }

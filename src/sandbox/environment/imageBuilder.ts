@@ -19,7 +19,8 @@ import { readHostPackageSettings, warmHostPackageSettings } from './hostPackageS
 import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
-import { explainProbeFailure, ProbePasses, runProbes } from './probeRunner.js';
+import { explainProbeFailure, runProbes } from './probeRunner.js';
+import { KeptAnswers } from './keptAnswers.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
@@ -132,7 +133,11 @@ export class EnvironmentBuilder {
   private readonly cleanUps = new Set<Promise<void>>();
 
   constructor(readonly options: EnvironmentBuilderOptions) {
-    this.pythons = new SandboxPythons(options.docker, options.baseImage, join(options.home, 'python-versions'));
+    this.pythons = new SandboxPythons(
+      options.docker,
+      options.baseImage,
+      new KeptAnswers(join(options.home, 'python-versions')),
+    );
     warmHostPackageSettings();
   }
 
@@ -159,7 +164,7 @@ export class EnvironmentBuilder {
         docker: this.options.docker,
         store: this.options.store,
         home: join(this.options.home, 'env-builds'),
-        passes: new ProbePasses(join(this.options.home, 'probes-passed')),
+        passes: new KeptAnswers(join(this.options.home, 'probes-passed')),
         image: prepared.image,
         containerEnv: prepared.containerEnv,
         nodeModules: plan.nodeModules,
@@ -795,15 +800,14 @@ export class EnvironmentBuilder {
       // Kept for the next build once no process of this one is left in the network: at once when the
       // container has exited (the next build, such as the project's own install, need not wait for its
       // removal), else once it is removed.
-      const exitedBefore = exited;
-      if (exitedBefore) await leased?.close(true);
+      if (exited) await leased?.close(true);
       else leased?.returning();
       this.cleanUpLater(async () => {
         try {
           if (built) await removeContainer(docker, built.id);
-          if (!exitedBefore) await leased?.close(true);
+          if (!exited) await leased?.close(true);
         } catch (error) {
-          if (!exitedBefore) await leased?.close(false);
+          if (!exited) await leased?.close(false);
           throw error;
         } finally {
           // The setup ran as root on the repository's copy: a worker that is not root needs root to remove it.

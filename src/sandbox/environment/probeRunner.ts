@@ -2,9 +2,9 @@
 // container, hardened as the sandbox is (no network, non-root, read-only root, no capabilities),
 // with only the repository files the probes read copied into a read-only /workspace. A probe reads
 // nothing but the image and those files and reaches nothing: the same image (by its id), probes and
-// files pass again, so a pass is remembered (ProbePasses) and a reused image is not probed twice.
+// files pass again, so a pass is remembered (keptAnswers.ts) and a reused image is not probed twice.
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
@@ -12,6 +12,7 @@ import { removeContainer } from '../container/container.js';
 import { sandboxContainerEnv } from '../container/sandboxEnv.js';
 import { outputEnd } from '../container/outputEnd.js';
 import type { ContentStore } from '../store/contentStore.js';
+import type { KeptAnswers } from './keptAnswers.js';
 import type { EnvironmentProbe } from './planTypes.js';
 
 export interface ProbeRun {
@@ -27,30 +28,10 @@ export interface ProbeRun {
   probes: EnvironmentProbe[];
   labels: Record<string, string>;
   signal?: AbortSignal;
-  /** The passes remembered on this host; without it, the probes always run. */
-  passes?: ProbePasses;
+  /** The passes remembered on this host, each kept under the hash of what decided it (the image's id, the probes, the files they read, the mounts); without it, the probes always run. */
+  passes?: KeptAnswers;
   /** Runs the removal of the probe's container and files after the answer is out (the builder's clean-ups); without it, before. */
   cleanUpLater?: (cleanUp: () => Promise<void>) => void;
-}
-
-/**
- * The probe runs that passed, as empty files named by the hash of what decided them (the image's id,
- * the probes, the files they read, the mounts), in a folder of the worker's own.
- */
-export class ProbePasses {
-  constructor(private readonly folder: string) {}
-
-  async has(key: string): Promise<boolean> {
-    return stat(join(this.folder, key)).then(
-      () => true,
-      () => false,
-    );
-  }
-
-  async add(key: string): Promise<void> {
-    await mkdir(this.folder, { recursive: true, mode: 0o700 });
-    await writeFile(join(this.folder, key), '', { mode: 0o600 });
-  }
 }
 
 const probeTimeoutMs = 60_000;
@@ -93,7 +74,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
         )
         .digest('hex')
     : null;
-  if (key && (await run.passes?.has(key))) return null;
+  if (key && (await run.passes?.get(key)) !== null) return null;
   await mkdir(run.home, { recursive: true });
   const workspace = await mkdtemp(join(run.home, 'probe-'));
   let container: Docker.Container | undefined;
@@ -161,7 +142,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
     await allOutput();
     if (run.signal?.aborted) throw new Error('the environment check was cancelled');
     if (statusCode === 0) {
-      if (key) await run.passes?.add(key);
+      if (key) await run.passes?.keep(key);
       return null;
     }
     const failed = new Set(

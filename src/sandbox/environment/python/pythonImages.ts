@@ -3,9 +3,8 @@
 // 3.13`, or the run ends saying how to make or bring one. Each image is asked for its Python once per
 // host: an image id names its content, so the answer is kept in a file (a worker's first Python build
 // would otherwise start a container for it, about half a second).
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type Docker from 'dockerode';
+import type { KeptAnswers } from '../keptAnswers.js';
 import { labels, projectLabel, removeContainer } from '../../container/container.js';
 import { EnvironmentBuildError, type EnvironmentPlan } from '../planTypes.js';
 import { repositoryProbes } from '../ecosystems.js';
@@ -19,8 +18,8 @@ export class SandboxPythons {
   constructor(
     private readonly docker: Docker,
     private readonly sandboxImage: string,
-    /** Where the answers are kept, a file per image id; without it, only in this process. */
-    private readonly folder?: string,
+    /** The answers kept on this host, by image id; without it, only in this process. */
+    private readonly kept?: KeptAnswers,
   ) {}
 
   /**
@@ -84,17 +83,12 @@ export class SandboxPythons {
   }
 
   private async keptPythonVersion(imageId: string): Promise<string | null> {
-    const file = this.folder && join(this.folder, imageId.replace(/^sha256:/, ''));
-    const kept = file ? await readFile(file, 'utf8').catch(() => null) : null;
+    const key = imageId.replace(/^sha256:/, '');
+    const kept = await this.kept?.get(key);
     if (kept && /^\d+\.\d+\.\d+$/.test(kept)) return kept;
     const version = await this.askPythonVersion(imageId);
     // Only a version is kept: no answer may be a check that failed this once.
-    if (file && this.folder && version) {
-      await mkdir(this.folder, { recursive: true, mode: 0o700 });
-      const partial = `${file}.${process.pid}.partial`;
-      await writeFile(partial, version, { mode: 0o600 });
-      await rename(partial, file);
-    }
+    if (version) await this.kept?.keep(key, version);
     return version;
   }
 
