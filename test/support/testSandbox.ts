@@ -54,7 +54,7 @@ export interface TestSandbox {
   /** run_command with the given shell command. */
   run(command: string, options?: ToolCallOptions): Promise<ToolOutcome>;
   container(): Promise<Docker.Container>;
-  /** Processes of the sandbox user in the container, seen from the host (`docker top`). */
+  /** Processes of the sandbox user in the container that can still run (zombies left out), seen from the host (`docker top`). */
   sandboxUserProcesses(): Promise<string[]>;
   stop(): Promise<void>;
 }
@@ -141,8 +141,11 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
       return docker.getContainer(info.Id);
     },
     async sandboxUserProcesses() {
-      const top = (await (await sandbox.container()).top({ ps_args: '-o uid,pid,args' })) as { Processes?: string[][] };
-      return (top.Processes ?? []).filter((row) => row[0] === String(host.user.uid)).map((row) => row.join(' '));
+      // A killed process stays a zombie until the container's init reaps it; it can no longer run.
+      const top = (await (await sandbox.container()).top({ ps_args: '-o uid,pid,stat,args' })) as { Processes?: string[][] };
+      return (top.Processes ?? [])
+        .filter((row) => row[0] === String(host.user.uid) && !row[2]?.startsWith('Z'))
+        .map((row) => row.join(' '));
     },
     async stop() {
       await host.destroy(sandboxId);
