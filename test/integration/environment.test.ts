@@ -287,6 +287,11 @@ test(
 );
 
 const semverLockfiles = {
+  npm: {
+    file: 'package-lock.json',
+    install: 'npm ci',
+    text: (await readFile(join(nodeFixture.path, 'package-lock.json'), 'utf8')).trimEnd().split('\n'),
+  },
   pnpm: {
     file: 'pnpm-lock.yaml',
     install: 'pnpm install --frozen-lockfile',
@@ -393,6 +398,18 @@ for (const [manager, lockfile] of Object.entries(semverLockfiles)) {
       for (const name of toolchain) assert.equal(await buildNetworks.get(name), 'none', `${name}'s network`);
       assert.deepEqual(report.testsBefore?.failing, nodeFixture.meta.failingBefore);
       for (const sandbox of sandboxes) assert.equal(sandbox.HostConfig.NetworkMode, 'none');
+      // What the manager downloaded is not in the image (npm's cache, yarn's cache and mirror): only what it installed.
+      const downloads = execFileSync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        report.environment?.image as string,
+        'sh',
+        '-c',
+        'ls -d /root/.npm /root/.yarn /root/.cache/yarn /usr/local/share/.cache/yarn /opt/env/.yarn/cache /tmp/durable-debugger-downloads 2>/dev/null || true',
+      ]);
+      assert.equal(downloads.toString().trim(), '', "the image keeps the manager's downloads");
     },
   );
 }

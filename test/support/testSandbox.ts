@@ -142,7 +142,9 @@ export async function startTestSandbox(options: TestSandboxOptions = {}): Promis
     },
     async sandboxUserProcesses() {
       // A killed process stays a zombie until the container's init reaps it; it can no longer run.
-      const top = (await (await sandbox.container()).top({ ps_args: '-o uid,pid,stat,args' })) as { Processes?: string[][] };
+      const top = (await (await sandbox.container()).top({ ps_args: '-o uid,pid,stat,args' })) as {
+        Processes?: string[][];
+      };
       return (top.Processes ?? [])
         .filter((row) => row[0] === String(host.user.uid) && !row[2]?.startsWith('Z'))
         .map((row) => row.join(' '));
