@@ -4,7 +4,8 @@
 // split into its steps (EnvironmentBuilder's onPhase), and the cached reuse. A cold build is forced
 // by a fresh copy of the repository whose manifest differs by a comment (a new cache key). The host's
 // install gets empty caches of its own, as the build does; the tools it needs (pnpm, poetry) are
-// fetched before it is timed, as the build's toolchain is kept on the host.
+// installed before it is timed and run directly, as the build's toolchain is kept on the host. It
+// runs the dependencies' install scripts, as the project's CI does and the build does.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -33,7 +34,8 @@ interface EnvironmentShape {
   hostEnv(caches: string): Record<string, string>;
 }
 
-const pnpm = 'pnpm@9.15.9';
+const pnpmHome = join(tmpdir(), 'durable-debugger-bench-pnpm-9.15.9');
+const pnpm = join(pnpmHome, 'node_modules', '.bin', 'pnpm');
 const poetryHome = join(tmpdir(), 'durable-debugger-bench-poetry');
 const poetry = join(poetryHome, 'bin', 'poetry');
 
@@ -42,24 +44,23 @@ export const environmentShapes: EnvironmentShape[] = [
     name: 'npm, no lockfile',
     source: { fixture: '18_ts_vitest' },
     without: ['package-lock.json'],
-    hostInstall: async () => [{ command: 'npm', args: ['install', '--ignore-scripts', '--no-audit', '--no-fund'] }],
+    hostInstall: async () => [{ command: 'npm', args: ['install', '--no-audit', '--no-fund'] }],
     hostEnv: (caches) => ({ npm_config_cache: join(caches, 'npm') }),
   },
   {
     name: 'pnpm workspace',
     source: { fixture: '32_pnpm_workspace_vitest' },
-    hostSetup: () => run('npx', ['--yes', pnpm, '--version'], tmpdir(), {}),
-    hostInstall: async () => [
-      { command: 'npx', args: ['--yes', pnpm, 'install', '--frozen-lockfile', '--ignore-scripts'] },
-    ],
+    hostSetup: async () => {
+      if (!existsSync(pnpm))
+        await run('npm', ['install', '--prefix', pnpmHome, '--no-save', 'pnpm@9.15.9'], tmpdir(), {});
+    },
+    hostInstall: async () => [{ command: pnpm, args: ['install', '--frozen-lockfile'] }],
     hostEnv: (caches) => ({ npm_config_store_dir: join(caches, 'pnpm-store'), XDG_CACHE_HOME: join(caches, 'xdg') }),
   },
   {
     name: 'yarn 4 (own release)',
     source: { fixture: '22_js_yarn4_release' },
-    hostInstall: async () => [
-      { command: 'node', args: ['.yarn/releases/yarn-4.4.1.cjs', 'install', '--immutable', '--mode=skip-build'] },
-    ],
+    hostInstall: async () => [{ command: 'node', args: ['.yarn/releases/yarn-4.4.1.cjs', 'install', '--immutable'] }],
     hostEnv: (caches) => ({ YARN_GLOBAL_FOLDER: join(caches, 'yarn'), YARN_ENABLE_TELEMETRY: '0' }),
   },
   {
