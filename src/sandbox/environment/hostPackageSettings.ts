@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Installer } from './planTypes.js';
+import { fileStamp, ReadUntilChanged, variablesOf } from './readUntilChanged.js';
 import { mavenRepositoryUrls, readHostMavenSettings, type HostMavenSettings } from './java/mavenSettings.js';
 import { goProxyUrls, goSumDbUrl, readHostGoSettings } from './go/goSettings.js';
 import { defaultDebianMirrors, readHostDebianMirrors, type DebianMirrors } from './debian/debianMirrors.js';
@@ -186,8 +187,7 @@ export function withoutSecret(key: string, value: string): string {
 
 // --- pip ---------------------------------------------------------------------------------
 
-/** The last read, by what it read (a read under way is shared). */
-let pipCache: { fingerprint: string; config: Promise<Record<string, string>> } | null = null;
+const pipReads = new ReadUntilChanged<Record<string, string>>();
 let pipWarmed = false;
 
 /**
@@ -215,23 +215,8 @@ async function pipConfig(env: NodeJS.ProcessEnv): Promise<Record<string, string>
     join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'pip', 'pip.conf'),
     ...(env.PIP_CONFIG_FILE ? [env.PIP_CONFIG_FILE] : []),
   ];
-  const fingerprint = JSON.stringify([
-    files.map((path) => {
-      try {
-        const stats = statSync(path);
-        return [path, stats.mtimeMs, stats.size];
-      } catch {
-        return [path];
-      }
-    }),
-    Object.entries(env)
-      .filter(([key]) => key.startsWith('PIP_'))
-      .sort(),
-  ]);
-  if (pipCache?.fingerprint === fingerprint) return pipCache.config;
-  const config = readPipConfig(env);
-  pipCache = { fingerprint, config };
-  return config;
+  const fingerprint = JSON.stringify([files.map(fileStamp), variablesOf(env, (name) => name.startsWith('PIP_'))]);
+  return pipReads.get(fingerprint, () => readPipConfig(env));
 }
 
 async function readPipConfig(env: NodeJS.ProcessEnv): Promise<Record<string, string>> {

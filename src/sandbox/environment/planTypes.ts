@@ -14,6 +14,12 @@ export const environmentPaths = {
    * of its own, outside the agent's tree (nodeModulesLinks.cjs, src/sandbox/container/nodeModulesMounts.ts).
    */
   nodeProject: '/opt/env',
+  /**
+   * Where a build's installers keep what they download (npm's and yarn's caches, Poetry's), removed
+   * before the image is committed: nothing in the sandbox reads it (its user cannot read it, and a run
+   * has no network to use it), yet left there it was as large as what was installed.
+   */
+  downloads: '/tmp/durable-debugger-downloads',
 } as const;
 
 export interface EnvironmentChoice {

@@ -3,10 +3,10 @@
 // GOFLAGS, as `go env` shows them (its variables and its config file), or from the environment when
 // the host has no Go. They reach the build as its shell's variables, never the image.
 import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { fileStamp, ReadUntilChanged, variablesOf } from '../readUntilChanged.js';
 
 const run = promisify(execFile);
 
@@ -15,43 +15,22 @@ export const goSettingNames = ['GOPROXY', 'GOSUMDB', 'GONOSUMDB', 'GOPRIVATE', '
 /** Go's own defaults, for a host without Go. */
 const goDefaults: Record<string, string> = { GOPROXY: 'https://proxy.golang.org,direct', GOSUMDB: 'sum.golang.org' };
 
-/** The last read, by what it read (a read under way is shared). */
-let kept: { fingerprint: string; settings: Promise<Record<string, string>> } | null = null;
+const reads = new ReadUntilChanged<Record<string, string>>();
 
-/**
- * Every environment build reads the host's settings, a cached one too (twice: the toolchain image's
- * and its own), and `go env` is a process (5 ms here, more on a busy host): it runs again only when
- * what it reads changed, its variables, its config file or the `go` that PATH finds.
- */
+/** Read again only when a GO* variable, PATH, HOME, go's config file or the `go` that PATH finds changed (readUntilChanged.ts). */
 export async function readHostGoSettings(env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
-  const fingerprint = goFingerprint(env);
-  if (kept?.fingerprint !== fingerprint) kept = { fingerprint, settings: readGoEnv(env) };
-  return { ...(await kept.settings) };
-}
-
-function goFingerprint(env: NodeJS.ProcessEnv): string {
   const configFile = env.GOENV ?? join(env.XDG_CONFIG_HOME ?? join(env.HOME ?? homedir(), '.config'), 'go', 'env');
   const binary = (env.PATH ?? '')
     .split(delimiter)
     .filter(Boolean)
-    .map((folder) => join(folder, 'go'))
-    .find((path) => statOf(path) !== null);
-  return JSON.stringify([
-    Object.entries(env)
-      .filter(([key]) => key.startsWith('GO') || ['PATH', 'HOME', 'XDG_CONFIG_HOME'].includes(key))
-      .sort(),
-    [configFile, statOf(configFile)],
-    [binary ?? null, binary ? statOf(binary) : null],
+    .map((folder) => fileStamp(join(folder, 'go')))
+    .find((stamp) => stamp.length > 1);
+  const fingerprint = JSON.stringify([
+    variablesOf(env, (name) => name.startsWith('GO') || ['PATH', 'HOME', 'XDG_CONFIG_HOME'].includes(name)),
+    fileStamp(configFile),
+    binary ?? null,
   ]);
-}
-
-function statOf(path: string): [number, number] | null {
-  try {
-    const stats = statSync(path);
-    return stats.isFile() ? [stats.mtimeMs, stats.size] : null;
-  } catch {
-    return null;
-  }
+  return { ...(await reads.get(fingerprint, () => readGoEnv(env))) };
 }
 
 async function readGoEnv(env: NodeJS.ProcessEnv): Promise<Record<string, string>> {

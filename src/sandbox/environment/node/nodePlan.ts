@@ -29,13 +29,11 @@ const nodeModulesLinker = {
 const nodeEnv = environmentImageEnv('NPM_CONFIG_OFFLINE');
 
 /**
- * Where npm and yarn keep what they download during a build (npm also runs for yarn 1's install
- * scripts), removed before the image is committed. Nothing in the sandbox reads it (its user
- * cannot read root's home, and a run has no network to use it), yet left in the image it was as
- * large as node_modules: npm's 64 MB cache beside 48 MB of packages; yarn 4's 64 MB in the
- * project's cache and as much in its mirror. pnpm's store stays: node_modules is hard-linked to it.
+ * npm's and yarn's downloads (npm also runs for yarn 1's install scripts) go where the build removes
+ * them: npm's 64 MB cache beside 48 MB of packages; yarn 4's 64 MB in the project's cache and as
+ * much in its mirror. pnpm's store stays: node_modules is hard-linked to it.
  */
-const downloads = '/tmp/durable-debugger-downloads';
+const downloads = environmentPaths.downloads;
 const downloadsEnv = [
   `npm_config_cache=${downloads}/npm`,
   `YARN_CACHE_FOLDER=${downloads}/yarn`,

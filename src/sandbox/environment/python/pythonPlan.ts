@@ -185,7 +185,7 @@ function projectInstallScript(project: PythonProject, byPoetry: boolean): string
     // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
     `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata"`,
     'fi',
-    ...(byPoetry ? [`rm -rf ${poetryCache}`] : []),
+    ...(byPoetry ? [`rm -rf ${environmentPaths.downloads}`] : []),
     `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
 }
@@ -288,7 +288,7 @@ export function pythonLock(
             // into the venv, when PyPI is where the host's pip looks too; else, its versions exported for pip.
             `if ${poetryCanInstall}; then`,
             `  ${poetryInstall(['--no-root', `--only ${shellQuote(['main', ...groups].join(','))}`, ...poetryExtras])}`,
-            `  rm -rf ${poetryCache} && : > ${lockedRequirements}`,
+            `  rm -rf ${environmentPaths.downloads} && : > ${lockedRequirements}`,
             '  echo "locked: poetry.lock installed by poetry install"',
             'else',
             `  echo "poetry install: this host's pip names an index of its own, which Poetry does not read: poetry.lock's versions exported for pip instead"`,
@@ -301,7 +301,7 @@ export function pythonLock(
   return null;
 }
 
-const poetryCache = '/tmp/durable-debugger-poetry-cache';
+const poetryCache = `${environmentPaths.downloads}/poetry`;
 
 /**
  * Whether Poetry itself can install the lock in the build: a Poetry with dependency groups (1.2 or
