@@ -5,7 +5,8 @@
 // by a fresh copy of the repository whose manifest differs by a comment (a new cache key). The host's
 // install gets empty caches of its own, as the build does; the tools it needs (pnpm, poetry) are
 // installed before it is timed and run directly, as the build's toolchain is kept on the host. It
-// runs the dependencies' install scripts, as the project's CI does and the build does.
+// runs the dependencies' install scripts, as the project's CI does and the build does. Cold builds
+// and host installs alternate, three of each (BENCH_COLD_ROUNDS), and the figures are their medians.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -108,13 +109,15 @@ export interface EnvironmentBuildCost {
   shape: string;
   description: string;
   packages: number | null;
-  /** The whole preparation, cold: plan, build, the project's own install, probes. */
+  /** The whole preparation, cold: plan, build, the project's own install, probes (median of coldRounds). */
   coldMs: number;
+  coldRounds: number[];
   /** When this run made the shape's toolchain image: how long that took (in a build not counted in coldMs). */
   toolchainImageMs?: number;
   phases: PhaseTimes;
-  /** The same install by the installer itself on the host, from empty caches. */
+  /** The same install by the installer itself on the host, from empty caches (median of hostRounds, alternating with the cold builds). */
   hostInstallMs: number;
+  hostRounds: number[];
   cachedMs: Figure;
   cachedPhases: PhaseTimes;
   imageMb: number;
@@ -128,7 +131,12 @@ export interface EnvironmentBuildResult {
   fixtures: EnvironmentBuildCost[];
 }
 
+/** Cold builds and host installs per repository, alternating (BENCH_COLD_ROUNDS, an odd number: the median is one of them). */
+const coldRounds = Number(process.env.BENCH_COLD_ROUNDS ?? 3);
+
 export async function measureEnvironmentBuild(host: SandboxHost, repetitions: number): Promise<EnvironmentBuildResult> {
+  if (!Number.isInteger(coldRounds) || coldRounds < 1 || coldRounds % 2 === 0)
+    throw new Error(`BENCH_COLD_ROUNDS must be an odd number (${coldRounds})`);
   const { docker } = host.options;
   const loadBefore = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0];
   const baseImageMb = ((await docker.getImage(host.options.image).inspect()).Size ?? 0) / 1e6;
@@ -171,8 +179,18 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
           ? summedPhases(first.phases, 'toolchain image ')
           : undefined;
       if (toolchainImageMs !== undefined) first = await coldBuild();
-      const { snapshot, request, phases, cold, coldMs } = first;
-      const hostInstallMs = await timeHostInstall(shape, host, snapshot.snapshotId, join(scratch, 'host'));
+      // The host's own time of one install moves by 30 to 100 % from one try to the next (the
+      // registry's answers): cold builds and host installs alternate, and each figure is a median.
+      const builds = [first];
+      const hostInstalls = [await timeHostInstall(shape, host, first.snapshot.snapshotId, join(scratch, 'host'))];
+      while (builds.length < coldRounds) {
+        builds.push(await coldBuild());
+        hostInstalls.push(await timeHostInstall(shape, host, first.snapshot.snapshotId, join(scratch, 'host')));
+      }
+      const coldMs = medianOf(builds.map((build) => build.coldMs));
+      const hostInstallMs = medianOf(hostInstalls);
+      // The breakdown is the median build's.
+      const { request, phases, cold } = builds.find((build) => build.coldMs === coldMs) ?? first;
       let cachedPhases: PhaseTimes = {};
       const cached = await repeat(repetitions, async () => {
         const seen: PhaseTimes = {};
@@ -186,7 +204,7 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
         return ms;
       });
       process.stderr.write(
-        `bench:   ${shape.name}: cold ${seconds(coldMs)} s, the installer on the host ${seconds(hostInstallMs)} s\n`,
+        `bench:   ${shape.name}: cold ${builds.map((build) => seconds(build.coldMs)).join(', ')} s, the installer on the host ${hostInstalls.map(seconds).join(', ')} s\n`,
       );
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       fixtures.push({
@@ -194,9 +212,11 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
         description: cold.description,
         packages: cold.packages,
         coldMs,
+        coldRounds: builds.map((build) => build.coldMs),
         ...(toolchainImageMs !== undefined ? { toolchainImageMs } : {}),
         phases,
         hostInstallMs,
+        hostRounds: hostInstalls,
         cachedMs: figure(cached),
         cachedPhases,
         imageMb,
@@ -303,6 +323,13 @@ function seconds(ms: number | undefined): string {
   return ms === undefined ? '–' : number(ms / 1000);
 }
 
+/** A median in seconds, with its rounds' range when there were several. */
+function withRange(median: number, rounds: number[]): string {
+  return rounds.length > 1
+    ? `${seconds(median)} (${seconds(Math.min(...rounds))}–${seconds(Math.max(...rounds))})`
+    : seconds(median);
+}
+
 /** The time of the steps whose names start with `prefix` (the project's install, the toolchain image). */
 function summedPhases(phases: PhaseTimes, prefix: string): number {
   return Object.entries(phases)
@@ -324,14 +351,14 @@ export function formatEnvironmentBuild(result: EnvironmentBuildResult): string[]
   const madeToolchains = result.fixtures.filter((cost) => cost.toolchainImageMs !== undefined);
   const ratios = result.fixtures.map((cost) => cost.coldMs / cost.hostInstallMs);
   return [
-    `6. Environment step: the cold build (through the registry proxy, as every build runs) against the installer's own time on the host (same lockfile, empty caches), and cached (the image found again); base image ${number(result.baseImageMb, 0)} MB; load average ${number(result.load[0], 2)} before, ${number(result.load[1], 2)} after`,
+    `6. Environment step: the cold build (through the registry proxy, as every build runs) against the installer's own time on the host (same lockfile, empty caches), medians of ${coldRounds} alternating rounds, and cached (the image found again); base image ${number(result.baseImageMb, 0)} MB; load average ${number(result.load[0], 2)} before, ${number(result.load[1], 2)} after`,
     ...table(
       [
         'repository',
         'installs',
         'packages',
-        'cold s',
-        'host install s',
+        'cold s (min–max)',
+        'host install s (min–max)',
         'cold ÷ host',
         'added s',
         'cached ms',
@@ -341,8 +368,8 @@ export function formatEnvironmentBuild(result: EnvironmentBuildResult): string[]
         cost.shape,
         cost.description.slice(0, 60),
         String(cost.packages ?? '?'),
-        seconds(cost.coldMs),
-        seconds(cost.hostInstallMs),
+        withRange(cost.coldMs, cost.coldRounds),
+        withRange(cost.hostInstallMs, cost.hostRounds),
         `${number(cost.coldMs / cost.hostInstallMs, 2)}×`,
         seconds(fixedCostMs(cost)),
         number(cost.cachedMs.median),
@@ -353,7 +380,7 @@ export function formatEnvironmentBuild(result: EnvironmentBuildResult): string[]
     madeToolchains.length
       ? `  toolchain images made in this run (once per machine and toolchain; the cold figures above are a second repository's build, on it): ${madeToolchains.map((cost) => `${cost.shape} ${seconds(cost.toolchainImageMs)} s`).join(', ')}`
       : '  toolchain images: every one was on the machine already (made once per machine and toolchain)',
-    '  the cold build step by step, s (toolchain image: finding it; install: the build container running the plan’s script; project: the project’s own install, Python):',
+    '  the median cold build step by step, s (toolchain image: finding it; install: the build container running the plan’s script; project: the project’s own install, Python):',
     ...table(
       ['repository', 'toolchain image', ...shownPhases, 'project', 'probes'],
       result.fixtures.map((cost) => [

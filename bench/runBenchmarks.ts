@@ -5,6 +5,7 @@
 //                                        section is skipped, saying so, when no cluster is built)
 //   npm run bench -- overhead history    some sections only (not saved)
 //   BENCH_REPETITIONS=7 npm run bench    more repetitions (at least 5)
+//   BENCH_COLD_ROUNDS=5 npm run bench -- environment   more cold builds per repository (odd; default 3)
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
