@@ -162,7 +162,7 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       tool: tool(`pnpm@${versionOf(major)}`, 'pnpm', 'bin/pnpm.cjs'),
       install: lockfile ? 'pnpm install --frozen-lockfile' : 'pnpm install',
       scriptsOff: '--ignore-scripts',
-      env: ['npm_config_update_notifier=false'],
+      env: [],
       files: settings.filter((file) => file === '.npmrc'),
     };
   }

@@ -29,15 +29,18 @@ const nodeModulesLinker = {
 const nodeEnv = environmentImageEnv('NPM_CONFIG_OFFLINE');
 
 /**
- * npm's and yarn's downloads (npm also runs for yarn 1's install scripts) go where the build removes
- * them: npm's 64 MB cache beside 48 MB of packages; yarn 4's 64 MB in the project's cache and as
- * much in its mirror. pnpm's store stays: node_modules is hard-linked to it.
+ * What the installers run with. npm's and yarn's downloads (npm also runs for yarn 1's install
+ * scripts) go where the build removes them: npm's 64 MB cache beside 48 MB of packages; yarn 4's
+ * 64 MB in the project's cache and as much in its mirror. pnpm's store stays: node_modules is
+ * hard-linked to it.
  */
 const downloads = environmentPaths.downloads;
-const downloadsEnv = [
+const installerEnv = [
   `npm_config_cache=${downloads}/npm`,
   `YARN_CACHE_FOLDER=${downloads}/yarn`,
   `YARN_GLOBAL_FOLDER=${downloads}/yarn-global`,
+  // npm and pnpm ask the registry for their own latest version after an install, and print a notice.
+  'npm_config_update_notifier=false',
 ];
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */
@@ -110,7 +113,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     `cd ${dir}`,
     ...(manager.release ? [useRelease(manager.release)] : []),
     // Lifecycle scripts of the repository itself would need its sources; dependencies' scripts run afterwards.
-    ...[...downloadsEnv, ...manager.env].map((assignment) => `export ${assignment}`),
+    ...[...installerEnv, ...manager.env].map((assignment) => `export ${assignment}`),
     `${manager.install} ${manager.scriptsOff}`,
     `node /env-input/${installScriptRunner.file} ${runnerManager(manager)}`,
     ...linkOwnPackage(manifest.name),
