@@ -4,6 +4,7 @@
 // a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages. Then the
 // project is installed as its CI installs it, editable (projectInstall), so that its metadata and
 // entry points exist while its code still loads from /workspace.
+import { installedAlready, installedAlreadyCheck } from './installedAlready.js';
 import { pythonImportProbe } from './pythonProbes.js';
 import { buildExtensionsInPlace, buildRequirements, cExtensionPackages, hasCExtensions } from './pythonExtensions.js';
 import { aptInstallScript } from '../debian/debianPackages.js';
@@ -100,6 +101,7 @@ export function planPython(
   if (lock) {
     inputFiles['pyproject.toml'] = manifests['pyproject.toml'] as string;
     inputFiles[lock.file] = manifests[lock.file] as string;
+    if (lock.installer) inputFiles[installedAlreadyCheck.file] = installedAlreadyCheck.text;
   }
   const importRoot = files.some((path) => /^src\/[^/]+\/__init__\.py$/.test(path) || /^src\/[^/]+\.py$/.test(path))
     ? '/workspace/src'
@@ -121,7 +123,15 @@ export function planPython(
     `${python} -m zipfile -e /toolchain/pip.whl "$purelib"`,
     'cd /env-input',
     ...(lock ? lock.install : []),
-    `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
+    ...(lock?.installer
+      ? [
+          `if ${installedAlready(python, ['durable-debugger-requirements.txt', lockedRequirements])}; then`,
+          `  echo "pip: every requirement is installed already (by ${lock.installer})"`,
+          'else',
+          `  ${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
+          'fi',
+        ]
+      : [`${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`]),
     ...removeOwnDistributions(project, python),
     // The project itself, importable as an editable install would make it, and ahead of site-packages:
     // a .pth line that starts with `import` runs, and puts the workspace before the venv's packages.
