@@ -152,3 +152,112 @@ test('the runner’s summary is checked: a line an install script prints cannot 
   assert.deepEqual(parseInstallScriptsLabel('{"not": "a list"}'), []);
   assert.deepEqual(parseInstallScriptsLabel(undefined), []);
 });
+
+/** A project whose dependencies are packed tarballs beside it (npm installs them without a registry): each named package with its scripts. */
+async function packedProject(packages: Record<string, Record<string, string>>): Promise<string> {
+  const project = await mkdtemp(join(tmpdir(), 'install-scripts-'));
+  const dependencies: Record<string, string> = {};
+  for (const [name, scripts] of Object.entries(packages)) {
+    const source = join(project, 'sources', name);
+    await writePackage(source, { name, version: '1.0.0', scripts });
+    await run('npm', ['pack', '--pack-destination', project], { cwd: source });
+    dependencies[name] = `file:./${name}-1.0.0.tgz`;
+  }
+  await writePackage(project, { name: 'app', dependencies });
+  await writeFile(join(project, installScriptRunner.file), installScriptRunner.text);
+  return project;
+}
+
+/** The runner with --install: the project's install by the manager, with the dependencies' scripts. */
+async function installWithScripts(project: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run(
+    'node',
+    [installScriptRunner.file, 'npm', '--install', 'npm install --no-audit --no-fund', '--ignore-scripts'],
+    { cwd: project, env: { ...process.env, ...env }, timeout: 120_000 },
+  );
+  return stdout;
+}
+
+const summaryOf = (stdout: string) =>
+  stdout
+    .split('\n')
+    .map(parseInstallScriptsLine)
+    .find((each) => each !== null);
+
+test('with --install, the manager’s install runs the dependencies’ scripts itself, as CI does (one start of it), known downloaders with their opt-out', async () => {
+  const project = await packedProject({
+    alpha: { postinstall: record("'alpha'") },
+    puppeteer: { postinstall: record("'puppeteer skip=' + process.env.PUPPETEER_SKIP_DOWNLOAD") },
+  });
+  try {
+    const stdout = await installWithScripts(project);
+    const order = (await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n');
+    assert.deepEqual([...order].sort(), ['alpha', 'puppeteer skip=true'], stdout);
+    assert.match(stdout, /install scripts: 2 ran in the install/);
+    assert.doesNotMatch(stdout, /install script: alpha|again without them/);
+    assert.deepEqual(
+      summaryOf(stdout)?.problems.map((problem) => [problem.package, problem.outcome]),
+      [['puppeteer@1.0.0', 'opted out']],
+    );
+    assert.equal(summaryOf(stdout)?.ran, 2);
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
+test('with --install, an install whose dependency’s script fails is done again without the scripts, and each runs on its own: the failure reported, the install goes on', async () => {
+  const project = await packedProject({
+    alpha: { postinstall: record("'alpha'") },
+    broken: { postinstall: `node -e "console.error('Error: getaddrinfo ENOTFOUND example.invalid'); process.exit(3)"` },
+  });
+  try {
+    const stdout = await installWithScripts(project);
+    assert.match(stdout, /install: exit \d+ with the dependencies' install scripts; again without them/);
+    assert.match(stdout, /install script: broken@1\.0\.0 failed \(exit 3\); the install goes on/);
+    const summary = summaryOf(stdout);
+    assert.deepEqual(
+      summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
+      [['broken@1.0.0', 'failed', 'exit 3']],
+    );
+    assert.match(summary?.problems[0]?.lastLines.join('\n') ?? '', /ENOTFOUND example\.invalid/);
+    assert.ok((await readFile(join(project, 'order.txt'), 'utf8')).includes('alpha'));
+    await readFile(join(project, 'node_modules', 'alpha', 'package.json'));
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
+test('with --install, an install that does not end in time is stopped with its scripts and done again without them', async () => {
+  const project = await packedProject({
+    forever: { postinstall: `node -e "setInterval(() => {}, 1000)"` },
+    quick: { postinstall: record("'quick'") },
+  });
+  try {
+    const started = Date.now();
+    const stdout = await installWithScripts(project, { DURABLE_DEBUGGER_SCRIPT_TIMEOUT_MS: '5000' });
+    assert.ok(Date.now() - started < 60_000, 'the runner did not wait for the script');
+    assert.match(stdout, /install: stopped after 5 s with the dependencies' install scripts; again without them/);
+    assert.deepEqual(
+      summaryOf(stdout)?.problems.map((problem) => [problem.package, problem.outcome]),
+      [['forever@1.0.0', 'timed out']],
+    );
+    await readFile(join(project, 'node_modules', 'quick', 'package.json'));
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});
+
+test('with --install, an install that fails without the scripts too fails the build, with its exit code', async () => {
+  const project = await packedProject({ alpha: {} });
+  try {
+    await writePackage(project, { name: 'app', dependencies: { missing: 'file:./missing-1.0.0.tgz' } });
+    await assert.rejects(installWithScripts(project), (error: { code?: number; stdout?: string }) => {
+      assert.notEqual(error.code, 0);
+      assert.match(error.stdout ?? '', /again without them/);
+      assert.doesNotMatch(error.stdout ?? '', /install-scripts: /);
+      return true;
+    });
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});

@@ -110,10 +110,10 @@ test('node: npm ci with the lockfile, npm install without; npm test is the test 
     'durable-debugger-install-scripts.cjs',
     'durable-debugger-node-modules.cjs',
   ]);
-  // Installed with dependencies' scripts off; the runner runs them afterwards, one by one.
+  // The runner installs with the dependencies' scripts; if that fails, again with them off, then runs them one by one.
   assert.match(
     locked?.script ?? '',
-    /\nnpm ci --ignore-scripts --no-audit --no-fund\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm\n/,
+    /\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm --install 'npm ci' '--ignore-scripts --no-audit --no-fund'\n/,
   );
   // Installed in /opt/env; /workspace/node_modules of the image links into it, and each sandbox mounts a copy of it.
   assert.match(locked?.script ?? '', /\nmkdir -p \/opt\/env && cd \/env-input && cp --parents /);
@@ -330,7 +330,7 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
   );
   assert.doesNotMatch(pnpm?.script ?? '', /env-toolchain/);
   assert.match(pnpm?.script ?? '', /cd \/env-input && cp --parents 'package\.json' 'pnpm-lock\.yaml' \/opt\/env\//);
-  assert.match(pnpm?.script ?? '', /\npnpm install --frozen-lockfile --ignore-scripts\n/);
+  assert.match(pnpm?.script ?? '', / pnpm --install 'pnpm install --frozen-lockfile' '--ignore-scripts'\n/);
   assert.equal(pnpm?.testCommand, 'npm test');
   // An older lockfile gets the pnpm major that wrote it.
   assert.deepEqual(nodePackageManager({ 'pnpm-lock.yaml': "lockfileVersion: '6.0'\n" }).tool?.spec, 'pnpm@8');
@@ -370,7 +370,7 @@ test('pnpm and yarn lockfiles install with their own tool and frozen lockfile, b
     '@yarnpkg/cli-dist@>=4.0.0 <4.14.0',
   ]);
   assert.match(berry?.script ?? '', /export YARN_NODE_LINKER=node-modules/);
-  assert.match(berry?.script ?? '', /\nyarn install --immutable --mode=skip-build\n/);
+  assert.match(berry?.script ?? '', / yarn-berry --install 'yarn install --immutable' '--mode=skip-build'\n/);
   assert.equal(packedFileName('@yarnpkg/cli-dist@4'), 'yarnpkg-cli-dist-4.tgz');
   assert.match(
     packedFileName('@yarnpkg/cli-dist@>=4.0.0 <4.14.0'),

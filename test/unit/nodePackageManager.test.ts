@@ -114,7 +114,7 @@ test('a committed yarnPath release is the yarn that installs, with the repositor
   );
   assert.match(
     plan?.script ?? '',
-    /\nyarn install --immutable --mode=skip-build\nnode \/env-input\/durable-debugger-install-scripts\.cjs yarn-berry\n/,
+    /\nnode \/env-input\/durable-debugger-install-scripts\.cjs yarn-berry --install 'yarn install --immutable' '--mode=skip-build'\n/,
   );
 
   assert.throws(

@@ -1,9 +1,14 @@
-// Runs the install scripts of a Node project's dependencies after an install that skipped them:
-// one package at a time, dependencies first, each through the package manager's own rebuild
-// command, best effort. A script that fails is reported (which package, its exit, its last lines)
-// and the next one runs: an environment does not sink because a package could not fetch a browser.
+// Runs the install scripts of a Node project's dependencies, best effort: a script that fails is
+// reported (which package, its exit, its last lines) and the install goes on: an environment does
+// not sink because a package could not fetch a browser.
+// With --install, it runs the package manager's install first, with the dependencies' scripts, as
+// the project's CI does (the manager's order and rules, one start of it); if that install fails or
+// does not end in time, it installs again without them and runs them itself, one package at a time,
+// dependencies first, each through the package manager's own rebuild command. Without --install,
+// only the latter, after an install that skipped them.
 // It runs in the build container under the repository's Node (as old as 12): plain CommonJS.
-// Usage: node installScripts.cjs <npm|pnpm|yarn|yarn-berry>   (in the project folder)
+// Usage: node installScripts.cjs <npm|pnpm|yarn|yarn-berry> [--install <command> <scripts-off options>]
+//   (in the project folder)
 'use strict';
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -161,18 +166,45 @@ function runOne(manager, each, env) {
   });
 }
 
-async function main() {
-  const manager = process.argv[2] || 'npm';
-  const env = Object.assign({}, process.env);
-  const optOutNames = Object.keys(optOuts);
-  optOutNames
-    .reduce((all, name) => all.concat(optOuts[name]), quiet)
-    .forEach((assignment) => {
-      const at = assignment.indexOf('=');
-      env[assignment.slice(0, at)] = assignment.slice(at + 1);
-    });
+/** Runs a shell command with the output passed on as it comes; its exit code (1 when it was stopped after `limitMs`). */
+function runPassedOn(command, env, limitMs) {
+  return new Promise((resolve) => {
+    // Its own process group: a stop reaches the scripts the installer started too.
+    const child = spawn('sh', ['-c', command], { env: env, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+    let timedOut = false;
+    const timer = limitMs
+      ? setTimeout(() => {
+          timedOut = true;
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }, limitMs)
+      : null;
+    const finish = (code) => {
+      if (timer) clearTimeout(timer);
+      resolve({ code: code, timedOut: timedOut });
+    };
+    child.on('error', () => finish(127));
+    child.on('close', (code) => finish(code === null ? 1 : code));
+  });
+}
 
-  const ordered = inDependencyOrder(installedPackages(process.cwd()));
+/** A problem for each known downloader among `packages`: its scripts ran with the opt-out set. */
+function optedOut(packages) {
+  return packages
+    .filter((each) => optOuts[each.name])
+    .map((each) => ({
+      package: each.name + '@' + each.version,
+      outcome: 'opted out',
+      detail: 'ran with ' + optOuts[each.name].join(' ') + ': what it downloads is not installed',
+      lastLines: [],
+    }));
+}
+
+/** The dependencies' scripts one package at a time, through the manager's rebuild: the problems. */
+async function runOneByOne(manager, ordered, env) {
   const problems = [];
   for (const each of ordered) {
     const id = each.name + '@' + each.version;
@@ -183,19 +215,57 @@ async function main() {
       const detail = result.timedOut ? 'stopped after ' + Math.round(timeoutMs / 1000) + ' s' : 'exit ' + result.code;
       process.stdout.write('install script: ' + id + ' ' + outcome + ' (' + detail + '); the install goes on\n');
       problems.push({ package: id, outcome: outcome, detail: detail, lastLines: result.lines });
-    } else if (optOuts[each.name]) {
-      problems.push({
-        package: id,
-        outcome: 'opted out',
-        detail: 'ran with ' + optOuts[each.name].join(' ') + ': what it downloads is not installed',
-        lastLines: [],
-      });
+    } else {
+      problems.push.apply(problems, optedOut([each]));
     }
   }
+  return problems;
+}
+
+/** Whether the project's install has ended well (or, without --install, was done before): a failure of the runner after it does not fail the build. */
+let installed = process.argv[3] !== '--install';
+
+async function main() {
+  const manager = process.argv[2] || 'npm';
+  const install = process.argv[3] === '--install' ? process.argv[4] : null;
+  const scriptsOff = process.argv[5] || '';
+  const env = Object.assign({}, process.env);
+  const optOutNames = Object.keys(optOuts);
+  optOutNames
+    .reduce((all, name) => all.concat(optOuts[name]), quiet)
+    .forEach((assignment) => {
+      const at = assignment.indexOf('=');
+      env[assignment.slice(0, at)] = assignment.slice(at + 1);
+    });
+
+  if (install) {
+    const first = await runPassedOn(install, env, timeoutMs);
+    installed = first.code === 0;
+    if (installed) {
+      const ran = installedPackages(process.cwd()).filter((each) => each.scripts.length);
+      if (ran.length) process.stdout.write('install scripts: ' + ran.length + ' ran in the install\n');
+      process.stdout.write('install-scripts: ' + JSON.stringify({ ran: ran.length, problems: optedOut(ran) }) + '\n');
+      return;
+    }
+    process.stdout.write(
+      'install: ' +
+        (first.timedOut ? 'stopped after ' + Math.round(timeoutMs / 1000) + ' s' : 'exit ' + first.code) +
+        " with the dependencies' install scripts; again without them, then each one on its own\n",
+    );
+    const again = await runPassedOn(install + ' ' + scriptsOff, env, 0);
+    if (again.code !== 0) {
+      process.exitCode = again.code;
+      return;
+    }
+    installed = true;
+  }
+  const ordered = inDependencyOrder(installedPackages(process.cwd()));
+  const problems = await runOneByOne(manager, ordered, env);
   process.stdout.write('install-scripts: ' + JSON.stringify({ ran: ordered.length, problems: problems }) + '\n');
 }
 
 main().catch((error) => {
   // The runner's own failure must not hide the install: say so, and report nothing.
   process.stdout.write('install scripts could not be run: ' + (error && error.stack ? error.stack : error) + '\n');
+  if (!installed) process.exitCode = 1;
 });

@@ -1,5 +1,6 @@
-// Dependencies' install scripts run after the install, one package at a time and best effort
-// (installScripts.cjs, in the build container); what failed or was skipped reaches the report.
+// Dependencies' install scripts run in the install, as CI runs them, or when that fails, one package
+// at a time and best effort (installScripts.cjs, in the build container); what failed or was
+// skipped reaches the report.
 import { readFileSync } from 'node:fs';
 import type { InstallScriptProblem } from '../../../agent/environment.js';
 

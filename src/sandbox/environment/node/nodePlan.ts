@@ -1,8 +1,8 @@
 // The Node environment: the Node the repository asks for (nodeVersion.ts) and the package manager
 // in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry
 // into a toolchain image that repositories share (nodeToolchain.ts); on it, the repository's
-// dependencies installed in /opt/env with their install scripts run afterwards, one by one and best
-// effort (installScripts.ts), and /workspace/node_modules (each workspace member's too) made where
+// dependencies installed in /opt/env with their install scripts, best effort (installScripts.ts),
+// and /workspace/node_modules (each workspace member's too) made where
 // the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox gets a
 // writable copy of (src/sandbox/container/nodeModulesMounts.ts).
 import type { PlanHost } from '../ecosystem.js';
@@ -112,10 +112,11 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     `chmod -R a+rX ${dir}`,
     `cd ${dir}`,
     ...(manager.release ? [useRelease(manager.release)] : []),
-    // Lifecycle scripts of the repository itself would need its sources; dependencies' scripts run afterwards.
     ...[...installerEnv, ...manager.env].map((assignment) => `export ${assignment}`),
-    `${manager.install} ${manager.scriptsOff}`,
-    `node /env-input/${installScriptRunner.file} ${runnerManager(manager)}`,
+    // The install with the dependencies' scripts, as CI runs it; if it fails, again without them and each
+    // script on its own, best effort (installScripts.cjs). The repository's own lifecycle scripts would
+    // need its sources: they are out of the manifests the install sees (withoutLifecycleScripts).
+    `node /env-input/${installScriptRunner.file} ${runnerManager(manager)} --install ${shellQuote(manager.install)} ${shellQuote(manager.scriptsOff)}`,
     ...linkOwnPackage(manifest.name),
     ...linkOwnBins(manifest),
     // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
