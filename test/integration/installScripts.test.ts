@@ -1,6 +1,8 @@
 // The install-scripts runner with the real npm on a node_modules made here: every package's scripts
 // run, dependencies first; a failing one is reported with its last lines and the next ones still
-// run; known downloaders run with their opt-out set.
+// run; known downloaders run with their opt-out set. With --install, on dependencies packed here:
+// npm's install runs their scripts itself, and only when it fails or does not end in time does the
+// runner install again without them and run them one by one.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -2,9 +2,9 @@
 // in the version that wrote its lockfile (nodePackageManager.ts), both packed from the registry
 // into a toolchain image that repositories share (nodeToolchain.ts); on it, the repository's
 // dependencies installed in /opt/env with their install scripts, best effort (installScripts.ts),
-// and /workspace/node_modules (each workspace member's too) made where
-// the installer puts it, as links into /opt/env (nodeModulesLinks.cjs) that each sandbox gets a
-// writable copy of (src/sandbox/container/nodeModulesMounts.ts).
+// and /workspace/node_modules (each workspace member's too) made where the installer puts it, as
+// links into /opt/env (nodeModulesLinks.cjs) that each sandbox gets a writable copy of
+// (src/sandbox/container/nodeModulesMounts.ts).
 import type { PlanHost } from '../ecosystem.js';
 import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
@@ -122,7 +122,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
     `mkdir -p ${nodeModules.map(shellQuote).join(' ')}`,
     `node /env-input/${nodeModulesLinker.file} ${dir} ${workspaceMountPoint} ${nodeModules.map(shellQuote).join(' ')}`,
-    // pnpm's node_modules holds only the root's own dependencies (none, in many workspaces): its store folder holds each package once.
+    // pnpm's node_modules holds only the root's own dependencies (none, in many workspaces); its virtual store, each package once.
     manager.name === 'pnpm'
       ? `echo "packages: $(ls -d node_modules/.pnpm/*@*/ 2>/dev/null | wc -l)"`
       : `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
