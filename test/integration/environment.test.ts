@@ -368,7 +368,7 @@ const semverLockfiles = {
 
 for (const [manager, lockfile] of Object.entries(semverLockfiles)) {
   test(
-    `a ${manager} repository installs with ${manager} from its frozen lockfile, and its tests run without network`,
+    `${manager}: a repository locked by it installs with it from its frozen lockfile, and its tests run without network`,
     { timeout: 600_000 },
     async () => {
       // Fixture 19 with this manager's lockfile (as the manager wrote it: yarn 4 compares the text) instead of npm's; a description makes its environment new.
