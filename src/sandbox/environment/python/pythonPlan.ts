@@ -113,6 +113,7 @@ export function planPython(
     ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`),
     ...(lock ? [`-r ${lockedRequirements}`] : []),
   ];
+  const pipRequirements = `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`;
   const script = [
     'set -e',
     ...(aptPackages.length ? [aptInstallScript(aptPackages)] : []),
@@ -128,10 +129,10 @@ export function planPython(
           `if ${installedAlready(python, ['durable-debugger-requirements.txt', lockedRequirements])}; then`,
           `  echo "pip: every requirement is installed already (by ${lock.installer})"`,
           'else',
-          `  ${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`,
+          `  ${pipRequirements}`,
           'fi',
         ]
-      : [`${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`]),
+      : [pipRequirements]),
     ...removeOwnDistributions(project, python),
     // The project itself, importable as an editable install would make it, and ahead of site-packages:
     // a .pth line that starts with `import` runs, and puts the workspace before the venv's packages.
