@@ -28,7 +28,8 @@ export interface PreparedEnvironment {
 export interface InstallScriptProblem {
   /** name@version */
   package: string;
-  outcome: 'failed' | 'timed out' | 'opted out';
+  /** Opted out: run with a downloader's opt-out set; not allowed: left out by the manager, as the project asks (pnpm's onlyBuiltDependencies). */
+  outcome: 'failed' | 'timed out' | 'opted out' | 'not allowed';
   /** "exit 1", "ran with PUPPETEER_SKIP_DOWNLOAD=true ...". */
   detail: string;
   lastLines: string[];
@@ -59,7 +60,7 @@ export function describeEnvironment(
   const scripts = (environment.installScripts ?? []).map(
     (problem) =>
       `\n  install script of ${problem.package} ${problem.outcome} (${problem.detail})` +
-      (problem.outcome === 'opted out'
+      (problem.outcome === 'opted out' || problem.outcome === 'not allowed'
         ? ''
         : `; the environment goes on without it${lastLine(problem)}${detail(problem)}`),
   );

@@ -263,3 +263,51 @@ test('with --install, an install that fails without the scripts too fails the bu
     await rm(project, { recursive: true, force: true });
   }
 });
+
+// pnpm 10.0 writes node_modules/.modules.yaml as YAML with names, later releases as JSON with specs;
+// a packed dependency is allowed by its name in the first, by its spec (as pnpm names it) in the latter.
+for (const [version, allowed] of [
+  ['10.0.0', 'alpha'],
+  ['10.34.9', 'alpha@file:alpha-1.0.0.tgz'],
+]) {
+  test(`with --install under pnpm ${version}, scripts the project does not allow (onlyBuiltDependencies) are reported as not allowed, not as run`, async () => {
+    const project = await packedProject({
+      alpha: { postinstall: record("'alpha'") },
+      beta: { postinstall: record("'beta'") },
+    });
+    try {
+      // The real pnpm, from the registry as the build container gets it.
+      const tool = join(project, 'tool');
+      await run('npm', ['install', '--prefix', tool, '--no-save', '--no-audit', '--no-fund', `pnpm@${version}`], {
+        timeout: 120_000,
+      });
+      const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
+      await writeFile(
+        join(project, 'package.json'),
+        JSON.stringify({ ...manifest, pnpm: { onlyBuiltDependencies: [allowed] } }),
+      );
+      const pnpm = join(tool, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
+      const { stdout } = await run(
+        'node',
+        [installScriptRunner.file, 'pnpm', '--install', `node ${pnpm} install`, '--ignore-scripts'],
+        {
+          cwd: project,
+          env: { ...process.env, npm_config_store_dir: join(project, 'store'), npm_config_update_notifier: 'false' },
+          timeout: 120_000,
+        },
+      );
+      assert.deepEqual((await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n'), ['alpha'], stdout);
+      assert.match(stdout, /install scripts: 1 ran in the install/);
+      assert.match(stdout, /install scripts: 1 not allowed by the project/);
+      assert.doesNotMatch(stdout, /again without them/);
+      const summary = summaryOf(stdout);
+      assert.equal(summary?.ran, 1);
+      assert.deepEqual(
+        summary?.problems.map((problem) => [problem.package, problem.outcome]),
+        [['beta@1.0.0', 'not allowed']],
+      );
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+}

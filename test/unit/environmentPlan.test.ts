@@ -192,17 +192,24 @@ test('manifest candidates and the environment line', () => {
         detail: 'exit 1',
         lastLines: ['sharp: Installation error: getaddrinfo ENOTFOUND github.com', 'sharp: Please see the docs'],
       },
+      {
+        package: 'esbuild@0.25.0',
+        outcome: 'not allowed' as const,
+        detail: 'pnpm runs only the build scripts the project allows in onlyBuiltDependencies, as its CI does',
+        lastLines: [],
+      },
     ],
   };
   assert.equal(
     describeEnvironment(node),
     'environment: reused (node, 23 packages) · node 20.20.2 (from .nvmrc), npm 10.9.9\n' +
       '  install script of puppeteer@24.43.1 opted out (ran with PUPPETEER_SKIP_DOWNLOAD=true)\n' +
-      '  install script of sharp@0.32.6 failed (exit 1); the environment goes on without it: sharp: Installation error: getaddrinfo ENOTFOUND github.com',
+      '  install script of sharp@0.32.6 failed (exit 1); the environment goes on without it: sharp: Installation error: getaddrinfo ENOTFOUND github.com\n' +
+      '  install script of esbuild@0.25.0 not allowed (pnpm runs only the build scripts the project allows in onlyBuiltDependencies, as its CI does)',
   );
   assert.match(
     describeEnvironment(node, { lastLines: 8 }),
-    /ENOTFOUND github\.com\n    │ sharp: Installation error: getaddrinfo ENOTFOUND github\.com\n    │ sharp: Please see the docs$/,
+    /ENOTFOUND github\.com\n    │ sharp: Installation error: getaddrinfo ENOTFOUND github\.com\n    │ sharp: Please see the docs\n/,
   );
 });
 

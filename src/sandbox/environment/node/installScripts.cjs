@@ -203,6 +203,44 @@ function optedOut(packages) {
     }));
 }
 
+/**
+ * The builds pnpm left out of its install (node_modules/.modules.yaml's ignoredBuilds, "name@version"
+ * or "name"): pnpm 10 runs only the dependencies' scripts the project allows (onlyBuiltDependencies),
+ * as the project's CI does. Older pnpm and the other managers record none.
+ */
+function ignoredBuilds(manager, root) {
+  if (manager !== 'pnpm') return [];
+  let text;
+  try {
+    text = fs.readFileSync(path.join(root, 'node_modules', '.modules.yaml'), 'utf8');
+  } catch {
+    return [];
+  }
+  try {
+    const ignored = JSON.parse(text).ignoredBuilds; // pnpm 10 writes it as JSON
+    return Array.isArray(ignored) ? ignored.map(String) : [];
+  } catch {
+    // YAML: a list under "ignoredBuilds:", one "- item" a line.
+    const list = text.match(/^ignoredBuilds:\n((?:[ \t]+- .*\n?)*)/m);
+    return list ? list[1].split('\n').flatMap((line) => (line.trim() ? [line.trim().slice(2).replace(/^'|'$/g, '')] : [])) : [];
+  }
+}
+
+/** Whether pnpm's entry (ignoredBuilds) names this package. */
+function named(entry, each) {
+  return entry === each.name || entry === each.name + '@' + each.version || entry.startsWith(each.name + '@');
+}
+
+/** A problem for each package whose scripts the manager did not run because the project does not allow them. */
+function notAllowed(packages) {
+  return packages.map((each) => ({
+    package: each.name + '@' + each.version,
+    outcome: 'not allowed',
+    detail: 'pnpm runs only the build scripts the project allows in onlyBuiltDependencies, as its CI does',
+    lastLines: [],
+  }));
+}
+
 /** The dependencies' scripts one package at a time, through the manager's rebuild: the problems. */
 async function runOneByOne(manager, ordered, env) {
   const problems = [];
@@ -242,9 +280,14 @@ async function main() {
     const first = await runPassedOn(install, env, timeoutMs);
     installed = first.code === 0;
     if (installed) {
-      const ran = installedPackages(process.cwd()).filter((each) => each.scripts.length);
+      const ignored = ignoredBuilds(manager, process.cwd());
+      const withScripts = installedPackages(process.cwd()).filter((each) => each.scripts.length);
+      const left = withScripts.filter((each) => ignored.some((entry) => named(entry, each)));
+      const ran = withScripts.filter((each) => left.indexOf(each) < 0);
       if (ran.length) process.stdout.write('install scripts: ' + ran.length + ' ran in the install\n');
-      process.stdout.write('install-scripts: ' + JSON.stringify({ ran: ran.length, problems: optedOut(ran) }) + '\n');
+      if (left.length) process.stdout.write('install scripts: ' + left.length + ' not allowed by the project\n');
+      const problems = optedOut(ran).concat(notAllowed(left));
+      process.stdout.write('install-scripts: ' + JSON.stringify({ ran: ran.length, problems: problems }) + '\n');
       return;
     }
     process.stdout.write(

@@ -13,6 +13,8 @@ export const installScriptRunner = {
 const marker = 'install-scripts: ';
 const maxProblems = 20;
 const maxLineLength = 300;
+const outcomes: readonly unknown[] = ['failed', 'timed out', 'opted out', 'not allowed'];
+const isOutcome = (value: unknown): value is InstallScriptProblem['outcome'] => outcomes.includes(value);
 
 /** The runner's summary line, or null for any other line. Install scripts print too: the summary is checked, and capped. */
 export function parseInstallScriptsLine(line: string): { ran: number; problems: InstallScriptProblem[] } | null {
@@ -41,7 +43,7 @@ function checkedProblems(values: unknown[]): InstallScriptProblem[] {
   return values.slice(0, maxProblems).flatMap((each): InstallScriptProblem[] => {
     const problem = (each ?? {}) as Record<string, unknown>;
     const outcome = problem.outcome;
-    if (outcome !== 'failed' && outcome !== 'timed out' && outcome !== 'opted out') return [];
+    if (!isOutcome(outcome)) return [];
     return [
       {
         package: text(problem.package),
