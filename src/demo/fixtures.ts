@@ -21,6 +21,8 @@ export interface FixtureMeta {
   environment?: 'python' | 'node' | 'rust' | 'cpp' | 'java';
   /** Regular expressions the run's environment line (toolchain, install scripts) must each match. */
   environmentMatches?: string[];
+  /** Regular expressions the run's environment line must not match (an install script the build left out). */
+  environmentDoesNotMatch?: string[];
   /** Regular expressions the run's stop detail must each match (an environment_error's words). */
   stopDetailMatches?: string[];
   /** Texts that must each appear in some tool result sent back to the model. */

@@ -125,6 +125,12 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
           new RegExp(pattern),
           'the environment’s toolchain and scripts',
         );
+      for (const pattern of fixture.meta.environmentDoesNotMatch ?? [])
+        assert.doesNotMatch(
+          describeEnvironment(report.environment),
+          new RegExp(pattern),
+          'the environment’s toolchain and scripts',
+        );
       for (const pattern of fixture.meta.stopDetailMatches ?? [])
         assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
       if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);

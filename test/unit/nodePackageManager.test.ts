@@ -153,3 +153,26 @@ test('the repository’s .npmrc reaches npm and pnpm', () => {
   assert.equal(plan?.files['.npmrc'], 'legacy-peer-deps=true\n');
   assert.match(plan?.script ?? '', /cp --parents 'package\.json' 'package-lock\.json' '\.npmrc' \/opt\/env\//);
 });
+
+test('pnpm gets pnpm-workspace.yaml without a workspace (pnpm 10 keeps its settings there) and the patches it or the lockfile names', () => {
+  const workspace =
+    'patchedDependencies:\n  is-number@7.0.0: patches/is-number@7.0.0.patch\nonlyBuiltDependencies:\n  - esbuild\n';
+  const lock =
+    "lockfileVersion: '9.0'\n\npatchedDependencies:\n  is-number@7.0.0:\n    hash: b5de\n    path: patches/is-number@7.0.0.patch\n";
+  const manifests = {
+    'package.json': manifestWith({ packageManager: 'pnpm@10.34.9', dependencies: { 'is-number': '7.0.0' } }),
+    'pnpm-lock.yaml': lock,
+    'pnpm-workspace.yaml': workspace,
+    'patches/is-number@7.0.0.patch': 'diff --git a/index.js b/index.js\n',
+    'patches/unrelated.patch': 'diff --git a/x b/x\n',
+  };
+  assert.deepEqual(nodePackageManager(manifests).files, ['pnpm-workspace.yaml', 'patches/is-number@7.0.0.patch']);
+  const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
+  assert.equal(plan?.files['pnpm-workspace.yaml'], workspace);
+  assert.equal(plan?.files['patches/is-number@7.0.0.patch'], manifests['patches/is-number@7.0.0.patch']);
+  assert.equal(plan?.files['patches/unrelated.patch'], undefined);
+  // npm reads neither.
+  const npm = { ...manifests, 'package.json': manifestWith({}), 'package-lock.json': '{}' };
+  delete (npm as Record<string, string>)['pnpm-lock.yaml'];
+  assert.deepEqual(nodePackageManager(npm).files, []);
+});

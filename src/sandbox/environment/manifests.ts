@@ -7,7 +7,7 @@ import type { TreeEntry } from '../workspace/tree.js';
 import { manifestCandidates } from './plan.js';
 import { EnvironmentConfigError } from './planTypes.js';
 
-/** Lockfiles and committed package-manager releases are large in real repositories; the other manifests are not. */
+/** Lockfiles, committed package-manager releases and patches are large in real repositories; the other manifests are not. */
 export const manifestSizeLimits = { manifest: 1024 * 1024, lockfile: 64 * 1024 * 1024 };
 
 const lockfiles = new Set([
@@ -20,7 +20,9 @@ const lockfiles = new Set([
 ]);
 
 function sizeLimitOf(path: string): number {
-  return lockfiles.has(path) || path.startsWith('.yarn/') ? manifestSizeLimits.lockfile : manifestSizeLimits.manifest;
+  return lockfiles.has(path) || path.startsWith('.yarn/') || path.endsWith('.patch')
+    ? manifestSizeLimits.lockfile
+    : manifestSizeLimits.manifest;
 }
 
 /** How many links a manifest's symlink may go through, inside the repository, to reach its file. */

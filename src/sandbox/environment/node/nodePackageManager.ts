@@ -34,9 +34,25 @@ const lockfiles: Record<ManagerName, string[]> = {
   yarn: ['yarn.lock'],
 };
 
-/** The manager's settings and files a repository may have besides its manifests. */
+/** The manager's settings and files a repository may have besides its manifests (patches/: where `pnpm patch-commit` writes). */
 export function isPackageManagerFile(path: string): boolean {
-  return ['.npmrc', '.yarnrc', '.yarnrc.yml'].includes(path) || /^\.yarn\/(releases|plugins|patches)\/./.test(path);
+  return (
+    ['.npmrc', '.yarnrc', '.yarnrc.yml'].includes(path) ||
+    /^\.yarn\/(releases|plugins|patches)\/./.test(path) ||
+    /^patches\/[^/]+\.patch$/.test(path)
+  );
+}
+
+/**
+ * pnpm's files: pnpm-workspace.yaml, which holds pnpm 10's settings even without a workspace (what
+ * `pnpm patch-commit` and `pnpm approve-builds` write: patchedDependencies, onlyBuiltDependencies,
+ * catalogs), and the patches it, the lockfile or package.json name: a frozen install refuses a lock
+ * whose patches it cannot find.
+ */
+function pnpmFiles(manifests: Record<string, string>): string[] {
+  const naming = [manifests['pnpm-workspace.yaml'], manifests['pnpm-lock.yaml'], manifests['package.json']].join('\n');
+  const patches = Object.keys(manifests).filter((path) => path.endsWith('.patch') && naming.includes(path));
+  return [...(manifests['pnpm-workspace.yaml'] !== undefined ? ['pnpm-workspace.yaml'] : []), ...patches.sort()];
 }
 
 interface Requested {
@@ -163,7 +179,7 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       install: lockfile ? 'pnpm install --frozen-lockfile' : 'pnpm install',
       scriptsOff: '--ignore-scripts',
       env: [],
-      files: settings.filter((file) => file === '.npmrc'),
+      files: [...settings.filter((file) => file === '.npmrc'), ...pnpmFiles(manifests)],
     };
   }
 

@@ -73,7 +73,6 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
   const projectFiles = [
     ...(manager.lockfile ? [manager.lockfile] : []),
     ...manager.files,
-    ...(members.length && manifests['pnpm-workspace.yaml'] !== undefined ? ['pnpm-workspace.yaml'] : []),
     ...members.map((member) => `${member}/package.json`),
   ];
   const nodeModules = ['node_modules', ...members.map((member) => `${member}/node_modules`)];
