@@ -176,3 +176,25 @@ test('pnpm gets pnpm-workspace.yaml without a workspace (pnpm 10 keeps its setti
   delete (npm as Record<string, string>)['pnpm-lock.yaml'];
   assert.deepEqual(nodePackageManager(npm).files, []);
 });
+
+test('patch-package run by the root’s postinstall: the patches under patches/ reach the install, applied after it', () => {
+  const patch = 'diff --git a/node_modules/escape-html/index.js b/node_modules/escape-html/index.js\n';
+  const manifests = {
+    'package.json': manifestWith({
+      scripts: { postinstall: 'patch-package && husky install', test: 'node --test' },
+      devDependencies: { 'patch-package': '8.0.0' },
+    }),
+    'package-lock.json': '{}',
+    'patches/escape-html+1.0.3.patch': patch,
+  };
+  const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
+  assert.equal(plan?.files['patches/escape-html+1.0.3.patch'], patch);
+  assert.match(plan?.script ?? '', /cp --parents .*'patches\/escape-html\+1\.0\.3\.patch' \/opt\/env\//);
+  const script = plan?.script ?? '';
+  assert.ok(script.indexOf('node_modules/.bin/patch-package') > script.indexOf('--install'), script);
+  // Without patch-package in its scripts, the patches are someone else's: not read.
+  const plain = { ...manifests, 'package.json': manifestWith({}) };
+  const without = planEnvironment(Object.keys(plain), plain, {}, host);
+  assert.equal(without?.files['patches/escape-html+1.0.3.patch'], undefined);
+  assert.doesNotMatch(without?.script ?? '', /patch-package/);
+});

@@ -70,9 +70,11 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
   if (dependencyCount === 0) return null;
   const node = chooseNodeVersion(manifests, host);
   const manager = nodePackageManager(manifests);
+  const patches = patchPackagePatches(manifest, manifests);
   const projectFiles = [
     ...(manager.lockfile ? [manager.lockfile] : []),
     ...manager.files,
+    ...patches.filter((path) => !manager.files.includes(path)),
     ...members.map((member) => `${member}/package.json`),
   ];
   const nodeModules = ['node_modules', ...members.map((member) => `${member}/node_modules`)];
@@ -116,6 +118,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // script on its own, best effort (installScripts.cjs). The repository's own lifecycle scripts would
     // need its sources: they are out of the manifests the install sees (withoutLifecycleScripts).
     `node /env-input/${installScriptRunner.file} ${runnerManager(manager)} --install ${shellQuote(manager.install)} ${shellQuote(manager.scriptsOff)}`,
+    ...(patches.length ? applyPatchPackage : []),
     ...linkOwnPackage(manifest.name),
     ...linkOwnBins(manifest),
     // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
@@ -269,6 +272,29 @@ function useRelease(release: string): string {
     'chmod 755 /usr/local/bin/yarn',
   ].join('\n');
 }
+
+/**
+ * The patches patch-package applies after CI's install, when the root's lifecycle scripts run it (a
+ * `postinstall: patch-package`, the common way to fix a dependency in place): every patch under
+ * patches/, its default folder. A --patch-dir elsewhere is not read.
+ */
+function patchPackagePatches(manifest: Record<string, unknown>, manifests: Record<string, string>): string[] {
+  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
+  const runsIt = lifecycleScripts.some(
+    (name) => typeof scripts[name] === 'string' && /(^|[\s;&|(])patch-package\b/.test(scripts[name] as string),
+  );
+  return runsIt
+    ? Object.keys(manifests)
+        .filter((path) => /^patches\/[^/]+\.patch$/.test(path))
+        .sort()
+    : [];
+}
+
+/** patch-package as the root's postinstall runs it: a patch that no longer applies fails the build, as it fails CI's install. */
+const applyPatchPackage = [
+  'if [ -x node_modules/.bin/patch-package ]; then node_modules/.bin/patch-package',
+  'else echo "patch-package: the root\'s scripts run it, but it is not among the dependencies: patches/ not applied"; fi',
+];
 
 const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
 
