@@ -222,7 +222,9 @@ function ignoredBuilds(manager, root) {
   } catch {
     // YAML: a list under "ignoredBuilds:", one "- item" a line.
     const list = text.match(/^ignoredBuilds:\n((?:[ \t]+- .*\n?)*)/m);
-    return list ? list[1].split('\n').flatMap((line) => (line.trim() ? [line.trim().slice(2).replace(/^'|'$/g, '')] : [])) : [];
+    return list
+      ? list[1].split('\n').flatMap((line) => (line.trim() ? [line.trim().slice(2).replace(/^'|'$/g, '')] : []))
+      : [];
   }
 }
 
