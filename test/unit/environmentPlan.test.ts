@@ -280,6 +280,67 @@ test('a package whose entry point is build output missing from the repository ge
   assert.equal(planEnvironment(files, { 'package.json': plain })?.files['package.json'], plain);
 });
 
+test('a workspace member whose entry points are build output gets built before every test run: by the root’s script, else by the manager’s workspace run', () => {
+  const root = (scripts: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      name: 'units',
+      private: true,
+      workspaces: ['packages/*'],
+      scripts: { test: 'npm test --workspaces --if-present', ...scripts },
+      devDependencies: { typescript: '5.6.3' },
+      ...extra,
+    });
+  const core = JSON.stringify({
+    name: '@units/core',
+    main: 'dist/index.js',
+    exports: { '.': { default: './dist/index.js' } },
+    scripts: { build: 'tsc', test: 'node --test test/' },
+  });
+  const format = JSON.stringify({
+    name: '@units/format',
+    main: 'src/index.js',
+    dependencies: { '@units/core': '0.3.0' },
+  });
+  const files = [
+    'package.json',
+    'package-lock.json',
+    'packages/core/package.json',
+    'packages/core/src/index.ts',
+    'packages/format/package.json',
+    'packages/format/src/index.js',
+  ];
+  const manifests = (rootManifest: string, lock: Record<string, string> = { 'package-lock.json': '{}' }) => ({
+    'package.json': rootManifest,
+    ...lock,
+    'packages/core/package.json': core,
+    'packages/format/package.json': format,
+  });
+  assert.deepEqual(planEnvironment(files, manifests(root({ build: 'npm run build --workspaces' })))?.build, [
+    'npm run build',
+  ]);
+  assert.deepEqual(planEnvironment(files, manifests(root({})))?.build, ['npm run build --workspaces --if-present']);
+  const pnpmFiles = files.map((path) => (path === 'package-lock.json' ? 'pnpm-lock.yaml' : path));
+  assert.deepEqual(
+    planEnvironment([...pnpmFiles, 'pnpm-workspace.yaml'], {
+      ...manifests(root({}, { workspaces: undefined }), { 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" }),
+      'pnpm-workspace.yaml': 'packages:\n  - packages/*\n',
+    })?.build,
+    ['pnpm -r --if-present run build'],
+  );
+  // The member's build output is in the repository, or no member builds: nothing to run.
+  assert.deepEqual(
+    planEnvironment([...files, 'packages/core/dist/index.js'], manifests(root({ build: 'tsc -b' })))?.build,
+    [],
+  );
+  assert.deepEqual(
+    planEnvironment(files, {
+      ...manifests(root({})),
+      'packages/core/package.json': JSON.stringify({ name: '@units/core', main: 'dist/index.js' }),
+    })?.build,
+    [],
+  );
+});
+
 test('durable-debugger.json build: named commands run before the tests; [] turns the detected build off', () => {
   const files = ['package.json', 'src/index.ts'];
   const packageJson = JSON.stringify({

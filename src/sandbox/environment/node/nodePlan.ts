@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
-import { nodePackageManager, type NodePackageManager } from './nodePackageManager.js';
+import { nodePackageManager, type ManagerName, type NodePackageManager } from './nodePackageManager.js';
 import { environmentPaths, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
 import { nodeToolchainPlan } from './nodeToolchain.js';
@@ -143,7 +143,12 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTool),
     toolchains: [],
     testCommand: hasTest ? 'npm test' : undefined,
-    build: nodeBuild(files, manifest),
+    build: nodeBuild(
+      files,
+      manifest,
+      members.map((folder, index) => ({ folder, manifest: memberManifests[index] ?? {} })),
+      manager.name,
+    ),
     containerEnv: nodeEnv,
     nodeModules,
     ...(manager.note ? { toolchainNotes: [manager.note] } : {}),
@@ -309,22 +314,44 @@ function withoutLifecycleScripts(manifest: Record<string, unknown>, text: string
 /**
  * The build the tests need: when the package's entry points (main, module, exports, bin) name files
  * the repository does not have, they are build output, made by its `build` (or `prepare`) script.
- * Nothing when `npm test` builds already (a pretest script, or a test script that runs the build).
+ * In a workspace, a member's missing entry points are the root's to build as well (CI's `npm run
+ * build` before `npm test`; a member imported by name loads its `dist/`); without a root script,
+ * each member's `build` through npm's or pnpm's own workspace run. Nothing when `npm test` builds
+ * already (a pretest script, or a test script that runs the build).
  */
-export function nodeBuild(files: string[], manifest: Record<string, unknown>): string[] {
-  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
-  const text = (name: string) => (typeof scripts[name] === 'string' ? (scripts[name] as string) : '');
-  // A `prepare` that installs git hooks is no build.
-  const script = text('build').trim()
-    ? 'build'
-    : text('prepare').trim() && !/husky|simple-git-hooks|lefthook/.test(text('prepare'))
-      ? 'prepare'
-      : null;
-  if (!script) return [];
-  if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(`${text('pretest')} ${text('test')}`)) return [];
+export function nodeBuild(
+  files: string[],
+  manifest: Record<string, unknown>,
+  members: Array<{ folder: string; manifest: Record<string, unknown> }> = [],
+  manager: ManagerName = 'npm',
+): string[] {
   const present = new Set(files);
-  const missing = entryPoints(manifest).some((path) => !present.has(path));
-  return missing ? [`npm run ${script}`] : [];
+  const missingIn = (folder: string, each: Record<string, unknown>) =>
+    entryPoints(each).some((path) => !present.has(folder ? `${folder}/${path}` : path));
+  const ownScript = buildScriptOf(manifest);
+  const test = `${scriptText(manifest, 'pretest')} ${scriptText(manifest, 'test')}`;
+  if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(test)) return [];
+  if (ownScript && missingIn('', manifest)) return [`npm run ${ownScript}`];
+  const unbuilt = members.filter((member) => missingIn(member.folder, member.manifest));
+  if (!unbuilt.length) return [];
+  if (ownScript) return [`npm run ${ownScript}`];
+  if (!unbuilt.some((member) => buildScriptOf(member.manifest) === 'build')) return [];
+  if (manager === 'npm') return ['npm run build --workspaces --if-present'];
+  // pnpm's recursive run follows the members' dependencies: a member is built after those it imports.
+  if (manager === 'pnpm') return ['pnpm -r --if-present run build'];
+  return [];
+}
+
+function scriptText(manifest: Record<string, unknown>, name: string): string {
+  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
+  return typeof scripts[name] === 'string' ? (scripts[name] as string) : '';
+}
+
+/** The script that builds a package: `build`, else a `prepare` that is no git-hooks installer. */
+function buildScriptOf(manifest: Record<string, unknown>): 'build' | 'prepare' | null {
+  if (scriptText(manifest, 'build').trim()) return 'build';
+  const prepare = scriptText(manifest, 'prepare');
+  return prepare.trim() && !/husky|simple-git-hooks|lefthook/.test(prepare) ? 'prepare' : null;
 }
 
 function entryPoints(manifest: Record<string, unknown>): string[] {
