@@ -154,7 +154,7 @@ test('the repository’s .npmrc reaches npm and pnpm', () => {
   assert.match(plan?.script ?? '', /cp --parents 'package\.json' 'package-lock\.json' '\.npmrc' \/opt\/env\//);
 });
 
-test('pnpm gets pnpm-workspace.yaml without a workspace (pnpm 10 keeps its settings there) and the patches it or the lockfile names', () => {
+test('pnpm gets pnpm-workspace.yaml without a workspace (pnpm 10 keeps its settings there), its .pnpmfile.cjs, and the patches it or the lockfile names', () => {
   const workspace =
     'patchedDependencies:\n  is-number@7.0.0: patches/is-number@7.0.0.patch\nonlyBuiltDependencies:\n  - esbuild\n';
   const lock =
@@ -165,8 +165,13 @@ test('pnpm gets pnpm-workspace.yaml without a workspace (pnpm 10 keeps its setti
     'pnpm-workspace.yaml': workspace,
     'patches/is-number@7.0.0.patch': 'diff --git a/index.js b/index.js\n',
     'patches/unrelated.patch': 'diff --git a/x b/x\n',
+    '.pnpmfile.cjs': 'module.exports = { hooks: {} };\n',
   };
-  assert.deepEqual(nodePackageManager(manifests).files, ['pnpm-workspace.yaml', 'patches/is-number@7.0.0.patch']);
+  assert.deepEqual(nodePackageManager(manifests).files, [
+    'pnpm-workspace.yaml',
+    '.pnpmfile.cjs',
+    'patches/is-number@7.0.0.patch',
+  ]);
   const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
   assert.equal(plan?.files['pnpm-workspace.yaml'], workspace);
   assert.equal(plan?.files['patches/is-number@7.0.0.patch'], manifests['patches/is-number@7.0.0.patch']);

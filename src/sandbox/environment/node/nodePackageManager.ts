@@ -34,10 +34,13 @@ const lockfiles: Record<ManagerName, string[]> = {
   yarn: ['yarn.lock'],
 };
 
+/** pnpm's hooks (readPackage, afterAllResolved), which a lockfile made with them records by checksum. */
+const pnpmfiles = ['.pnpmfile.cjs', '.pnpmfile.mjs'];
+
 /** The manager's settings and files a repository may have besides its manifests (patches/: where `pnpm patch-commit` writes). */
 export function isPackageManagerFile(path: string): boolean {
   return (
-    ['.npmrc', '.yarnrc', '.yarnrc.yml'].includes(path) ||
+    ['.npmrc', '.yarnrc', '.yarnrc.yml', ...pnpmfiles].includes(path) ||
     /^\.yarn\/(releases|plugins|patches)\/./.test(path) ||
     /^patches\/[^/]+\.patch$/.test(path)
   );
@@ -46,13 +49,13 @@ export function isPackageManagerFile(path: string): boolean {
 /**
  * pnpm's files: pnpm-workspace.yaml, which holds pnpm 10's settings even without a workspace (what
  * `pnpm patch-commit` and `pnpm approve-builds` write: patchedDependencies, onlyBuiltDependencies,
- * catalogs), and the patches it, the lockfile or package.json name: a frozen install refuses a lock
- * whose patches it cannot find.
+ * catalogs), its hooks file, and the patches pnpm-workspace.yaml, the lockfile or package.json name:
+ * a frozen install refuses a lockfile whose patches or hooks are not the ones it was made with.
  */
 function pnpmFiles(manifests: Record<string, string>): string[] {
   const naming = [manifests['pnpm-workspace.yaml'], manifests['pnpm-lock.yaml'], manifests['package.json']].join('\n');
   const patches = Object.keys(manifests).filter((path) => path.endsWith('.patch') && naming.includes(path));
-  return [...(manifests['pnpm-workspace.yaml'] !== undefined ? ['pnpm-workspace.yaml'] : []), ...patches.sort()];
+  return [...['pnpm-workspace.yaml', ...pnpmfiles].filter((path) => manifests[path] !== undefined), ...patches.sort()];
 }
 
 interface Requested {
