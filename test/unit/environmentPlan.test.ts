@@ -155,11 +155,37 @@ test('a bad durable-debugger.json says what is wrong', () => {
   assert.throws(() => planEnvironment(['durable-debugger.json'], { 'durable-debugger.json': '{' }), /not valid JSON/);
 });
 
+test('files the requirements name with -r and -c go with them, relative to the naming file; a constraints file installs nothing', () => {
+  const manifests = {
+    'requirements-dev.txt': '-r requirements.txt\npytest\n',
+    'requirements.txt': '-c constraints.txt\nattrs\n-r ci/extra.txt\n',
+    'constraints.txt': 'attrs==24.2.0\npytest==8.3.4\n',
+    'ci/extra.txt': '--constraint=../constraints.txt\npython-dateutil\n',
+    'docs/requirements.txt': 'sphinx\n',
+  };
+  const plan = planEnvironment(Object.keys(manifests), manifests);
+  assert.deepEqual(
+    Object.keys(plan?.files ?? {})
+      .filter((path) => path.endsWith('.txt') && !path.startsWith('durable'))
+      .sort(),
+    ['ci/extra.txt', 'constraints.txt', 'requirements-dev.txt', 'requirements.txt'],
+  );
+  // pytest comes from requirements-dev.txt: nothing added.
+  assert.deepEqual(requirementsOf(plan), ['']);
+  // Only pinned by a constraints file: pytest is added (and the pin applies to it).
+  const pinnedOnly = planEnvironment(['requirements.txt', 'constraints.txt'], {
+    'requirements.txt': '-c constraints.txt\nattrs\n',
+    'constraints.txt': 'attrs==24.2.0\npytest==8.3.4\n',
+  });
+  assert.deepEqual(requirementsOf(pinnedOnly), ['pytest']);
+});
+
 test('manifest candidates and the environment line', () => {
-  assert.deepEqual(manifestCandidates(['requirements-dev.txt', 'docs/requirements.txt', 'package.json', 'src/a.py']), [
-    'requirements-dev.txt',
-    'package.json',
-  ]);
+  // docs/requirements.txt is read, but installed only when a file pip installs names it.
+  assert.deepEqual(
+    manifestCandidates(['requirements-dev.txt', 'docs/requirements.txt', 'package.json', 'src/a.py', 'docs/conf.py']),
+    ['requirements-dev.txt', 'docs/requirements.txt', 'package.json'],
+  );
   const base = {
     image: 'durable-debugger-env:1',
     containerEnv: [],

@@ -4,6 +4,7 @@
 // a copy a dependency pulled in is removed, and the workspace goes ahead of site-packages. Then the
 // project is installed as its CI installs it, editable (projectInstall), so that its metadata and
 // entry points exist while its code still loads from /workspace.
+import { posix } from 'node:path';
 import { installedAlready, installedAlreadyCheck } from './installedAlready.js';
 import { pythonImportProbe } from './pythonProbes.js';
 import { buildExtensionsInPlace, buildRequirements, cExtensionPackages, hasCExtensions } from './pythonExtensions.js';
@@ -25,9 +26,42 @@ const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 /** requirements files for docs, linting, releases or benchmarks: not what the tests need. */
 const nonTestRequirementFile = /doc|lint|release|publish|deploy|typing|mypy|style|format|pre-?commit|bench/i;
 
-/** requirements*.txt at the root, and the files of a requirements/ folder (pip-compile's layout). */
+/**
+ * requirements*.txt at the root, the files of a requirements/ folder (pip-compile's layout), and the
+ * requirements and constraints files a folder or two down (ci/constraints.txt): read with the
+ * manifests, installed only when an installed file names them (requiredFilesNamed).
+ */
 export function isRequirementsFile(path: string): boolean {
-  return /^requirements[^/]*\.txt$/.test(path) || /^requirements\/[^/]+\.txt$/.test(path);
+  return /^requirements\/[^/]+\.txt$/.test(path) || /^([^/]+\/){0,2}(requirements|constraints)[^/]*\.txt$/.test(path);
+}
+
+/** A requirements file's text without its local paths (-e ., ./pkg): they name the project itself, made importable another way. */
+function withoutLocalPaths(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line))
+    .join('\n');
+}
+
+/**
+ * Adds to `inputs` the files they name with -r or -c (--requirement, --constraint), and the files
+ * those name: pip opens each relative to the file that names it, so they travel with it. Returns
+ * the constraints files among them: what they list is pinned, not installed.
+ */
+function requiredFilesNamed(inputs: Record<string, string>, manifests: Record<string, string>): Set<string> {
+  const constraints = new Set<string>();
+  const queue = Object.keys(inputs);
+  for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+    const naming = /^\s*(-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/gm;
+    for (const [, option, named] of (inputs[path] ?? '').matchAll(naming)) {
+      const target = posix.normalize(posix.join(posix.dirname(path), named as string));
+      if (inputs[target] !== undefined || manifests[target] === undefined) continue;
+      inputs[target] = withoutLocalPaths(manifests[target]);
+      if (option === '-c' || option === '--constraint') constraints.add(target);
+      queue.push(target);
+    }
+  }
+  return constraints;
 }
 
 /**
@@ -68,14 +102,12 @@ export function planPython(
     (path) => path.startsWith('requirements/') && isRequirementsFile(path),
   );
   for (const path of [...new Set([...requirementFiles, ...folderFiles])]) {
-    // Local paths (-e ., ./pkg) name the project itself: it is made importable another way.
-    const lines = (manifests[path] as string)
-      .split('\n')
-      .filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line));
-    inputFiles[path] = lines.join('\n');
+    inputFiles[path] = withoutLocalPaths(manifests[path] as string);
+    const lines = inputFiles[path].split('\n');
     if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
       sources.push(`-r ${path}`);
   }
+  const constraintsFiles = requiredFilesNamed(inputFiles, manifests);
   const project = readPythonProject(manifests);
   const selection = selectExtrasAndGroups(project, named);
   const requirements = selectedRequirements(project, selection);
@@ -91,7 +123,10 @@ export function planPython(
   ];
   if (chosen.length) sources.push(`(${chosen.join(', ')})`);
 
-  const declared = [...requirements, ...Object.values(inputFiles).flatMap((text) => text.split('\n'))];
+  const declared = [
+    ...requirements,
+    ...Object.entries(inputFiles).flatMap(([path, text]) => (constraintsFiles.has(path) ? [] : text.split('\n'))),
+  ];
   if (!declared.some((line) => /^\s*pytest\s*([<>=!~;[]|$)/i.test(line))) requirements.push('pytest');
   // C extensions: a compiler and Python's headers from Debian, the backend in the venv for the per-run build.
   const extensions = hasCExtensions(manifests);
