@@ -1,5 +1,5 @@
 // Python: requirements files, pyproject.toml (PEP 621, dependency groups, uv and Poetry locks),
-// setup.cfg and setup.py, and pytest's settings (read by the probe).
+// setup.cfg and setup.py, tox.ini's test deps, and pytest's settings (read by the probe).
 import type { Ecosystem } from '../ecosystem.js';
 import { isRequirementsFile, planPython } from './pythonPlan.js';
 import { pythonImportProbe } from './pythonProbes.js';
@@ -10,7 +10,7 @@ const manifests = new Set([
   'setup.py',
   'uv.lock',
   'poetry.lock',
-  // pytest's settings (its `pythonpath`), read by the environment's probe.
+  // pytest's settings (its `pythonpath`), read by the environment's probe; tox.ini's [testenv] deps too.
   'pytest.ini',
   '.pytest.ini',
   'tox.ini',

@@ -19,6 +19,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote } from '../../shellQuote.js';
+import { toxRequirements, toxTestDeps } from './toxDeps.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
@@ -107,6 +108,11 @@ export function planPython(
     if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
       sources.push(`-r ${path}`);
   }
+  const tox = toxTestDeps(manifests['tox.ini']);
+  if (tox.length) {
+    inputFiles[toxRequirements] = tox.join('\n') + '\n';
+    sources.push('(tox.ini [testenv] deps)');
+  }
   const constraintsFiles = requiredFilesNamed(inputFiles, manifests);
   const project = readPythonProject(manifests);
   const selection = selectExtrasAndGroups(project, named);
@@ -145,10 +151,11 @@ export function planPython(
   const python = `${venv}/bin/python3`;
   const pipInstall = pipInstallOf(python);
   const installFiles = [
-    ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)).map((path) => `-r ${path}`),
-    ...(lock ? [`-r ${lockedRequirements}`] : []),
-  ];
-  const pipRequirements = `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.join(' ')}`;
+    ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)),
+    ...(tox.length ? [toxRequirements] : []),
+    ...(lock ? [lockedRequirements] : []),
+  ].map((path) => (/^[\w./-]+$/.test(path) ? path : shellQuote(path)));
+  const pipRequirements = `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.map((path) => `-r ${path}`).join(' ')}`;
   const script = [
     'set -e',
     ...(aptPackages.length ? [aptInstallScript(aptPackages)] : []),
@@ -161,7 +168,7 @@ export function planPython(
     ...(lock ? lock.install : []),
     ...(lock?.installer
       ? [
-          `if ${installedAlready(python, ['durable-debugger-requirements.txt', lockedRequirements])}; then`,
+          `if ${installedAlready(python, ['durable-debugger-requirements.txt', ...installFiles])}; then`,
           `  echo "pip: every requirement is installed already (by ${lock.installer})"`,
           'else',
           `  ${pipRequirements}`,

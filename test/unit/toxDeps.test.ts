@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planEnvironment } from '../../src/sandbox/environment/plan.js';
+import { toxRequirements, toxTestDeps } from '../../src/sandbox/environment/python/toxDeps.js';
+
+const toxIni = `[tox]
+envlist = py39, py312, lint
+
+[testenv]
+deps =
+    pytest>=7  # the runner
+    freezegun==1.5.1
+    py39: backports.zoneinfo
+    -r{toxinidir}/requirements-test.txt
+    -e .
+    .[tests]
+    {[base]deps}
+extras = tests
+commands = pytest {posargs}
+
+[testenv:lint]
+deps = ruff
+`;
+
+test('tox.ini: [testenv] deps, without factor-conditional lines, other substitutions, the project itself or other environments', () => {
+  assert.deepEqual(toxTestDeps(toxIni), ['pytest>=7', 'freezegun==1.5.1', '-r ./requirements-test.txt']);
+  assert.deepEqual(toxTestDeps('[testenv]\r\ndeps = pytest\r\ncommands = pytest\r\n'), ['pytest']);
+  assert.deepEqual(toxTestDeps('[testenv:py]\ndeps = pytest\n'), []);
+  assert.deepEqual(toxTestDeps('[pytest]\ntestpaths = tests\n'), []);
+  assert.deepEqual(toxTestDeps(undefined), []);
+});
+
+test('a project tested through tox gets its [testenv] deps, and the files they name with -r', () => {
+  const manifests = {
+    'setup.cfg': '[options]\ninstall_requires =\n    python-dateutil>=2.8\n',
+    'pyproject.toml': '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+    'tox.ini': toxIni,
+    'requirements-test.txt': 'hypothesis\n',
+  };
+  const plan = planEnvironment(Object.keys(manifests), manifests);
+  assert.equal(plan?.files[toxRequirements], 'pytest>=7\nfreezegun==1.5.1\n-r ./requirements-test.txt\n');
+  assert.equal(plan?.files['requirements-test.txt'], 'hypothesis\n');
+  assert.match(plan?.description ?? '', /\(tox\.ini \[testenv\] deps\)/);
+  assert.match(
+    plan?.script ?? '',
+    new RegExp(`-r durable-debugger-requirements\\.txt -r requirements-test\\.txt -r ${toxRequirements}`),
+  );
+  // pytest is tox's: not added again.
+  assert.doesNotMatch(plan?.files['durable-debugger-requirements.txt'] ?? '', /^pytest$/m);
+});
+
+test('after Poetry installs the lock, pip is skipped only when every file it would install is satisfied, the requirements files too', () => {
+  const manifests = {
+    'pyproject.toml': '[tool.poetry]\nname = "ledger"\n[tool.poetry.dependencies]\npython = "^3.9"\nsix = "^1.15"\n',
+    'poetry.lock': '# lock\n',
+    'requirements-dev.txt': 'freezegun\n',
+  };
+  const plan = planEnvironment(Object.keys(manifests), manifests);
+  assert.match(
+    plan?.script ?? '',
+    /durable-debugger-installed-already\.py durable-debugger-requirements\.txt requirements-dev\.txt \/tmp\/durable-debugger-locked\.txt; then/,
+  );
+});
