@@ -19,8 +19,10 @@ export interface NodePackageManager {
   release?: string;
   /** The install command, as its users type it. */
   install: string;
-  /** What turns dependencies' install scripts off for the install (they run afterwards, one by one). */
+  /** What turns dependencies' install scripts off, for the install again when it failed with them (they then run one by one). */
   scriptsOff: string;
+  /** The folders holding one installed package each, as `ls -d` globs: what the build counts. */
+  packageFolders: string;
   env: string[];
   /** Repository files the manager reads besides package.json and the lockfile (settings, its release, patches). */
   files: string[];
@@ -130,6 +132,9 @@ function berryForLockfile(lockfile: string): string {
   return '4';
 }
 
+/** npm's and yarn's node_modules: a folder per package, scoped ones one level down. */
+const hoistedPackageFolders = 'node_modules/[!@.]* node_modules/@*/*';
+
 const berryEnv = ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'];
 
 export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
@@ -167,6 +172,7 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       ...(requested?.name === 'npm' ? { tool: tool(`npm@${requested.version}`, 'npm', 'bin/npm-cli.js') } : {}),
       install: lockfile ? 'npm ci' : 'npm install',
       scriptsOff: '--ignore-scripts --no-audit --no-fund',
+      packageFolders: hoistedPackageFolders,
       env: [],
       files: settings.filter((file) => file === '.npmrc'),
     };
@@ -181,6 +187,8 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       tool: tool(`pnpm@${versionOf(major)}`, 'pnpm', 'bin/pnpm.cjs'),
       install: lockfile ? 'pnpm install --frozen-lockfile' : 'pnpm install',
       scriptsOff: '--ignore-scripts',
+      // node_modules holds only the root's own dependencies (none, in many workspaces); the virtual store each package once.
+      packageFolders: 'node_modules/.pnpm/*@*/',
       env: [],
       files: [...settings.filter((file) => file === '.npmrc'), ...pnpmFiles(manifests)],
     };
@@ -206,6 +214,7 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       : `yarn install${lockfile ? ' --frozen-lockfile' : ''} --non-interactive`,
     // Yarn 2+ resolves and links without building; `yarn rebuild` builds afterwards.
     scriptsOff: berry ? '--mode=skip-build' : '--ignore-scripts',
+    packageFolders: hoistedPackageFolders,
     env: berry ? berryEnv : [],
     files: yarnFiles,
   };

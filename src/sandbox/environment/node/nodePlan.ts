@@ -124,10 +124,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
     `mkdir -p ${nodeModules.map(shellQuote).join(' ')}`,
     `node /env-input/${nodeModulesLinker.file} ${dir} ${workspaceMountPoint} ${nodeModules.map(shellQuote).join(' ')}`,
-    // pnpm's node_modules holds only the root's own dependencies (none, in many workspaces); its virtual store, each package once.
-    manager.name === 'pnpm'
-      ? `echo "packages: $(ls -d node_modules/.pnpm/*@*/ 2>/dev/null | wc -l)"`
-      : `echo "packages: $(ls -d node_modules/[!@.]* node_modules/@*/* 2>/dev/null | wc -l)"`,
+    `echo "packages: $(ls -d ${manager.packageFolders} 2>/dev/null | wc -l)"`,
     `rm -rf ${downloads}`,
   ].join('\n');
   const scripts = manifest.scripts as Record<string, unknown> | undefined;
