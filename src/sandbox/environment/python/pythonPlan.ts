@@ -19,7 +19,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote } from '../../shellQuote.js';
-import { toxRequirements, toxTestDeps } from './toxDeps.js';
+import { toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
@@ -198,7 +198,8 @@ export function planPython(
     // A lock's export tool is in the image this one is built on.
     ...(lock ? { basePlan: lock.tools } : {}),
     build: extensions ? [buildExtensionsInPlace] : [],
-    containerEnv: pythonEnv,
+    // The variables tox.ini sets for the tests, as CI's tox sets them.
+    containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     probes: probe ? [probe] : [],
     ...(installable
       ? { projectInstall: { script: projectInstallScript(project, lock?.installer === 'poetry install') } }

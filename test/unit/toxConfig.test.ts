@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planEnvironment } from '../../src/sandbox/environment/plan.js';
-import { toxRequirements, toxTestDeps } from '../../src/sandbox/environment/python/toxDeps.js';
+import { toxRequirements, toxTestDeps, toxTestEnv } from '../../src/sandbox/environment/python/toxConfig.js';
 
 const toxIni = `[tox]
 envlist = py39, py312, lint
@@ -16,6 +16,13 @@ deps =
     .[tests]
     {[base]deps}
 extras = tests
+setenv =
+    REMIND_CONFIG = {toxinidir}/tests/remind.ini
+    PYTHONHASHSEED=0
+    py39: OLD_PYTHON = 1
+    PATH = {toxinidir}/bin:{env:PATH}
+    LD_PRELOAD = {toxinidir}/hook.so
+    COVERAGE_FILE = {envtmpdir}/.coverage
 commands = pytest {posargs}
 
 [testenv:lint]
@@ -60,4 +67,15 @@ test('after Poetry installs the lock, pip is skipped only when every file it wou
     plan?.script ?? '',
     /durable-debugger-installed-already\.py durable-debugger-requirements\.txt requirements-dev\.txt \/tmp\/durable-debugger-locked\.txt; then/,
   );
+});
+
+test('tox.ini: [testenv] setenv for the sandbox, {toxinidir} as the workspace; the sandbox’s own and the loader’s variables are not the repository’s to set', () => {
+  assert.deepEqual(toxTestEnv(toxIni, '/workspace'), ['REMIND_CONFIG=/workspace/tests/remind.ini', 'PYTHONHASHSEED=0']);
+  assert.deepEqual(toxTestEnv('[testenv]\nsetenv = HOME=/root\n', '/workspace'), []);
+  const plan = planEnvironment(['setup.py', 'tox.ini'], {
+    'setup.py': 'from setuptools import setup\nsetup()\n',
+    'tox.ini': toxIni,
+  });
+  assert.ok(plan?.containerEnv.includes('REMIND_CONFIG=/workspace/tests/remind.ini'), String(plan?.containerEnv));
+  assert.ok(plan?.containerEnv.includes('VIRTUAL_ENV=/opt/venv'));
 });

@@ -1,0 +1,54 @@
+// What a project's tox.ini gives its tests, as `tox` in CI gives it: [testenv]'s `deps`, installed
+// beside the project (many libraries declare their test tools, pytest plugins, freezegun, hypothesis,
+// nowhere else), and its `setenv` variables. Read without an INI parser: tox's own rules for the
+// lines that matter here.
+
+/** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
+export const toxRequirements = 'durable-debugger-tox-deps.txt';
+
+/**
+ * [testenv]'s `deps`, one requirement or pip option a line: continuation lines are indented; a
+ * factor-conditional line (`py38: mock`) is for one named environment, not the base one, and a line
+ * with any other substitution than {toxinidir} cannot be read without tox: both are left out, as
+ * are the project itself (`.`, `-e .`, `.[tests]`) and comments.
+ */
+export function toxTestDeps(text: string | undefined): string[] {
+  return testenvLines(text, 'deps')
+    .map((line) => line.replace(/\{toxinidir\}\/?/g, './').replace(/^(-[rc])\s*/, '$1 '))
+    .filter(
+      (line) =>
+        !/[{}]/.test(line) && !/^(-e\s+)?\.\.?(\/|\[|$)/.test(line) && !/^(-e\s+)?\.\/?(\[[^\]]*\])?$/.test(line),
+    );
+}
+
+/**
+ * Variables the sandbox must not take from a repository: its own (where the tools are, the home,
+ * the venv) and the loader's, which would change how every command there runs, ours included.
+ */
+const keptBySandbox = /^(PATH|HOME|LANG|CI|VIRTUAL_ENV|LD_\w*|DURABLE_DEBUGGER\w*)$/;
+
+/**
+ * [testenv]'s `setenv`, as NAME=value lines: {toxinidir} is the workspace; a line with any other
+ * substitution, a factor condition, or a name the sandbox keeps (keptBySandbox) is left out.
+ */
+export function toxTestEnv(text: string | undefined, workspace: string): string[] {
+  return testenvLines(text, 'setenv').flatMap((line) => {
+    const match = line.match(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/);
+    if (!match || keptBySandbox.test(match[1] as string)) return [];
+    const value = (match[2] as string).replace(/\{toxinidir\}/g, workspace);
+    return /[{}]/.test(value) ? [] : [`${match[1]}=${value}`];
+  });
+}
+
+/** A key's value in [testenv], one entry a line (continuation lines are indented), without comments or factor-conditional lines. */
+function testenvLines(text: string | undefined, key: string): string[] {
+  if (text === undefined) return [];
+  const section = text.replace(/\r\n/g, '\n').match(/^\[testenv\][ \t]*\n((?:(?!\[)[^\n]*\n?)*)/m)?.[1] ?? '';
+  const value =
+    section.match(new RegExp(`^${key}[ \\t]*=[ \\t]*([^\\n]*(?:\\n[ \\t]+[^\\n]*|\\n[ \\t]*(?=\\n))*)`, 'm'))?.[1] ??
+    '';
+  return value
+    .split('\n')
+    .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
+    .filter((line) => line && !/^[\w{},.!-]+:\s/.test(line));
+}
