@@ -71,7 +71,13 @@ test('after Poetry installs the lock, pip is skipped only when every file it wou
 
 test('tox.ini: [testenv] setenv for the sandbox, {toxinidir} as the workspace; the sandbox’s own and the loader’s variables are not the repository’s to set', () => {
   assert.deepEqual(toxTestEnv(toxIni, '/workspace'), ['REMIND_CONFIG=/workspace/tests/remind.ini', 'PYTHONHASHSEED=0']);
-  assert.deepEqual(toxTestEnv('[testenv]\nsetenv = HOME=/root\n', '/workspace'), []);
+  assert.deepEqual(
+    toxTestEnv(
+      '[testenv]\nsetenv =\n    HOME=/root\n    BASH_ENV={toxinidir}/x.sh\n    GCONV_PATH=/workspace\n',
+      '/workspace',
+    ),
+    [],
+  );
   const plan = planEnvironment(['setup.py', 'tox.ini'], {
     'setup.py': 'from setuptools import setup\nsetup()\n',
     'tox.ini': toxIni,

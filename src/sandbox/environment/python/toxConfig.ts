@@ -23,9 +23,11 @@ export function toxTestDeps(text: string | undefined): string[] {
 
 /**
  * Variables the sandbox must not take from a repository: its own (where the tools are, the home,
- * the venv) and the loader's, which would change how every command there runs, ours included.
+ * the venv), the loader's and the C library's, and the shell's start-up ones, which would change how
+ * every command there runs, ours included.
  */
-const keptBySandbox = /^(PATH|HOME|LANG|CI|VIRTUAL_ENV|LD_\w*|DURABLE_DEBUGGER\w*)$/;
+const keptBySandbox =
+  /^(PATH|HOME|LANG|CI|VIRTUAL_ENV|DURABLE_DEBUGGER\w*|LD_\w*|GCONV_PATH|LOCPATH|GLIBC_TUNABLES|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|IFS|PS4)$/;
 
 /**
  * [testenv]'s `setenv`, as NAME=value lines: {toxinidir} is the workspace; a line with any other
