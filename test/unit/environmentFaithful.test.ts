@@ -95,6 +95,26 @@ black = "*"
   );
 });
 
+test('PDM’s older [tool.pdm.dev-dependencies] are groups, the test-ish ones installed, its editable local paths left out; not with a uv.lock', () => {
+  const pdmProject = `[project]
+name = "retrying-fetch"
+dependencies = ["requests>=2.31"]
+[build-system]
+requires = ["pdm-backend"]
+build-backend = "pdm.backend"
+[tool.pdm.dev-dependencies]
+test = ["pytest>=8", "pytest-mock>=3.12", "-e file:///\${PROJECT_ROOT}/plugins/extra#egg=extra"]
+lint = ["ruff>=0.4"]
+`;
+  const project = readPythonProject({ 'pyproject.toml': pdmProject });
+  assert.deepEqual(project.groups, { test: ['pytest>=8', 'pytest-mock>=3.12'], lint: ['ruff>=0.4'] });
+  assert.deepEqual(selectExtrasAndGroups(project, {}).groups, ['test']);
+  const plan = planEnvironment(['pyproject.toml', 'src/retrying_fetch/__init__.py'], { 'pyproject.toml': pdmProject });
+  assert.match(plan?.files['durable-debugger-requirements.txt'] ?? '', /^pytest-mock>=3\.12$/m);
+  assert.doesNotMatch(plan?.files['durable-debugger-requirements.txt'] ?? '', /ruff|PROJECT_ROOT/);
+  assert.deepEqual(readPythonProject({ 'pyproject.toml': pdmProject, 'uv.lock': '' }).groups, {});
+});
+
 test('a copy of the project that a dependency pulls from the index is removed, and the workspace goes ahead of site-packages', () => {
   const plan = planEnvironment(packagingFiles, { 'pyproject.toml': packagingLike });
   const script = plan?.script ?? '';

@@ -1,6 +1,7 @@
 // What a Python repository declares about itself, read from pyproject.toml, setup.cfg and setup.py:
-// its own distribution names, its dependencies, its extras and dependency groups (PEP 735 and
-// Poetry's), and which of those the tests need. Pure: the planners decide what to install from it.
+// its own distribution names, its dependencies, its extras and dependency groups (PEP 735, uv's and
+// PDM's older dev-dependencies, Poetry's), and which of those the tests need. Pure: the planners
+// decide what to install from it.
 import { parse as parseToml } from 'smol-toml';
 import { EnvironmentConfigError, repositoryConfigFile } from '../planTypes.js';
 import { excerpt, quoted } from '../excerpt.js';
@@ -14,7 +15,7 @@ export interface PythonProject {
   dependencies: string[];
   /** Extras (pyproject optional-dependencies, setup.cfg extras_require) → their requirements. */
   extras: Record<string, string[]>;
-  /** PEP 735 dependency groups (uv's dev-dependencies as `dev`) → their requirements, include-group resolved. */
+  /** PEP 735 dependency groups (uv's dev-dependencies as `dev`, PDM's by their names) → their requirements, include-group resolved. */
   groups: Record<string, string[]>;
   /** Groups that cannot be resolved (an include-group of an undefined group), with why: an error once selected. */
   brokenGroups: Record<string, string>;
@@ -58,7 +59,8 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
     requiresPython: null,
   };
   const pyprojectText = manifests['pyproject.toml'];
-  if (pyprojectText !== undefined) readPyproject(pyprojectText, project);
+  // A uv.lock is exported by uv, which knows no PDM groups (nor does the project's CI, run by uv).
+  if (pyprojectText !== undefined) readPyproject(pyprojectText, project, manifests['uv.lock'] === undefined);
   const setupCfg = manifests['setup.cfg'];
   if (setupCfg !== undefined) readSetupCfg(setupCfg, project);
   const setupPy = manifests['setup.py'];
@@ -73,7 +75,7 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
   return project;
 }
 
-function readPyproject(text: string, project: PythonProject): void {
+function readPyproject(text: string, project: PythonProject, pdmGroups: boolean): void {
   let data: Record<string, unknown>;
   try {
     data = parseToml(text) as Record<string, unknown>;
@@ -102,6 +104,14 @@ function readPyproject(text: string, project: PythonProject): void {
     }
   }
   if (uvDev.length) project.groups.dev = [...(project.groups.dev ?? []), ...uvDev];
+  // PDM before PEP 735 kept its development groups in [tool.pdm.dev-dependencies], which `pdm
+  // install` installs; its editable local paths (`-e file:///${PROJECT_ROOT}/…`) are the workspace's.
+  const pdmDev = pdmGroups ? table(table(tool.pdm)['dev-dependencies']) : {};
+  for (const [name, requirements] of Object.entries(pdmDev))
+    project.groups[name] = [
+      ...(project.groups[name] ?? []),
+      ...strings(requirements).filter((requirement) => !/^\s*-e\s/.test(requirement)),
+    ];
 
   const poetry = table(tool.poetry);
   if (typeof poetry.name === 'string') project.ownNames.push(normalizeName(poetry.name));
