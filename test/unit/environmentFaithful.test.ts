@@ -115,6 +115,31 @@ lint = ["ruff>=0.4"]
   assert.deepEqual(readPythonProject({ 'pyproject.toml': pdmProject, 'uv.lock': '' }).groups, {});
 });
 
+test('Hatch’s environments are groups: hatch-test with Hatch’s own test tools unless replaced, default as dev; others not', () => {
+  const hatchProject = (hatchTest: string) => `[project]
+name = "shelf-life"
+dependencies = []
+[tool.hatch.envs.default]
+dependencies = ["ipython"]
+[tool.hatch.envs.hatch-test]
+${hatchTest}
+[tool.hatch.envs.types]
+extra-dependencies = ["mypy>=1.10"]
+`;
+  assert.deepEqual(
+    readPythonProject({ 'pyproject.toml': hatchProject('extra-dependencies = ["freezegun>=1.4"]') }).groups,
+    {
+      dev: ['ipython'],
+      test: ['pytest', 'pytest-mock', 'pytest-rerunfailures', 'pytest-xdist', 'freezegun>=1.4'],
+    },
+  );
+  assert.deepEqual(
+    readPythonProject({ 'pyproject.toml': hatchProject('dependencies = ["pytest==8.3.4"]') }).groups.test,
+    ['pytest==8.3.4'],
+  );
+  assert.deepEqual(readPythonProject({ 'pyproject.toml': hatchProject(''), 'uv.lock': '' }).groups, {});
+});
+
 test('a copy of the project that a dependency pulls from the index is removed, and the workspace goes ahead of site-packages', () => {
   const plan = planEnvironment(packagingFiles, { 'pyproject.toml': packagingLike });
   const script = plan?.script ?? '';

@@ -1,7 +1,7 @@
 // What a Python repository declares about itself, read from pyproject.toml, setup.cfg and setup.py:
 // its own distribution names, its dependencies, its extras and dependency groups (PEP 735, uv's and
-// PDM's older dev-dependencies, Poetry's), and which of those the tests need. Pure: the planners
-// decide what to install from it.
+// PDM's older dev-dependencies, Hatch's environments, Poetry's), and which of those the tests need.
+// Pure: the planners decide what to install from it.
 import { parse as parseToml } from 'smol-toml';
 import { EnvironmentConfigError, repositoryConfigFile } from '../planTypes.js';
 import { excerpt, quoted } from '../excerpt.js';
@@ -15,7 +15,7 @@ export interface PythonProject {
   dependencies: string[];
   /** Extras (pyproject optional-dependencies, setup.cfg extras_require) → their requirements. */
   extras: Record<string, string[]>;
-  /** PEP 735 dependency groups (uv's dev-dependencies as `dev`, PDM's by their names) → their requirements, include-group resolved. */
+  /** PEP 735 dependency groups (uv's dev-dependencies as `dev`, PDM's and Hatch's environments too) → their requirements, include-group resolved. */
   groups: Record<string, string[]>;
   /** Groups that cannot be resolved (an include-group of an undefined group), with why: an error once selected. */
   brokenGroups: Record<string, string>;
@@ -59,7 +59,7 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
     requiresPython: null,
   };
   const pyprojectText = manifests['pyproject.toml'];
-  // A uv.lock is exported by uv, which knows no PDM groups (nor does the project's CI, run by uv).
+  // A uv.lock is exported by uv, which knows no PDM or Hatch groups (nor does the project's CI, run by uv).
   if (pyprojectText !== undefined) readPyproject(pyprojectText, project, manifests['uv.lock'] === undefined);
   const setupCfg = manifests['setup.cfg'];
   if (setupCfg !== undefined) readSetupCfg(setupCfg, project);
@@ -75,7 +75,7 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
   return project;
 }
 
-function readPyproject(text: string, project: PythonProject, pdmGroups: boolean): void {
+function readPyproject(text: string, project: PythonProject, toolGroups: boolean): void {
   let data: Record<string, unknown>;
   try {
     data = parseToml(text) as Record<string, unknown>;
@@ -106,12 +106,14 @@ function readPyproject(text: string, project: PythonProject, pdmGroups: boolean)
   if (uvDev.length) project.groups.dev = [...(project.groups.dev ?? []), ...uvDev];
   // PDM before PEP 735 kept its development groups in [tool.pdm.dev-dependencies], which `pdm
   // install` installs; its editable local paths (`-e file:///${PROJECT_ROOT}/…`) are the workspace's.
-  const pdmDev = pdmGroups ? table(table(tool.pdm)['dev-dependencies']) : {};
+  const pdmDev = toolGroups ? table(table(tool.pdm)['dev-dependencies']) : {};
   for (const [name, requirements] of Object.entries(pdmDev))
-    project.groups[name] = [
-      ...(project.groups[name] ?? []),
-      ...strings(requirements).filter((requirement) => !/^\s*-e\s/.test(requirement)),
-    ];
+    addToGroup(
+      project,
+      name,
+      strings(requirements).filter((requirement) => !/^\s*-e\s/.test(requirement)),
+    );
+  if (toolGroups) readHatchEnvironments(table(table(tool.hatch).envs), project);
 
   const poetry = table(tool.poetry);
   if (typeof poetry.name === 'string') project.ownNames.push(normalizeName(poetry.name));
@@ -121,6 +123,41 @@ function readPyproject(text: string, project: PythonProject, pdmGroups: boolean)
   const python = table(poetry.dependencies).python;
   if (typeof python === 'string' && !project.requiresPython)
     project.requiresPython = { specifier: python, source: 'pyproject.toml ([tool.poetry.dependencies] python)' };
+}
+
+function addToGroup(project: PythonProject, name: string, requirements: string[]): void {
+  project.groups[name] = [...(project.groups[name] ?? []), ...requirements];
+}
+
+/**
+ * What `hatch test` installs when the project does not say (Hatch 1.10 and later), but
+ * pytest-randomly, which reorders the tests unless hatch's own command turns it off.
+ */
+const hatchTestDefaults = ['pytest', 'pytest-mock', 'pytest-rerunfailures', 'pytest-xdist'];
+
+/**
+ * Hatch's environments as groups: `default` (what `hatch run` uses) as `dev`; `test`, `tests` and
+ * `testing` by their names; `hatch-test` (`hatch test`'s) as `test`, with Hatch's own test tools
+ * unless its `dependencies` replace them. Each with its `dependencies` and `extra-dependencies`.
+ */
+function readHatchEnvironments(envs: Record<string, unknown>, project: PythonProject): void {
+  const groupOf: Record<string, string> = {
+    default: 'dev',
+    test: 'test',
+    tests: 'tests',
+    testing: 'testing',
+    'hatch-test': 'test',
+  };
+  for (const [name, value] of Object.entries(envs)) {
+    const group = groupOf[name];
+    if (!group) continue;
+    const env = table(value);
+    const replaced = env.dependencies !== undefined;
+    addToGroup(project, group, [
+      ...(name === 'hatch-test' && !replaced ? hatchTestDefaults : strings(env.dependencies)),
+      ...strings(env['extra-dependencies']),
+    ]);
+  }
 }
 
 /** A PEP 735 group's requirements, its `{include-group = "…"}` entries replaced by that group's. */
