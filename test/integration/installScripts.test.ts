@@ -2,7 +2,8 @@
 // run, dependencies first; a failing one is reported with its last lines and the next ones still
 // run; known downloaders run with their opt-out set. With --install, on dependencies packed here:
 // npm's install runs their scripts itself, and only when it fails or does not end in time does the
-// runner install again without them and run them one by one.
+// runner install again without them and run them one by one; under the real pnpm 10, the scripts the
+// project does not allow are reported as not allowed.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
