@@ -3,3 +3,8 @@
 export function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/** The word as it is when sh reads it as one plain word (a path of letters, digits and ./@:+-), else quoted. */
+export function shellWord(word: string): string {
+  return /^[\w./@:+-]+$/.test(word) ? word : shellQuote(word);
+}

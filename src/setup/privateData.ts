@@ -5,6 +5,7 @@
 import { lstat } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { CheckResult } from './parts.js';
+import { shellWord } from '../sandbox/shellQuote.js';
 
 /** Folders 0700 and files 0600: what we create, whatever the user's umask. */
 export const privateUmask = 0o077;
@@ -38,8 +39,4 @@ export async function checkPrivateData(config: Config): Promise<CheckResult> {
       .join('; '),
     fix: open.map((place) => `chmod ${place.folder ? '700' : '600'} ${shellWord(place.path)}`).join(' && '),
   };
-}
-
-function shellWord(path: string): string {
-  return /^[\w./@:+-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }

@@ -96,6 +96,20 @@ function assignments(variables: readonly DocumentedVariable[]): string[] {
   return variables.map((variable) => `${variable.name}=${variable.value}`);
 }
 
+/**
+ * Whether a variable is the sandbox's to set, never a repository's (tox's setenv): the documented
+ * ones above, the loader's and the C library's, and the shell's start-up ones, which would change
+ * how every command there runs, ours included.
+ */
+export function keptBySandbox(name: string): boolean {
+  return (
+    [...sandboxVariables, ...environmentImageVariables].some((variable) => variable.name === name) ||
+    /^(DURABLE_DEBUGGER\w*|LD_\w*|GCONV_PATH|LOCPATH|GLIBC_TUNABLES|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|IFS|PS4)$/.test(
+      name,
+    )
+  );
+}
+
 /** NAME=value lines of an environment image's variables (the node and python plans). */
 export function environmentImageEnv(...names: string[]): string[] {
   return assignments(environmentImageVariables.filter((variable) => names.includes(variable.name)));

@@ -230,7 +230,7 @@ function ignoredBuilds(manager, root) {
 
 /** Whether pnpm's entry (ignoredBuilds) names this package. */
 function named(entry, each) {
-  return entry === each.name || entry === each.name + '@' + each.version || entry.startsWith(each.name + '@');
+  return entry === each.name || entry.startsWith(each.name + '@');
 }
 
 /** A problem for each package whose scripts the manager did not run because the project does not allow them. */

@@ -39,12 +39,15 @@ const lockfiles: Record<ManagerName, string[]> = {
 /** pnpm's hooks (readPackage, afterAllResolved), which a lockfile made with them records by checksum. */
 const pnpmfiles = ['.pnpmfile.cjs', '.pnpmfile.mjs'];
 
-/** The manager's settings and files a repository may have besides its manifests (patches/: where `pnpm patch-commit` writes). */
+/** A patch in patches/, where `pnpm patch-commit` and patch-package write them. */
+export const isPatchFile = (path: string): boolean => /^patches\/[^/]+\.patch$/.test(path);
+
+/** The manager's settings and files a repository may have besides its manifests. */
 export function isPackageManagerFile(path: string): boolean {
   return (
     ['.npmrc', '.yarnrc', '.yarnrc.yml', ...pnpmfiles].includes(path) ||
     /^\.yarn\/(releases|plugins|patches)\/./.test(path) ||
-    /^patches\/[^/]+\.patch$/.test(path)
+    isPatchFile(path)
   );
 }
 
@@ -56,7 +59,7 @@ export function isPackageManagerFile(path: string): boolean {
  */
 function pnpmFiles(manifests: Record<string, string>): string[] {
   const naming = [manifests['pnpm-workspace.yaml'], manifests['pnpm-lock.yaml'], manifests['package.json']].join('\n');
-  const patches = Object.keys(manifests).filter((path) => path.endsWith('.patch') && naming.includes(path));
+  const patches = Object.keys(manifests).filter((path) => isPatchFile(path) && naming.includes(path));
   return [...['pnpm-workspace.yaml', ...pnpmfiles].filter((path) => manifests[path] !== undefined), ...patches.sort()];
 }
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
-import { nodePackageManager, type ManagerName, type NodePackageManager } from './nodePackageManager.js';
+import { isPatchFile, nodePackageManager, type ManagerName, type NodePackageManager } from './nodePackageManager.js';
 import { environmentPaths, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
 import { nodeToolchainPlan } from './nodeToolchain.js';
@@ -127,8 +127,8 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     `echo "packages: $(ls -d ${manager.packageFolders} 2>/dev/null | wc -l)"`,
     `rm -rf ${downloads}`,
   ].join('\n');
-  const scripts = manifest.scripts as Record<string, unknown> | undefined;
-  const hasTest = typeof scripts?.test === 'string' && !scripts.test.includes('no test specified');
+  const test = scriptText(manifest, 'test');
+  const hasTest = test !== '' && !test.includes('no test specified');
   return {
     kind: 'node',
     installers: ['npm'],
@@ -281,15 +281,8 @@ function useRelease(release: string): string {
  * patches/, its default folder. A --patch-dir elsewhere is not read.
  */
 function patchPackagePatches(manifest: Record<string, unknown>, manifests: Record<string, string>): string[] {
-  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
-  const runsIt = lifecycleScripts.some(
-    (name) => typeof scripts[name] === 'string' && /(^|[\s;&|(])patch-package\b/.test(scripts[name] as string),
-  );
-  return runsIt
-    ? Object.keys(manifests)
-        .filter((path) => /^patches\/[^/]+\.patch$/.test(path))
-        .sort()
-    : [];
+  const runsIt = lifecycleScripts.some((name) => /(^|[\s;&|(])patch-package\b/.test(scriptText(manifest, name)));
+  return runsIt ? Object.keys(manifests).filter(isPatchFile).sort() : [];
 }
 
 /** patch-package as the root's postinstall runs it: a patch that no longer applies fails the build, as it fails CI's install. */

@@ -18,7 +18,7 @@ import {
   type PythonProject,
   type PythonSelection,
 } from './pythonProject.js';
-import { shellQuote } from '../../shellQuote.js';
+import { shellQuote, shellWord } from '../../shellQuote.js';
 import { toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
@@ -154,7 +154,7 @@ export function planPython(
     ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)),
     ...(tox.length ? [toxRequirements] : []),
     ...(lock ? [lockedRequirements] : []),
-  ].map((path) => (/^[\w./-]+$/.test(path) ? path : shellQuote(path)));
+  ].map(shellWord);
   const pipRequirements = `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.map((path) => `-r ${path}`).join(' ')}`;
   const script = [
     'set -e',

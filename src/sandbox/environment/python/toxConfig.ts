@@ -2,6 +2,7 @@
 // beside the project (many libraries declare their test tools, pytest plugins, freezegun, hypothesis,
 // nowhere else), and its `setenv` variables. Read without an INI parser: tox's own rules for the
 // lines that matter here.
+import { keptBySandbox } from '../../container/sandboxEnv.js';
 
 /** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
 export const toxRequirements = 'durable-debugger-tox-deps.txt';
@@ -15,28 +16,17 @@ export const toxRequirements = 'durable-debugger-tox-deps.txt';
 export function toxTestDeps(text: string | undefined): string[] {
   return testenvLines(text, 'deps')
     .map((line) => line.replace(/\{toxinidir\}\/?/g, './').replace(/^(-[rc])\s*/, '$1 '))
-    .filter(
-      (line) =>
-        !/[{}]/.test(line) && !/^(-e\s+)?\.\.?(\/|\[|$)/.test(line) && !/^(-e\s+)?\.\/?(\[[^\]]*\])?$/.test(line),
-    );
+    .filter((line) => !/[{}]/.test(line) && !/^(-e\s+)?\.\.?(\/|\[|$)/.test(line));
 }
 
 /**
- * Variables the sandbox must not take from a repository: its own (where the tools are, the home,
- * the venv), the loader's and the C library's, and the shell's start-up ones, which would change how
- * every command there runs, ours included.
- */
-const keptBySandbox =
-  /^(PATH|HOME|LANG|CI|VIRTUAL_ENV|DURABLE_DEBUGGER\w*|LD_\w*|GCONV_PATH|LOCPATH|GLIBC_TUNABLES|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|IFS|PS4)$/;
-
-/**
  * [testenv]'s `setenv`, as NAME=value lines: {toxinidir} is the workspace; a line with any other
- * substitution, a factor condition, or a name the sandbox keeps (keptBySandbox) is left out.
+ * substitution, a factor condition, or a name the sandbox keeps (sandboxEnv.ts) is left out.
  */
 export function toxTestEnv(text: string | undefined, workspace: string): string[] {
   return testenvLines(text, 'setenv').flatMap((line) => {
     const match = line.match(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/);
-    if (!match || keptBySandbox.test(match[1] as string)) return [];
+    if (!match || keptBySandbox(match[1] as string)) return [];
     const value = (match[2] as string).replace(/\{toxinidir\}/g, workspace);
     return /[{}]/.test(value) ? [] : [`${match[1]}=${value}`];
   });
