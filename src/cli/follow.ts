@@ -38,7 +38,9 @@ function runLooks(handle: WorkflowHandle, options: LookOptions): RunSource {
     for (;;) {
       const description = await handle.describe();
       const closed = description.status.name !== 'RUNNING';
-      const ask = () => Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
+      const ask = closed
+        ? () => askInTurn(handle)
+        : () => Promise.all([handle.query(statusQuery), handle.query(transcriptQuery)]);
       let answer = (closed && options.closedView?.(description.runId)) || null;
       try {
         answer ??= closed && options.queryClosed ? await options.queryClosed(description.taskQueue, ask) : await ask();
@@ -52,6 +54,16 @@ function runLooks(handle: WorkflowHandle, options: LookOptions): RunSource {
     }
   }
   return { workflowId: handle.workflowId, looks: looks(), report: () => result };
+}
+
+/**
+ * A closed run's queries, one after the other: each is answered by replaying the run, and the
+ * Temporal core drops a query that waits behind another when it evicts the replayed run (the
+ * worker logs "leftover buffered tasks"), so two at once can leave one unanswered until its timeout.
+ */
+async function askInTurn(handle: WorkflowHandle): Promise<NonNullable<RunLook['answer']>> {
+  const status = await handle.query(statusQuery);
+  return [status, await handle.query(transcriptQuery)];
 }
 
 /**

@@ -34,10 +34,9 @@ test("the worker that closes a run keeps its last answers for a follower in its 
     const view = closing.take(runId);
     assert.ok(view, 'the closing run left its view');
     const [status, transcript] = view;
-    const [queriedStatus, queriedTranscript] = await Promise.all([
-      handle.query(statusQuery),
-      handle.query(transcriptQuery),
-    ]);
+    // One after the other, as the follower asks a closed run (src/cli/follow.ts, askInTurn).
+    const queriedStatus = await handle.query(statusQuery);
+    const queriedTranscript = await handle.query(transcriptQuery);
     assert.deepEqual(transcript, queriedTranscript);
     assert.ok(transcript.messages.length > 2, `${transcript.messages.length} messages`);
     assert.equal(status.phase, 'done');
