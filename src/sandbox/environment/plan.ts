@@ -16,11 +16,14 @@ import {
 import { parseDockerfile } from './dockerfile.js';
 import { excerpt } from './excerpt.js';
 import { checkedAptPackages, withAptPackages } from './debian/debianPackages.js';
+import { ciTestVariables, isCiWorkflow, type CiVariables } from './ciVariables.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
   const ours = new Set([repositoryConfigFile, repositoryDockerfile]);
-  return files.filter((path) => ours.has(path) || ecosystems.some((ecosystem) => ecosystem.isManifest(path)));
+  return files.filter(
+    (path) => ours.has(path) || isCiWorkflow(path) || ecosystems.some((ecosystem) => ecosystem.isManifest(path)),
+  );
 }
 
 /** Reads durable-debugger.json; a bad file is the user's to fix, with a message that says how. */
@@ -126,12 +129,28 @@ export function planEnvironment(
   const found = planWithoutBuild(files, manifests, chosen, host);
   if (!found) return null;
   // Debian packages the repository names (durable-debugger.json `apt`), for any plan that builds.
-  const plan = withAptPackages(found, chosen.apt ?? []);
+  const plan = withCiVariables(withAptPackages(found, chosen.apt ?? []), ciTestVariables(manifests));
   const build = chosen.build ?? plan.build;
   // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
   return build.length
     ? { ...plan, build, containerEnv: [...plan.containerEnv, `CACHE_DIR=${buildCacheFolder}`] }
     : { ...plan, build };
+}
+
+/**
+ * The variables CI gives the tests (ciVariables.ts), before the plan's own: a name the plan sets
+ * (tox's setenv, which applies inside the tox that CI runs; the image's) keeps the plan's value.
+ */
+function withCiVariables(plan: EnvironmentPlan, ci: CiVariables | null): EnvironmentPlan {
+  const nameOf = (line: string) => line.slice(0, line.indexOf('='));
+  const own = new Set(plan.containerEnv.map(nameOf));
+  const lines = ci?.lines.filter((line) => !own.has(nameOf(line))) ?? [];
+  if (!lines.length) return plan;
+  return {
+    ...plan,
+    toolchainNotes: [...(plan.toolchainNotes ?? []), `CI's variables ${lines.map(nameOf).join(', ')} (${ci?.from})`],
+    containerEnv: [...lines, ...plan.containerEnv],
+  };
 }
 
 /** Where build tools keep their caches in the sandbox; emptied before every build. */

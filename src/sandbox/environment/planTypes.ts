@@ -159,7 +159,7 @@ export interface EnvironmentPlan {
    * toolchain image per Rust version): its image becomes this plan's baseImage.
    */
   basePlan?: EnvironmentPlan;
-  /** The toolchain's choices that are no packed tool, for people: "yarn 4.4.1 (the repository's own release, ...)". */
+  /** For people, in the report: the toolchain's choices that are no packed tool ("yarn 4.4.1 (the repository's own release, ...)"), the variables taken from CI. */
   toolchainNotes?: string[];
   /** Checks the builder runs in the image before every run uses it (see probes.ts). */
   probes: EnvironmentProbe[];

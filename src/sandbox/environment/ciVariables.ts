@@ -1,0 +1,85 @@
+// The variables a repository's GitHub Actions CI sets for the step that runs its tests (the
+// workflow's, the job's and the step's `env:`), given to the sandbox as its CI gives them to the
+// tests: CI is where many repositories say what their tests need set (DATABASE_URL=sqlite://, a
+// settings module, TZ). Only literal values are taken: an expression (`${{ secrets.X }}`,
+// `${{ matrix.python }}`) is CI's to fill, and a job with `services:` or a `container:` describes a
+// machine the sandbox is not (its variables point at a database it has not). The file is the
+// repository's, so the sandbox's own variables are never taken from it (keptBySandbox).
+import { parse } from 'yaml';
+import { keptBySandbox } from '../container/sandboxEnv.js';
+
+/** GitHub Actions' workflow files: .github/workflows/*.yml or *.yaml. */
+export function isCiWorkflow(path: string): boolean {
+  return /^\.github\/workflows\/[^/]+\.ya?ml$/.test(path);
+}
+
+/** The variables taken, as NAME=value lines, and the file and job they came from (for the report). */
+export interface CiVariables {
+  lines: string[];
+  from: string;
+}
+
+// A command that runs a test suite, in the words of the runners and package managers we build for,
+// after what starts it through a tool (npx, poetry run, python -m, a variable set for it).
+const testRunner =
+  /^(pytest|py\.test|unittest|tox|nox|hatch test|(npm|pnpm|yarn|bun)( run)? test(:\S*)?|npm t|jest|vitest|mocha|node --test|go test|cargo (test|nextest)|\.?\/?mvnw? .*\b(test|verify)|\.?\/?gradlew? .*\b(test|check)|ctest|make (test|check))(\s|$)/;
+const launcher =
+  /^(\w+=\S*\s+|npx\s+|(pnpm|yarn|bun) exec\s+|(poetry|uv|pdm|hatch|pipenv) run\s+|python3?(\.\d+)? -m\s+|time\s+)/;
+
+function runsTests(run: string): boolean {
+  return run.split(/\n|&&|\|\||;|\|/).some((part) => {
+    let command = part.trim();
+    for (let match = launcher.exec(command); match; match = launcher.exec(command))
+      command = command.slice(match[0].length);
+    return testRunner.test(command);
+  });
+}
+
+/**
+ * The variables of the first step, in the workflow files' order, that runs tests, on a job the
+ * sandbox can stand for; null when no workflow has one. A file that is not YAML is passed over.
+ */
+export function ciTestVariables(manifests: Record<string, string>): CiVariables | null {
+  for (const path of Object.keys(manifests).filter(isCiWorkflow).sort()) {
+    const workflow = parsed(manifests[path] as string);
+    const jobs = record(workflow?.jobs);
+    for (const [jobName, value] of Object.entries(jobs ?? {})) {
+      const job = record(value);
+      if (!job || job.services !== undefined || job.container !== undefined || !runsOnLinux(job['runs-on'])) continue;
+      const steps = Array.isArray(job.steps) ? job.steps.map(record) : [];
+      const step = steps.find((candidate) => typeof candidate?.run === 'string' && runsTests(candidate.run));
+      if (!step) continue;
+      const merged = { ...record(workflow?.env), ...record(job.env), ...record(step.env) };
+      return {
+        lines: Object.entries(merged).flatMap(([name, value]) => literal(name, value)),
+        from: `${path} (job ${jobName})`,
+      };
+    }
+  }
+  return null;
+}
+
+function parsed(text: string): Record<string, unknown> | null {
+  try {
+    return record(parse(text));
+  } catch {
+    return null;
+  }
+}
+
+function record(value: unknown): Record<string, unknown> | null {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+/** A runner named as Linux, or by an expression or label the sandbox may stand for; not Windows or macOS. */
+function runsOnLinux(runsOn: unknown): boolean {
+  const labels = Array.isArray(runsOn) ? runsOn : [runsOn];
+  return !labels.some((label) => typeof label === 'string' && /^(windows|macos)/i.test(label));
+}
+
+function literal(name: string, value: unknown): string[] {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || keptBySandbox(name) || /^(GITHUB|RUNNER)_/.test(name)) return [];
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return [];
+  const text = String(value);
+  return text.includes('${{') || /[\0\n\r]/.test(text) ? [] : [`${name}=${text}`];
+}
