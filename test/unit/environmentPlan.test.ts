@@ -79,6 +79,39 @@ test('requirements files: local paths dropped (the project is made importable in
   assert.match(plan?.script ?? '', /p = "\/workspace"; p in sys.path/);
 });
 
+test('the project itself with extras in a requirements file or tox.ini (`-e .[socks,yaml]`, `.[yaml]`, tox `extras`): the line left to the project install, the extras installed', () => {
+  const pyproject = [
+    '[build-system]',
+    'requires = ["setuptools"]',
+    'build-backend = "setuptools.build_meta"',
+    '[project]',
+    'name = "feeds"',
+    'version = "1.0"',
+    'dependencies = ["attrs"]',
+    '[project.optional-dependencies]',
+    'yaml = ["PyYAML>=6"]',
+    'socks = ["socksio==1.*"]',
+    'docs = ["sphinx"]',
+  ].join('\n');
+  for (const line of ['-e .[socks,yaml]', '.[socks, yaml]', '--editable=./[socks,yaml]  # as CI']) {
+    const manifests = { 'pyproject.toml': pyproject, 'requirements.txt': `${line}\n\n# Testing\npytest==8.3.4\n` };
+    const plan = planEnvironment(Object.keys(manifests), manifests);
+    assert.equal(plan?.files['requirements.txt'], '\n# Testing\npytest==8.3.4\n', line);
+    assert.deepEqual(requirementsOf(plan), ['attrs', 'PyYAML>=6', 'socksio==1.*'], line);
+    assert.match(plan?.description ?? '', /\(extra yaml, extra socks\)$/, line);
+  }
+  const tox = {
+    'pyproject.toml': pyproject,
+    'tox.ini': '[testenv]\nextras = yaml\ndeps =\n    pytest\n    {toxinidir}[socks]\n',
+  };
+  assert.deepEqual(requirementsOf(planEnvironment(Object.keys(tox), tox)), ['attrs', 'PyYAML>=6', 'socksio==1.*']);
+  // An extra the project does not define is pip's to warn about; durable-debugger.json's extras stay exactly those.
+  const unknown = { 'pyproject.toml': pyproject, 'requirements.txt': '-e .[nonesuch]\npytest\n' };
+  assert.deepEqual(requirementsOf(planEnvironment(Object.keys(unknown), unknown)), ['attrs']);
+  const chosen = { ...unknown, 'durable-debugger.json': '{"extras": ["docs"]}' };
+  assert.deepEqual(requirementsOf(planEnvironment(Object.keys(chosen), chosen)), ['attrs', 'sphinx']);
+});
+
 test('setup.cfg and setup.py install_requires', () => {
   assert.deepEqual(
     setupCfgRequirements(

@@ -19,7 +19,8 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote, shellWord } from '../../shellQuote.js';
-import { toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
+import { toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
+import { projectExtrasNamed, projectLineExtras } from './projectLine.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
@@ -36,11 +37,19 @@ export function isRequirementsFile(path: string): boolean {
   return /^requirements\/[^/]+\.txt$/.test(path) || /^([^/]+\/){0,2}(requirements|constraints)[^/]*\.txt$/.test(path);
 }
 
-/** A requirements file's text without its local paths (-e ., ./pkg): they name the project itself, made importable another way. */
+/**
+ * A requirements file's text without its local paths: the project itself (`-e .`, `.[tests]`,
+ * projectLine.ts), made importable another way, and other folders (`./pkg`, `-e ../lib`).
+ */
 function withoutLocalPaths(text: string): string {
   return text
     .split('\n')
-    .filter((line) => !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) && !/^\s*-e\s+\.\S*/.test(line))
+    .filter(
+      (line) =>
+        projectLineExtras(line) === null &&
+        !/^\s*(-e\s+)?\.{1,2}(\/\S*)?\s*(#.*)?$/.test(line) &&
+        !/^\s*-e\s+\.\S*/.test(line),
+    )
     .join('\n');
 }
 
@@ -115,7 +124,12 @@ export function planPython(
   }
   const constraintsFiles = requiredFilesNamed(inputFiles, manifests);
   const project = readPythonProject(manifests);
-  const selection = selectExtrasAndGroups(project, named);
+  // The extras CI installs the project with (`-e .[socks]` in a requirements file, tox's `extras`).
+  const ciExtras = [
+    ...projectExtrasNamed(Object.keys(inputFiles).flatMap((path) => manifests[path]?.split('\n') ?? [])),
+    ...toxExtras(manifests['tox.ini']),
+  ];
+  const selection = selectExtrasAndGroups(project, named, ciExtras);
   const requirements = selectedRequirements(project, selection);
   if (requirements.length) sources.push(...declaredIn(manifests));
   const lock = pythonLock(manifests, project, selection);

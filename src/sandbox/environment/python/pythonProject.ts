@@ -224,16 +224,23 @@ export function setupPyRequirements(text: string): string[] {
 
 /**
  * The extras and groups to install. Named in durable-debugger.json: exactly those (each must be
- * defined); else the test-ish ones the project defines. Docs, lint and release groups stay out.
+ * defined); else the test-ish ones the project defines, and the extras its CI installs it with
+ * (`ciExtras`: `-e .[socks]`, tox's `extras`) where the project defines them. Docs, lint and
+ * release groups stay out.
  */
 export function selectExtrasAndGroups(
   project: PythonProject,
   named: { extras?: string[]; groups?: string[] },
+  ciExtras: readonly string[] = [],
 ): PythonSelection {
   const definedGroups = [...new Set([...Object.keys(project.groups), ...project.poetryGroups])];
+  const byCi = new Set(ciExtras.map(normalizeName));
   const pick = (kind: 'extras' | 'groups', defined: string[]): string[] => {
     const wanted = named[kind];
-    if (!wanted) return defined.filter((name) => testExtras.includes(normalizeName(name)));
+    if (!wanted)
+      return defined.filter(
+        (name) => testExtras.includes(normalizeName(name)) || (kind === 'extras' && byCi.has(normalizeName(name))),
+      );
     const missing = wanted.filter(
       (name) => !defined.some((candidate) => normalizeName(candidate) === normalizeName(name)),
     );

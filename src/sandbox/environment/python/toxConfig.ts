@@ -1,8 +1,9 @@
 // What a project's tox.ini gives its tests, as `tox` in CI gives it: [testenv]'s `deps`, installed
 // beside the project (many libraries declare their test tools, pytest plugins, freezegun, hypothesis,
-// nowhere else), and its `setenv` variables. Read without an INI parser: tox's own rules for the
+// nowhere else), the extras it installs the project with, and its `setenv` variables. Read without an INI parser: tox's own rules for the
 // lines that matter here.
 import { keptBySandbox } from '../../container/sandboxEnv.js';
+import { projectExtrasNamed } from './projectLine.js';
 
 /** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
 export const toxRequirements = 'durable-debugger-tox-deps.txt';
@@ -17,6 +18,15 @@ export function toxTestDeps(text: string | undefined): string[] {
   return testenvLines(text, 'deps')
     .map((line) => line.replace(/\{toxinidir\}\/?/g, './').replace(/^(-[rc])\s*/, '$1 '))
     .filter((line) => !/[{}]/.test(line) && !/^(-e\s+)?\.\.?(\/|\[|$)/.test(line));
+}
+
+/** The extras CI's tox installs the project with: [testenv]'s `extras`, and a `.[tests]` line of its deps. */
+export function toxExtras(text: string | undefined): string[] {
+  const deps = testenvLines(text, 'deps').map((line) => line.replace(/\{toxinidir\}\/?/g, './'));
+  return [
+    ...testenvLines(text, 'extras').flatMap((line) => line.split(',').map((extra) => extra.trim())),
+    ...projectExtrasNamed(deps),
+  ].filter(Boolean);
 }
 
 /**
