@@ -112,6 +112,34 @@ test('the project itself with extras in a requirements file or tox.ini (`-e .[so
   assert.deepEqual(requirementsOf(planEnvironment(Object.keys(chosen), chosen)), ['attrs', 'sphinx']);
 });
 
+test('test-requirements.txt, dev-requirements.txt and tests/requirements.txt are the tests’ too; a tox -r of one travels with it', () => {
+  const installed = (manifests: Record<string, string>) =>
+    [...(planEnvironment(Object.keys(manifests), manifests)?.script.matchAll(/ -r (\S+)/g) ?? [])].map(
+      (match) => match[1],
+    );
+  for (const name of [
+    'test-requirements.txt',
+    'test_requirements.txt',
+    'dev-requirements.txt',
+    'tests/requirements.txt',
+  ])
+    assert.deepEqual(
+      installed({ 'requirements.txt': 'attrs\n', [name]: 'freezegun\n' }).sort(),
+      ['durable-debugger-requirements.txt', 'requirements.txt', name].sort(),
+    );
+  assert.deepEqual(installed({ 'docs-requirements.txt': 'sphinx\n', 'setup.py': 'setup()' }).slice(1), []);
+  // OpenStack's tox.ini: the constraints URL is a substitution (left out); the files it names travel.
+  const openstack = {
+    'requirements.txt': 'attrs\n',
+    'test-requirements.txt': 'freezegun\n',
+    'tox.ini':
+      '[testenv]\ndeps =\n  -c{env:TOX_CONSTRAINTS_FILE:https://releases.openstack.org/constraints/upper/master}\n  -r{toxinidir}/requirements.txt\n  -r{toxinidir}/test-requirements.txt\n',
+  };
+  const plan = planEnvironment(Object.keys(openstack), openstack);
+  assert.equal(plan?.files['durable-debugger-tox-deps.txt'], '-r ./requirements.txt\n-r ./test-requirements.txt\n');
+  assert.equal(plan?.files['test-requirements.txt'], 'freezegun\n');
+});
+
 test('setup.cfg and setup.py install_requires', () => {
   assert.deepEqual(
     setupCfgRequirements(
@@ -126,6 +154,39 @@ test('setup.cfg and setup.py install_requires', () => {
   assert.deepEqual(pyprojectRequirements('[project]\nname = "Self-Pkg"\ndependencies = ["self_pkg[extra]", "six"]\n'), [
     'six',
   ]);
+});
+
+test('requirements setuptools reads from files: setup.cfg `file:`, pyproject [tool.setuptools.dynamic]', () => {
+  const manifests = {
+    'setup.cfg':
+      '[options]\ninstall_requires = file: requirements.txt\n[options.extras_require]\ntest = file: requirements/test.txt, test-requirements.txt\n',
+    'requirements.txt': '# runtime\npython-dateutil>=2.8.2 # BSD\n',
+    'requirements/test.txt': 'testtools\n',
+    'test-requirements.txt': 'fixtures>=3.0.0\n',
+  };
+  assert.deepEqual(requirementsOf(planEnvironment(Object.keys(manifests), manifests)), [
+    'python-dateutil>=2.8.2',
+    'testtools',
+    'fixtures>=3.0.0',
+    'pytest',
+  ]);
+  const dynamic = {
+    'pyproject.toml': [
+      '[project]',
+      'name = "rotlog"',
+      'dynamic = ["dependencies", "optional-dependencies", "version"]',
+      '[tool.setuptools.dynamic]',
+      'dependencies = { file = ["requirements.txt"] }',
+      'optional-dependencies.tests = { file = ["requirements/test.txt"] }',
+      'optional-dependencies.docs = { file = "requirements/docs.txt" }',
+    ].join('\n'),
+    'requirements.txt': 'attrs\n',
+    'requirements/test.txt': 'testtools\n',
+    'requirements/docs.txt': 'sphinx\n',
+  };
+  assert.deepEqual(requirementsOf(planEnvironment(Object.keys(dynamic), dynamic)), ['attrs', 'testtools', 'pytest']);
+  // Not dynamic: the table is not read.
+  assert.deepEqual(pyprojectRequirements(dynamic['pyproject.toml'].replace('dynamic = [', 'dynamic = ["x"]\n#')), []);
 });
 
 test('node: npm ci with the lockfile, npm install without; npm test is the test command', () => {

@@ -29,12 +29,15 @@ const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 const nonTestRequirementFile = /doc|lint|release|publish|deploy|typing|mypy|style|format|pre-?commit|bench/i;
 
 /**
- * requirements*.txt at the root, the files of a requirements/ folder (pip-compile's layout), and the
- * requirements and constraints files a folder or two down (ci/constraints.txt): read with the
- * manifests, installed only when an installed file names them (requiredFilesNamed).
+ * Files named for requirements or constraints at the root or a folder or two down
+ * (requirements-dev.txt, test-requirements.txt, ci/constraints.txt), and the files of a
+ * requirements/ folder (pip-compile's layout): read with the manifests, installed when they are the
+ * tests' (testRequirementFiles) or an installed file names them (requiredFilesNamed).
  */
 export function isRequirementsFile(path: string): boolean {
-  return /^requirements\/[^/]+\.txt$/.test(path) || /^([^/]+\/){0,2}(requirements|constraints)[^/]*\.txt$/.test(path);
+  return (
+    /^requirements\/[^/]+\.txt$/.test(path) || /^([^/]+\/){0,2}[^/]*(requirements|constraints)[^/]*\.txt$/.test(path)
+  );
 }
 
 /**
@@ -75,13 +78,18 @@ function requiredFilesNamed(inputs: Record<string, string>, manifests: Record<st
 }
 
 /**
- * The requirements files the tests need: the root's, but for docs, lint and release ones; in a
- * requirements/ folder, tests.txt, test.txt or testing.txt, else dev.txt (which often adds docs and
- * lint tools). The folder's other files are inputs all the same: one may `-r` or `-c` another.
+ * The requirements files the tests need: the root's requirements*.txt, but for docs, lint and
+ * release ones, and its test-requirements.txt or dev-requirements.txt (also with `_`; OpenStack's
+ * and urllib3's names), and tests/requirements.txt; in a requirements/ folder, tests.txt, test.txt
+ * or testing.txt, else dev.txt (which often adds docs and lint tools). The folder's other files are
+ * inputs all the same: one may `-r` or `-c` another.
  */
 function testRequirementFiles(paths: string[]): string[] {
   const atRoot = paths.filter(
-    (path) => /^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12)),
+    (path) =>
+      (/^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12))) ||
+      /^(tests?|testing|dev)[-_]requirements\.txt$/.test(path) ||
+      /^tests?\/requirements\.txt$/.test(path),
   );
   const inFolder = (names: string[]) =>
     paths.filter((path) => names.some((name) => path.toLowerCase() === `requirements/${name}.txt`));

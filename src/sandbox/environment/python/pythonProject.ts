@@ -2,6 +2,7 @@
 // its own distribution names, its dependencies, its extras and dependency groups (PEP 735, uv's and
 // PDM's older dev-dependencies, Hatch's environments, Poetry's), and which of those the tests need.
 // Pure: the planners decide what to install from it.
+import { posix } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { EnvironmentConfigError, repositoryConfigFile } from '../planTypes.js';
 import { excerpt, quoted } from '../excerpt.js';
@@ -60,9 +61,9 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
   };
   const pyprojectText = manifests['pyproject.toml'];
   // A uv.lock is exported by uv, which knows no PDM or Hatch groups (nor does the project's CI, run by uv).
-  if (pyprojectText !== undefined) readPyproject(pyprojectText, project, manifests['uv.lock'] === undefined);
+  if (pyprojectText !== undefined) readPyproject(pyprojectText, project, manifests['uv.lock'] === undefined, manifests);
   const setupCfg = manifests['setup.cfg'];
-  if (setupCfg !== undefined) readSetupCfg(setupCfg, project);
+  if (setupCfg !== undefined) readSetupCfg(setupCfg, project, manifests);
   const setupPy = manifests['setup.py'];
   if (setupPy !== undefined) {
     project.dependencies.push(...setupPyRequirements(setupPy));
@@ -75,7 +76,12 @@ export function readPythonProject(manifests: Record<string, string>): PythonProj
   return project;
 }
 
-function readPyproject(text: string, project: PythonProject, toolGroups: boolean): void {
+function readPyproject(
+  text: string,
+  project: PythonProject,
+  toolGroups: boolean,
+  manifests: Record<string, string>,
+): void {
   let data: Record<string, unknown>;
   try {
     data = parseToml(text) as Record<string, unknown>;
@@ -89,6 +95,14 @@ function readPyproject(text: string, project: PythonProject, toolGroups: boolean
   project.dependencies.push(...strings(pep621.dependencies));
   for (const [extra, requirements] of Object.entries(table(pep621['optional-dependencies'])))
     project.extras[extra] = strings(requirements);
+  // setuptools' dynamic metadata: dependencies and extras read from requirements files.
+  const dynamic = strings(pep621.dynamic);
+  const fromFiles = table(table(table(data.tool).setuptools).dynamic);
+  if (dynamic.includes('dependencies'))
+    project.dependencies.push(...requirementsInFiles(table(fromFiles.dependencies).file, manifests));
+  if (dynamic.includes('optional-dependencies'))
+    for (const [extra, entry] of Object.entries(table(fromFiles['optional-dependencies'])))
+      project.extras[extra] = requirementsInFiles(table(entry).file, manifests);
   if (typeof pep621['requires-python'] === 'string')
     project.requiresPython = { specifier: pep621['requires-python'], source: 'pyproject.toml' };
 
@@ -181,14 +195,19 @@ function resolveGroup(groups: Record<string, unknown>, name: string, seen: strin
   return result;
 }
 
-function readSetupCfg(text: string, project: PythonProject): void {
+function readSetupCfg(text: string, project: PythonProject, manifests: Record<string, string>): void {
   let section = '';
   let key = '';
   const add = (value: string) => {
-    const values = value
-      .split(';;')
-      .map((part) => part.trim())
-      .filter(Boolean);
+    // `file: requirements.txt` (setuptools 62.6+): the requirements are that file's lines.
+    const files = value.match(/^file:\s*(.*)$/)?.[1];
+    const values =
+      files !== undefined
+        ? requirementsInFiles(files.split(/[\s,]+/), manifests)
+        : value
+            .split(';;')
+            .map((part) => part.trim())
+            .filter(Boolean);
     if (section === 'options' && key === 'install_requires') project.dependencies.push(...values);
     if (section === 'options.extras_require') (project.extras[key] ??= []).push(...values);
   };
@@ -213,6 +232,21 @@ function readSetupCfg(text: string, project: PythonProject): void {
     }
     if (/^\s+\S/.test(line)) add(line.trim());
   }
+}
+
+/**
+ * The requirements in files setuptools reads them from (setup.cfg's `file:`, pyproject's
+ * `[tool.setuptools.dynamic]`): one a line, comments dropped. A file not read with the manifests
+ * (not named like a requirements file) gives none.
+ */
+function requirementsInFiles(paths: unknown, manifests: Record<string, string>): string[] {
+  const list = typeof paths === 'string' ? [paths] : strings(paths);
+  return list.flatMap((path) =>
+    (manifests[posix.normalize(path.trim())] ?? '')
+      .split('\n')
+      .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
+      .filter((line) => line && !line.startsWith('-')),
+  );
 }
 
 /** The literal install_requires list of a setup.py (best effort: a computed list is not read). */
