@@ -10,10 +10,11 @@ const manifests = new Set([
   'setup.py',
   'uv.lock',
   'poetry.lock',
-  // pytest's settings (its `pythonpath`), read by the environment's probe; tox.ini's [testenv] deps too.
+  // pytest's settings (its `pythonpath`), read by the environment's probe; what tox and nox install too.
   'pytest.ini',
   '.pytest.ini',
   'tox.ini',
+  'noxfile.py',
 ]);
 
 export const pythonEcosystem: Ecosystem = {

@@ -21,6 +21,7 @@ import {
 import { shellQuote, shellWord } from '../../shellQuote.js';
 import { toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
 import { projectExtrasNamed, projectLineExtras } from './projectLine.js';
+import { noxRequirements, noxTestDeps } from './noxConfig.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
@@ -54,6 +55,16 @@ function withoutLocalPaths(text: string): string {
         !/^\s*-e\s+\.\S*/.test(line),
     )
     .join('\n');
+}
+
+/**
+ * Whether a runner's line that names a file (`-r ./test-requirements.txt`) names one read with the
+ * manifests, which the build can carry; a file not named like requirements is not, and pip would
+ * stop at it. Lines that name no file are kept.
+ */
+function namesReadFile(line: string, manifests: Record<string, string>): boolean {
+  const named = line.match(/^(?:-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/)?.[1];
+  return named === undefined || manifests[posix.normalize(named)] !== undefined;
 }
 
 /**
@@ -125,17 +136,25 @@ export function planPython(
     if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
       sources.push(`-r ${path}`);
   }
-  const tox = toxTestDeps(manifests['tox.ini']);
-  if (tox.length) {
-    inputFiles[toxRequirements] = tox.join('\n') + '\n';
-    sources.push('(tox.ini [testenv] deps)');
+  // What CI's test runner installs beside the project: tox's [testenv] deps, nox's session.install.
+  const nox = noxTestDeps(manifests['noxfile.py']);
+  const runnerDeps = [
+    { file: toxRequirements, lines: toxTestDeps(manifests['tox.ini']), source: '(tox.ini [testenv] deps)' },
+    { file: noxRequirements, lines: nox.requirements, source: '(noxfile.py test sessions)' },
+  ]
+    .map((deps) => ({ ...deps, lines: deps.lines.filter((line) => namesReadFile(line, manifests)) }))
+    .filter((deps) => deps.lines.length);
+  for (const deps of runnerDeps) {
+    inputFiles[deps.file] = deps.lines.join('\n') + '\n';
+    sources.push(deps.source);
   }
   const constraintsFiles = requiredFilesNamed(inputFiles, manifests);
   const project = readPythonProject(manifests);
-  // The extras CI installs the project with (`-e .[socks]` in a requirements file, tox's `extras`).
+  // The extras CI installs the project with (`-e .[socks]` in a requirements file, tox's `extras`, nox's install).
   const ciExtras = [
     ...projectExtrasNamed(Object.keys(inputFiles).flatMap((path) => manifests[path]?.split('\n') ?? [])),
     ...toxExtras(manifests['tox.ini']),
+    ...nox.extras,
   ];
   const selection = selectExtrasAndGroups(project, named, ciExtras);
   const requirements = selectedRequirements(project, selection);
@@ -174,7 +193,7 @@ export function planPython(
   const pipInstall = pipInstallOf(python);
   const installFiles = [
     ...requirementFiles.filter((path) => sources.includes(`-r ${path}`)),
-    ...(tox.length ? [toxRequirements] : []),
+    ...runnerDeps.map((deps) => deps.file),
     ...(lock ? [lockedRequirements] : []),
   ].map(shellWord);
   const pipRequirements = `${pipInstall} -r durable-debugger-requirements.txt ${installFiles.map((path) => `-r ${path}`).join(' ')}`;

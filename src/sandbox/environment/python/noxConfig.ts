@@ -1,0 +1,177 @@
+// What a project's noxfile.py installs for its tests, as `nox` in CI installs it: the
+// `session.install(...)` calls of its test sessions (named for tests, or running pytest) and of the
+// noxfile's own functions they call (google-cloud's `install_unittest_dependencies`). Read without
+// running Python: string literals, and module-level lists of them spread with `*NAME`; an argument
+// computed any other way is left out.
+import { projectLineExtras } from './projectLine.js';
+
+/** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
+export const noxRequirements = 'durable-debugger-nox-deps.txt';
+
+export interface NoxTestDeps {
+  /** Requirement lines: packages, `-r ./file`, `-c ./file`; the project itself left out. */
+  requirements: string[];
+  /** The extras the project is installed with (`session.install("-e", ".[test]")`). */
+  extras: string[];
+}
+
+export function noxTestDeps(text: string | undefined): NoxTestDeps {
+  if (text === undefined) return { requirements: [], extras: [] };
+  const code = withoutComments(text);
+  const constants = listConstants(code);
+  const functions = topLevelFunctions(code);
+  const read = new Set<string>();
+  const pending = [...functions.values()].filter((fn) => fn.session && isTestSession(fn)).map((fn) => fn.name);
+  const args: string[] = [];
+  for (let name = pending.shift(); name !== undefined; name = pending.shift()) {
+    const fn = functions.get(name);
+    if (!fn || read.has(name)) continue;
+    read.add(name);
+    for (const call of calls(fn.body, 'session.install')) args.push(...literalArguments(call, constants));
+    // The noxfile's own helpers a test session calls with its session.
+    for (const [, called] of fn.body.matchAll(/\b([A-Za-z_]\w*)\(\s*session\b/g))
+      if (functions.has(called as string)) pending.push(called as string);
+  }
+  const requirements: string[] = [];
+  const extras: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string;
+    const option = arg.match(/^(-r|--requirement|-c|--constraint|-e|--editable)(?:=(.+))?$/);
+    const value = option ? (option[2] ?? args[++index]) : arg;
+    if (value === undefined) break;
+    const flag = option?.[1];
+    const line = flag === '-e' || flag === '--editable' ? `-e ${value}` : value;
+    const projectExtras = projectLineExtras(line);
+    if (projectExtras) extras.push(...projectExtras);
+    else if (flag === '-r' || flag === '--requirement') requirements.push(`-r ./${value}`);
+    else if (flag === '-c' || flag === '--constraint') requirements.push(`-c ./${value}`);
+    else if (!value.startsWith('-') && !/^\.\.?(\/|$)/.test(value)) requirements.push(value);
+  }
+  return { requirements: [...new Set(requirements)], extras: [...new Set(extras)] };
+}
+
+interface NoxFunction {
+  name: string;
+  /** Decorated with @nox.session. */
+  session: boolean;
+  body: string;
+}
+
+/** A session named for tests, or one that runs pytest (`session.run("pytest", ...)`, `-m pytest`, `py.test`). */
+function isTestSession(fn: NoxFunction): boolean {
+  return (
+    /test|unit/i.test(fn.name) ||
+    /session\.run\(\s*(["'](py\.?test|coverage)["']|["']python3?["']\s*,\s*["']-m["']\s*,\s*["']pytest["'])/.test(
+      fn.body,
+    )
+  );
+}
+
+/** Python without its `#` comments (a `#` inside a string literal is kept). */
+function withoutComments(text: string): string {
+  return text.replace(
+    /("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#[^\n]*/g,
+    (match, literal: string | undefined) => literal ?? '',
+  );
+}
+
+/**
+ * Lists of string literals by name: `NAME = ["a", "b"]`, and sums of such lists and names
+ * (`deps = STANDARD + EXTRA`), at module level or in a function (google-cloud's `standard_deps`).
+ */
+function listConstants(code: string): Map<string, string[]> {
+  const constants = new Map<string, string[]>();
+  const term = String.raw`(?:\[[^\]]*\]|[A-Za-z_]\w*)`;
+  const assignment = new RegExp(
+    String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${term}(?:\s*\+\s*${term})*)[ \t]*$`,
+    'gm',
+  );
+  for (const [, name, value] of code.matchAll(assignment)) {
+    if (!(value as string).includes('[') && !(value as string).split(/\s*\+\s*/).some((other) => constants.has(other)))
+      continue;
+    const items: string[] = [];
+    for (const [, list, other] of (value as string).matchAll(/\[([^\]]*)\]|([A-Za-z_]\w*)/g))
+      items.push(...(list !== undefined ? stringLiterals(list) : (constants.get(other as string) ?? [])));
+    constants.set(name as string, items);
+  }
+  return constants;
+}
+
+/** Top-level `def name(...)` bodies, each up to the next top-level statement. */
+function topLevelFunctions(code: string): Map<string, NoxFunction> {
+  const functions = new Map<string, NoxFunction>();
+  const defs = [...code.matchAll(/^def\s+([A-Za-z_]\w*)\s*\(/gm)];
+  for (const def of defs) {
+    const start = def.index ?? 0;
+    const rest = code.slice(start + def[0].length);
+    const end = rest.search(/\n(?=[^\s)\]}])/);
+    const before = code.slice(0, start);
+    // The decorators right above the def.
+    const decorators = before.match(/(?:^|\n)((?:@[^\n]*\n(?:[ \t)\]}][^\n]*\n)*)+)$/)?.[1] ?? '';
+    functions.set(def[1] as string, {
+      name: def[1] as string,
+      session: /@nox\.session\b/.test(decorators),
+      body: end === -1 ? rest : rest.slice(0, end),
+    });
+  }
+  return functions;
+}
+
+/** The argument text of each `callee(...)` in `body`, up to its matching parenthesis. */
+function calls(body: string, callee: string): string[] {
+  const found: string[] = [];
+  for (let at = body.indexOf(`${callee}(`); at !== -1; at = body.indexOf(`${callee}(`, at + 1)) {
+    let depth = 0;
+    const open = at + callee.length;
+    for (let index = open; index < body.length; index++) {
+      const char = body[index];
+      if (char === '(') depth++;
+      else if (char === ')' && --depth === 0) {
+        found.push(body.slice(open + 1, index));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** A call's positional string arguments: literals, and `*NAME` of a module-level list; keyword arguments left out. */
+function literalArguments(call: string, constants: Map<string, string[]>): string[] {
+  const args: string[] = [];
+  for (const part of topLevelParts(call)) {
+    const text = part.trim();
+    if (!text || /^\w+\s*=/.test(text)) continue;
+    const spread = text.match(/^\*\s*([A-Za-z_]\w*)$/);
+    if (spread) args.push(...(constants.get(spread[1] as string) ?? []));
+    else if (/^(["']).*\1$/s.test(text)) args.push(...stringLiterals(text));
+  }
+  return args;
+}
+
+/** A call's arguments: split at the commas outside string literals and brackets. */
+function topLevelParts(call: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | null = null;
+  let start = 0;
+  for (let index = 0; index < call.length; index++) {
+    const char = call[index] as string;
+    if (quote) {
+      if (char === '\\') index++;
+      else if (char === quote) quote = null;
+    } else if (char === '"' || char === "'") quote = char;
+    else if ('([{'.includes(char)) depth++;
+    else if (')]}'.includes(char)) depth--;
+    else if (char === ',' && depth === 0) {
+      parts.push(call.slice(start, index));
+      start = index + 1;
+    }
+  }
+  return [...parts, call.slice(start)];
+}
+
+function stringLiterals(text: string): string[] {
+  return [...text.matchAll(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'/g)].map(
+    (match) => (match[1] ?? match[2]) as string,
+  );
+}
