@@ -78,42 +78,72 @@ function withoutComments(text: string): string {
 /**
  * Lists of string literals by name: `NAME = ["a", "b"]`, and sums of such lists and names
  * (`deps = STANDARD + EXTRA`), at module level or in a function (google-cloud's `standard_deps`).
+ * Read in one pass: a list's text runs to its first `]`.
  */
 function listConstants(code: string): Map<string, string[]> {
   const constants = new Map<string, string[]>();
-  const term = String.raw`(?:\[[^\]]*\]|[A-Za-z_]\w*)`;
-  const assignment = new RegExp(
-    String.raw`^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(${term}(?:\s*\+\s*${term})*)[ \t]*$`,
-    'gm',
-  );
-  for (const [, name, value] of code.matchAll(assignment)) {
-    if (!(value as string).includes('[') && !(value as string).split(/\s*\+\s*/).some((other) => constants.has(other)))
-      continue;
+  const assignment = /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?=[[A-Za-z_])/gm;
+  for (let match = assignment.exec(code); match; match = assignment.exec(code)) {
     const items: string[] = [];
-    for (const [, list, other] of (value as string).matchAll(/\[([^\]]*)\]|([A-Za-z_]\w*)/g))
-      items.push(...(list !== undefined ? stringLiterals(list) : (constants.get(other as string) ?? [])));
-    constants.set(name as string, items);
+    let at = assignment.lastIndex;
+    let known = false;
+    for (;;) {
+      if (code[at] === '[') {
+        const end = code.indexOf(']', at);
+        // No `]` to the end: no later list closes either, and nothing is left to read.
+        if (end === -1) {
+          at = code.length;
+          break;
+        }
+        items.push(...stringLiterals(code.slice(at + 1, end)));
+        known = true;
+        at = end + 1;
+      } else {
+        const name = /^[A-Za-z_]\w*/.exec(code.slice(at, at + 200))?.[0];
+        if (!name || !constants.has(name)) break;
+        items.push(...(constants.get(name) as string[]));
+        known = true;
+        at += name.length;
+      }
+      const plus = /^\s*\+\s*/.exec(code.slice(at, at + 200));
+      if (!plus) break;
+      at += plus[0].length;
+    }
+    if (known && /^[ \t]*(\n|$)/.test(code.slice(at, at + 200))) constants.set(match[1] as string, items);
+    assignment.lastIndex = Math.max(assignment.lastIndex, at);
   }
   return constants;
 }
 
-/** Top-level `def name(...)` bodies, each up to the next top-level statement. */
+/**
+ * Top-level `def name(...)` bodies, each up to the next top-level statement, and whether the
+ * decorators right above it make it a session. One pass over the lines: the file is the repository's.
+ */
 function topLevelFunctions(code: string): Map<string, NoxFunction> {
   const functions = new Map<string, NoxFunction>();
-  const defs = [...code.matchAll(/^def\s+([A-Za-z_]\w*)\s*\(/gm)];
-  for (const def of defs) {
-    const start = def.index ?? 0;
-    const rest = code.slice(start + def[0].length);
-    const end = rest.search(/\n(?=[^\s)\]}])/);
-    const before = code.slice(0, start);
-    // The decorators right above the def.
-    const decorators = before.match(/(?:^|\n)((?:@[^\n]*\n(?:[ \t)\]}][^\n]*\n)*)+)$/)?.[1] ?? '';
-    functions.set(def[1] as string, {
-      name: def[1] as string,
-      session: /@nox\.session\b/.test(decorators),
-      body: end === -1 ? rest : rest.slice(0, end),
-    });
+  let decorators: string[] = [];
+  let current: { fn: NoxFunction; lines: string[] } | null = null;
+  const close = () => {
+    if (current) functions.set(current.fn.name, { ...current.fn, body: current.lines.join('\n') });
+    current = null;
+  };
+  for (const line of code.split('\n')) {
+    const topLevel = /^[^\s)\]}]/.test(line);
+    if (!topLevel) {
+      if (current) current.lines.push(line);
+      else if (decorators.length) decorators.push(line);
+      continue;
+    }
+    close();
+    const def = line.match(/^def\s+([A-Za-z_]\w*)\s*\((.*)$/);
+    if (def) {
+      const session = decorators.some((decorator) => /^@nox\.session\b/.test(decorator));
+      current = { fn: { name: def[1] as string, session, body: '' }, lines: [def[2] as string] };
+      decorators = [];
+    } else if (line.startsWith('@')) decorators.push(line);
+    else decorators = [];
   }
+  close();
   return functions;
 }
 
