@@ -136,8 +136,25 @@ test('test-requirements.txt, dev-requirements.txt and tests/requirements.txt are
       '[testenv]\ndeps =\n  -c{env:TOX_CONSTRAINTS_FILE:https://releases.openstack.org/constraints/upper/master}\n  -r{toxinidir}/requirements.txt\n  -r{toxinidir}/test-requirements.txt\n',
   };
   const plan = planEnvironment(Object.keys(openstack), openstack);
-  assert.equal(plan?.files['durable-debugger-tox-deps.txt'], '-r ./requirements.txt\n-r ./test-requirements.txt\n');
+  // Both are installed as the repository's own: tox's -r of them is not repeated.
+  assert.equal(plan?.files['durable-debugger-tox-deps.txt'], undefined);
   assert.equal(plan?.files['test-requirements.txt'], 'freezegun\n');
+  assert.deepEqual(installed(openstack).sort(), [
+    'durable-debugger-requirements.txt',
+    'requirements.txt',
+    'test-requirements.txt',
+  ]);
+  // A file only tox names travels with tox's line.
+  const ciOnly = {
+    ...openstack,
+    'tox.ini': '[testenv]\ndeps = -r{toxinidir}/ci/requirements-tox.txt\n',
+    'ci/requirements-tox.txt': 'mock\n',
+  };
+  assert.equal(
+    planEnvironment(Object.keys(ciOnly), ciOnly)?.files['durable-debugger-tox-deps.txt'],
+    '-r ./ci/requirements-tox.txt\n',
+  );
+  assert.equal(planEnvironment(Object.keys(ciOnly), ciOnly)?.files['ci/requirements-tox.txt'], 'mock\n');
 });
 
 test('setup.cfg and setup.py install_requires', () => {

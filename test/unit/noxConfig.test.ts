@@ -128,12 +128,21 @@ test('planEnvironment installs what the test sessions install, a named file only
   assert.match(plan?.script ?? '', / -r durable-debugger-nox-deps\.txt/);
   assert.match(plan?.description ?? '', /\(noxfile\.py test sessions\)/);
   assert.match(plan?.files['durable-debugger-requirements.txt'] ?? '', /^protobuf\ngrpcio\n/);
-  // dev-requirements.txt travels; a file not read with the manifests is not named to pip.
-  const withFile = { 'setup.py': 'setup()', 'noxfile.py': urllib3, 'dev-requirements.txt': 'pytest\n' };
+  // A file the session names travels with it (dev-requirements.txt is installed as the repository's
+  // own already: not named twice); a file not read with the manifests is not named to pip.
+  const withFile = {
+    'setup.py': 'setup()',
+    'noxfile.py': urllib3.replace('dev-requirements.txt', 'ci/requirements-nox.txt'),
+    'ci/requirements-nox.txt': 'pytest\n',
+  };
   assert.equal(
     planEnvironment(Object.keys(withFile), withFile)?.files['durable-debugger-nox-deps.txt'],
-    '-r ./dev-requirements.txt\n',
+    '-r ./ci/requirements-nox.txt\n',
   );
+  const installedAlready = { 'setup.py': 'setup()', 'noxfile.py': urllib3, 'dev-requirements.txt': 'pytest\n' };
+  const plan2 = planEnvironment(Object.keys(installedAlready), installedAlready);
+  assert.equal(plan2?.files['durable-debugger-nox-deps.txt'], undefined);
+  assert.match(plan2?.script ?? '', / -r dev-requirements\.txt/);
   const elsewhere = { 'setup.py': 'setup()', 'noxfile.py': urllib3.replace('dev-requirements.txt', 'ci/deps.txt') };
   assert.equal(planEnvironment(Object.keys(elsewhere), elsewhere)?.files['durable-debugger-nox-deps.txt'], undefined);
 });

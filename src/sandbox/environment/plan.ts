@@ -16,7 +16,7 @@ import {
 import { parseDockerfile } from './dockerfile.js';
 import { excerpt } from './excerpt.js';
 import { checkedAptPackages, withAptPackages } from './debian/debianPackages.js';
-import { ciTestVariables, isCiWorkflow, type CiVariables } from './ciVariables.js';
+import { ciTestJob, isCiWorkflow, type CiTestJob } from './ciTestJob.js';
 
 /** Repository files that decide the environment: read these (those present) and pass them to planEnvironment. */
 export function manifestCandidates(files: string[]): string[] {
@@ -129,7 +129,7 @@ export function planEnvironment(
   const found = planWithoutBuild(files, manifests, chosen, host);
   if (!found) return null;
   // Debian packages the repository names (durable-debugger.json `apt`), for any plan that builds.
-  const plan = withCiVariables(withAptPackages(found, chosen.apt ?? []), ciTestVariables(manifests));
+  const plan = withCiVariables(withAptPackages(found, chosen.apt ?? []), ciTestJob(manifests));
   const build = chosen.build ?? plan.build;
   // Tool caches (find-cache-dir's CACHE_DIR) go to a folder each test run empties: no cache outlives an edit.
   return build.length
@@ -138,13 +138,13 @@ export function planEnvironment(
 }
 
 /**
- * The variables CI gives the tests (ciVariables.ts), before the plan's own: a name the plan sets
+ * The variables CI gives the tests (ciTestJob.ts), before the plan's own: a name the plan sets
  * (tox's setenv, which applies inside the tox that CI runs; the image's) keeps the plan's value.
  */
-function withCiVariables(plan: EnvironmentPlan, ci: CiVariables | null): EnvironmentPlan {
+function withCiVariables(plan: EnvironmentPlan, ci: CiTestJob | null): EnvironmentPlan {
   const nameOf = (line: string) => line.slice(0, line.indexOf('='));
   const own = new Set(plan.containerEnv.map(nameOf));
-  const lines = ci?.lines.filter((line) => !own.has(nameOf(line))) ?? [];
+  const lines = ci?.variables.filter((line) => !own.has(nameOf(line))) ?? [];
   if (!lines.length) return plan;
   return {
     ...plan,

@@ -8,14 +8,15 @@ import { projectLineExtras } from './projectLine.js';
 /** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
 export const noxRequirements = 'durable-debugger-nox-deps.txt';
 
-export interface NoxTestDeps {
+/** What a test runner's configuration or CI installs beside the project. */
+export interface TestInstalls {
   /** Requirement lines: packages, `-r ./file`, `-c ./file`; the project itself left out. */
   requirements: string[];
   /** The extras the project is installed with (`session.install("-e", ".[test]")`). */
   extras: string[];
 }
 
-export function noxTestDeps(text: string | undefined): NoxTestDeps {
+export function noxTestDeps(text: string | undefined): TestInstalls {
   if (text === undefined) return { requirements: [], extras: [] };
   const code = withoutComments(text);
   const constants = listConstants(code);

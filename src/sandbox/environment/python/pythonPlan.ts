@@ -22,6 +22,8 @@ import { shellQuote, shellWord } from '../../shellQuote.js';
 import { toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
 import { projectExtrasNamed, projectLineExtras } from './projectLine.js';
 import { noxRequirements, noxTestDeps } from './noxConfig.js';
+import { ciPipInstalls, ciRequirements } from './ciPipInstalls.js';
+import { ciTestJob } from '../ciTestJob.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
@@ -65,6 +67,12 @@ function withoutLocalPaths(text: string): string {
 function namesReadFile(line: string, manifests: Record<string, string>): boolean {
   const named = line.match(/^(?:-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/)?.[1];
   return named === undefined || manifests[posix.normalize(named)] !== undefined;
+}
+
+/** Whether a runner's `-r` line names a requirements file the build installs already (`-r requirements-dev.txt` in `sources`). */
+function namesInstalledFile(line: string, sources: readonly string[]): boolean {
+  const named = line.match(/^(?:-r|--requirement)[\s=]\s*(\S+)/)?.[1];
+  return named !== undefined && sources.includes(`-r ${posix.normalize(named)}`);
 }
 
 /**
@@ -136,13 +144,19 @@ export function planPython(
     if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
       sources.push(`-r ${path}`);
   }
-  // What CI's test runner installs beside the project: tox's [testenv] deps, nox's session.install.
+  // What CI installs beside the project: tox's [testenv] deps, nox's session.install, the CI test job's pip install.
   const nox = noxTestDeps(manifests['noxfile.py']);
+  const ciJob = ciTestJob(manifests);
+  const ci = ciPipInstalls(ciJob?.commands ?? []);
   const runnerDeps = [
     { file: toxRequirements, lines: toxTestDeps(manifests['tox.ini']), source: '(tox.ini [testenv] deps)' },
     { file: noxRequirements, lines: nox.requirements, source: '(noxfile.py test sessions)' },
+    { file: ciRequirements, lines: ci.requirements, source: `(pip install in ${ciJob?.from})` },
   ]
-    .map((deps) => ({ ...deps, lines: deps.lines.filter((line) => namesReadFile(line, manifests)) }))
+    .map((deps) => ({
+      ...deps,
+      lines: deps.lines.filter((line) => namesReadFile(line, manifests) && !namesInstalledFile(line, sources)),
+    }))
     .filter((deps) => deps.lines.length);
   for (const deps of runnerDeps) {
     inputFiles[deps.file] = deps.lines.join('\n') + '\n';
@@ -150,11 +164,12 @@ export function planPython(
   }
   const constraintsFiles = requiredFilesNamed(inputFiles, manifests);
   const project = readPythonProject(manifests);
-  // The extras CI installs the project with (`-e .[socks]` in a requirements file, tox's `extras`, nox's install).
+  // The extras CI installs the project with (`-e .[socks]` in a requirements file, tox's `extras`, nox's or the CI job's install).
   const ciExtras = [
     ...projectExtrasNamed(Object.keys(inputFiles).flatMap((path) => manifests[path]?.split('\n') ?? [])),
     ...toxExtras(manifests['tox.ini']),
     ...nox.extras,
+    ...ci.extras,
   ];
   const selection = selectExtrasAndGroups(project, named, ciExtras);
   const requirements = selectedRequirements(project, selection);

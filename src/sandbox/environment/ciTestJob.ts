@@ -1,8 +1,10 @@
-// The variables a repository's GitHub Actions CI sets for the step that runs its tests (the
-// workflow's, the job's and the step's `env:`), given to the sandbox as its CI gives them to the
-// tests: CI is where many repositories say what their tests need set (DATABASE_URL=sqlite://, a
-// settings module, TZ). Only literal values are taken: an expression (`${{ secrets.X }}`,
-// `${{ matrix.python }}`) is CI's to fill, and a job with `services:` or a `container:` describes a
+// The job of a repository's GitHub Actions CI that runs its tests, as the sandbox can stand for it:
+// the first job, in .github/workflows' order, with a step that runs a test suite. What it gives the
+// build: the variables it sets for that step (the workflow's, the job's and the step's `env:`; CI is
+// where many repositories say what their tests need set: DATABASE_URL=sqlite://, a settings module,
+// TZ), and the commands of its steps up to that one, which the ecosystems read for what they install
+// (python/ciPipInstalls.ts). Only literal values are taken: an expression (`${{ secrets.X }}`,
+// `${{ matrix.python }}`) is CI's to fill; a job with `services:` or a `container:` describes a
 // machine the sandbox is not (its variables point at a database it has not). The file is the
 // repository's, so the sandbox's own variables are never taken from it (keptBySandbox).
 import { parse } from 'yaml';
@@ -13,10 +15,13 @@ export function isCiWorkflow(path: string): boolean {
   return /^\.github\/workflows\/[^/]+\.ya?ml$/.test(path);
 }
 
-/** The variables taken, as NAME=value lines, and the file and job they came from (for the report). */
-export interface CiVariables {
-  lines: string[];
+export interface CiTestJob {
+  /** The file and job, for the report: `.github/workflows/tests.yml (job test)`. */
   from: string;
+  /** The variables taken, as NAME=value lines. */
+  variables: string[];
+  /** The `run:` text of each step up to the one that runs the tests, in order. */
+  commands: string[];
 }
 
 // A command that runs a test suite, in the words of the runners and package managers we build for,
@@ -36,10 +41,10 @@ function runsTests(run: string): boolean {
 }
 
 /**
- * The variables of the first step, in the workflow files' order, that runs tests, on a job the
- * sandbox can stand for; null when no workflow has one. A file that is not YAML is passed over.
+ * The first job, in the workflow files' order, with a step that runs tests, that the sandbox can
+ * stand for; null when no workflow has one. A file that is not YAML is passed over.
  */
-export function ciTestVariables(manifests: Record<string, string>): CiVariables | null {
+export function ciTestJob(manifests: Record<string, string>): CiTestJob | null {
   for (const path of Object.keys(manifests).filter(isCiWorkflow).sort()) {
     const workflow = parsed(manifests[path] as string);
     const jobs = record(workflow?.jobs);
@@ -47,12 +52,14 @@ export function ciTestVariables(manifests: Record<string, string>): CiVariables 
       const job = record(value);
       if (!job || job.services !== undefined || job.container !== undefined || !runsOnLinux(job['runs-on'])) continue;
       const steps = Array.isArray(job.steps) ? job.steps.map(record) : [];
-      const step = steps.find((candidate) => typeof candidate?.run === 'string' && runsTests(candidate.run));
-      if (!step) continue;
-      const merged = { ...record(workflow?.env), ...record(job.env), ...record(step.env) };
+      const testStep = steps.findIndex((candidate) => typeof candidate?.run === 'string' && runsTests(candidate.run));
+      if (testStep === -1) continue;
+      const step = steps[testStep];
+      const merged = { ...record(workflow?.env), ...record(job.env), ...record(step?.env) };
       return {
-        lines: Object.entries(merged).flatMap(([name, value]) => literal(name, value)),
         from: `${path} (job ${jobName})`,
+        variables: Object.entries(merged).flatMap(([name, value]) => literal(name, value)),
+        commands: steps.slice(0, testStep + 1).flatMap((each) => (typeof each?.run === 'string' ? [each.run] : [])),
       };
     }
   }

@@ -1,8 +1,8 @@
-// The variables of a repository's GitHub Actions test step, as the sandbox takes them
-// (src/sandbox/environment/ciVariables.ts) and as planEnvironment gives them to the tests.
+// The job of a repository's GitHub Actions CI that runs its tests (src/sandbox/environment/ciTestJob.ts):
+// which one, the variables of its test step as planEnvironment gives them to the tests, its commands.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ciTestVariables, isCiWorkflow } from '../../src/sandbox/environment/ciVariables.js';
+import { ciTestJob, isCiWorkflow } from '../../src/sandbox/environment/ciTestJob.js';
 import { manifestCandidates, planEnvironment } from '../../src/sandbox/environment/plan.js';
 
 const tests = `name: tests
@@ -49,11 +49,17 @@ test('only .github/workflows/*.yml and *.yaml are read, and they are manifests',
   assert.deepEqual(manifestCandidates(['.github/workflows/tests.yml', 'src/a.py']), ['.github/workflows/tests.yml']);
 });
 
-test("the test step's variables: the workflow's, the job's and the step's, literal ones only, never the sandbox's own", () => {
-  const found = ciTestVariables({ '.github/workflows/tests.yml': tests });
+test("the test step's variables: the workflow's, the job's and the step's, literal ones only, never the sandbox's own; the commands up to it", () => {
+  const found = ciTestJob({ '.github/workflows/tests.yml': tests });
   assert.deepEqual(found, {
-    lines: ['FORCE_COLOR=1', 'PIP_DISABLE_PIP_VERSION_CHECK=true', 'DATABASE_URL=sqlite:///test.db', 'APP_ENV=testing'],
     from: '.github/workflows/tests.yml (job test)',
+    variables: [
+      'FORCE_COLOR=1',
+      'PIP_DISABLE_PIP_VERSION_CHECK=true',
+      'DATABASE_URL=sqlite:///test.db',
+      'APP_ENV=testing',
+    ],
+    commands: ['pip install -r requirements-dev.txt', 'python -m pytest -q'],
   });
 });
 
@@ -75,7 +81,7 @@ test('a job with services or a container, or on Windows or macOS, is passed over
     env: { DATABASE_URL: 'y' }
     steps: [{ run: npm test }]
 `;
-  const found = ciTestVariables({
+  const found = ciTestJob({
     '.github/workflows/integration.yml': integration,
     '.github/workflows/tests.yml': tests,
   });
@@ -84,7 +90,7 @@ test('a job with services or a container, or on Windows or macOS, is passed over
 
 test('test steps in the words of each ecosystem; steps that only install or lint are not', () => {
   const stepRunning = (run: string) =>
-    ciTestVariables({
+    ciTestJob({
       '.github/workflows/ci.yml': `jobs:\n  a:\n    env: { X: '1' }\n    steps:\n      - run: ${JSON.stringify(run)}\n`,
     });
   for (const run of [
@@ -119,12 +125,12 @@ test('test steps in the words of each ecosystem; steps that only install or lint
 });
 
 test('a file that is not YAML, or has no jobs, gives nothing', () => {
-  assert.equal(ciTestVariables({ '.github/workflows/a.yml': 'jobs: [unclosed' }), null);
-  assert.equal(ciTestVariables({ '.github/workflows/a.yml': 'name: nothing' }), null);
+  assert.equal(ciTestJob({ '.github/workflows/a.yml': 'jobs: [unclosed' }), null);
+  assert.equal(ciTestJob({ '.github/workflows/a.yml': 'name: nothing' }), null);
   assert.equal(
-    ciTestVariables({
+    ciTestJob({
       '.github/workflows/a.yml': 'jobs:\n  a:\n    env: ${{ fromJSON(x) }}\n    steps: [{ run: pytest }]',
-    })?.lines.length,
+    })?.variables.length,
     0,
   );
 });
