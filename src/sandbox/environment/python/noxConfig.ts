@@ -1,20 +1,12 @@
 // What a project's noxfile.py installs for its tests, as `nox` in CI installs it: the
 // `session.install(...)` calls of its test sessions (named for tests, or running pytest) and of the
 // noxfile's own functions they call (google-cloud's `install_unittest_dependencies`). Read without
-// running Python: string literals, and module-level lists of them spread with `*NAME`; an argument
-// computed any other way is left out.
-import { projectLineExtras } from './projectLine.js';
+// running Python: string literals, and lists of them spread with `*NAME`; an argument computed any
+// other way is left out. The arguments are read as pip reads them (pipInstallArguments.ts).
+import { pipInstallArguments, type TestInstalls } from './pipInstallArguments.js';
 
 /** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
 export const noxRequirements = 'durable-debugger-nox-deps.txt';
-
-/** What a test runner's configuration or CI installs beside the project. */
-export interface TestInstalls {
-  /** Requirement lines: packages, `-r ./file`, `-c ./file`; the project itself left out. */
-  requirements: string[];
-  /** The extras the project is installed with (`session.install("-e", ".[test]")`). */
-  extras: string[];
-}
 
 export function noxTestDeps(text: string | undefined): TestInstalls {
   if (text === undefined) return { requirements: [], extras: [] };
@@ -33,22 +25,7 @@ export function noxTestDeps(text: string | undefined): TestInstalls {
     for (const [, called] of fn.body.matchAll(/\b([A-Za-z_]\w*)\(\s*session\b/g))
       if (functions.has(called as string)) pending.push(called as string);
   }
-  const requirements: string[] = [];
-  const extras: string[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const arg = args[index] as string;
-    const option = arg.match(/^(-r|--requirement|-c|--constraint|-e|--editable)(?:=(.+))?$/);
-    const value = option ? (option[2] ?? args[++index]) : arg;
-    if (value === undefined) break;
-    const flag = option?.[1];
-    const line = flag === '-e' || flag === '--editable' ? `-e ${value}` : value;
-    const projectExtras = projectLineExtras(line);
-    if (projectExtras) extras.push(...projectExtras);
-    else if (flag === '-r' || flag === '--requirement') requirements.push(`-r ./${value}`);
-    else if (flag === '-c' || flag === '--constraint') requirements.push(`-c ./${value}`);
-    else if (!value.startsWith('-') && !/^\.\.?(\/|$)/.test(value)) requirements.push(value);
-  }
-  return { requirements: [...new Set(requirements)], extras: [...new Set(extras)] };
+  return pipInstallArguments(args);
 }
 
 interface NoxFunction {
@@ -75,6 +52,9 @@ function withoutComments(text: string): string {
     (match, literal: string | undefined) => literal ?? '',
   );
 }
+
+/** More requirements than any test session installs. */
+const maxListItems = 1000;
 
 /**
  * Lists of string literals by name: `NAME = ["a", "b"]`, and sums of such lists and names
@@ -110,7 +90,9 @@ function listConstants(code: string): Map<string, string[]> {
       if (!plus) break;
       at += plus[0].length;
     }
-    if (known && /^[ \t]*(\n|$)/.test(code.slice(at, at + 200))) constants.set(match[1] as string, items);
+    // Capped: lists that add up each other (`b = a + a`, `c = b + b`, …) would double at every line.
+    if (known && /^[ \t]*(\n|$)/.test(code.slice(at, at + 200)))
+      constants.set(match[1] as string, items.slice(0, maxListItems));
     assignment.lastIndex = Math.max(assignment.lastIndex, at);
   }
   return constants;

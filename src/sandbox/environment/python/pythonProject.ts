@@ -259,7 +259,8 @@ export function setupPyRequirements(text: string): string[] {
 /**
  * The extras and groups to install. Named in durable-debugger.json: exactly those (each must be
  * defined); else the test-ish ones the project defines, and the extras its CI installs it with
- * (`ciExtras`: `-e .[socks]`, tox's `extras`) where the project defines them. Docs, lint and
+ * (`ciExtras`: a `-e .[socks]` line, tox's `extras`, nox's and the CI job's installs) where the
+ * project defines them. Docs, lint and
  * release groups stay out.
  */
 export function selectExtrasAndGroups(

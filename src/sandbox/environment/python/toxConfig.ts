@@ -1,7 +1,7 @@
 // What a project's tox.ini gives its tests, as `tox` in CI gives it: [testenv]'s `deps`, installed
 // beside the project (many libraries declare their test tools, pytest plugins, freezegun, hypothesis,
-// nowhere else), the extras it installs the project with, and its `setenv` variables. Read without an INI parser: tox's own rules for the
-// lines that matter here.
+// nowhere else), the extras it installs the project with, and its `setenv` variables. Read without
+// an INI parser: tox's own rules for the lines that matter here.
 import { keptBySandbox } from '../../container/sandboxEnv.js';
 import { projectExtrasNamed } from './projectLine.js';
 
