@@ -30,6 +30,9 @@ jobs:
       PATH: /opt/evil
       LD_PRELOAD: /tmp/x.so
       GITHUB_TOKEN: abc
+      JAVA_HOME: /usr/lib/jvm/temurin-17-jdk-amd64
+      CC: clang
+      COVERAGE_FILE: /home/runner/work/app/.coverage
     steps:
       - uses: actions/checkout@v4
       - run: pip install -r requirements-dev.txt
@@ -49,7 +52,7 @@ test('only .github/workflows/*.yml and *.yaml are read, and they are manifests',
   assert.deepEqual(manifestCandidates(['.github/workflows/tests.yml', 'src/a.py']), ['.github/workflows/tests.yml']);
 });
 
-test("the test step's variables: the workflow's, the job's and the step's, literal ones only, never the sandbox's own; the commands up to it", () => {
+test("the test step's variables: the workflow's, the job's and the step's, literal ones only, never the sandbox's own or the runner's places; the commands up to it", () => {
   const found = ciTestJob({ '.github/workflows/tests.yml': tests });
   assert.deepEqual(found, {
     from: '.github/workflows/tests.yml (job test)',

@@ -84,9 +84,16 @@ function runsOnLinux(runsOn: unknown): boolean {
   return !labels.some((label) => typeof label === 'string' && /^(windows|macos)/i.test(label));
 }
 
+// Where the CI runner keeps its toolchains: the sandbox's image has its own, elsewhere.
+const toolchainPlaces =
+  /^(JAVA_HOME|JAVA_HOME_\w+|GOROOT|RUSTUP_HOME|PYTHONHOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|ANDROID_\w*|CC|CXX|LD)$/;
+const runnerPaths = /\/home\/runner|\/opt\/hostedtoolcache|\/Users\/runner|^[A-Za-z]:\\/;
+
+/** NAME=value for a literal value the sandbox can take; none for an expression, the sandbox's own names, the runner's places. */
 function literal(name: string, value: unknown): string[] {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || keptBySandbox(name) || /^(GITHUB|RUNNER)_/.test(name)) return [];
+  if (toolchainPlaces.test(name)) return [];
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return [];
   const text = String(value);
-  return text.includes('${{') || /[\0\n\r]/.test(text) ? [] : [`${name}=${text}`];
+  return text.includes('${{') || runnerPaths.test(text) || /[\0\n\r]/.test(text) ? [] : [`${name}=${text}`];
 }
