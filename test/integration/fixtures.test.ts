@@ -60,9 +60,10 @@ before(async () => {
   });
 });
 
+let workerStopped = false;
 after(async () => {
   killCliProcesses();
-  await worker?.stop();
+  if (!workerStopped) await worker?.stop();
   await server?.stop();
 });
 
@@ -185,15 +186,19 @@ describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, ()
   }
 });
 
-test('no sandbox container is left behind and no request was rejected; model calls did fail', async () => {
+test('no request was rejected, model calls did fail, and no container is left once the worker has stopped', async () => {
   assert.deepEqual(
     worker.fake.rejected.map((request) => request.error),
     [],
   );
-  assert.equal(await containersOf(server), 0);
   const faults = worker.fake.requests.filter((request) => request.fault).length;
   console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
   assert.ok(faults > 0, 'no model call failed');
+  // Sandboxes go with their runs; the build network kept warm between builds (up to two minutes
+  // idle) and the builds' last clean-ups go with the worker: counted once it has stopped.
+  await worker.stop();
+  workerStopped = true;
+  assert.equal(await containersOf(server), 0);
 });
 
 /** `durable-debugger run <fixture> --json` in a process of its own; the report is the run's result. */
