@@ -45,6 +45,14 @@ function runsTests(run: string): boolean {
  * stand for; null when no workflow has one. A file that is not YAML is passed over.
  */
 export function ciTestJob(manifests: Record<string, string>): CiTestJob | null {
+  // The plan and the Python plan both ask, of the same manifests: the files are parsed once.
+  if (!jobsRead.has(manifests)) jobsRead.set(manifests, readCiTestJob(manifests));
+  return jobsRead.get(manifests) ?? null;
+}
+
+const jobsRead = new WeakMap<Record<string, string>, CiTestJob | null>();
+
+function readCiTestJob(manifests: Record<string, string>): CiTestJob | null {
   for (const path of Object.keys(manifests).filter(isCiWorkflow).sort()) {
     const workflow = parsed(manifests[path] as string);
     const jobs = record(workflow?.jobs);

@@ -65,14 +65,20 @@ function withoutLocalPaths(text: string): string {
  * stop at it. Lines that name no file are kept.
  */
 function namesReadFile(line: string, manifests: Record<string, string>): boolean {
-  const named = line.match(/^(?:-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/)?.[1];
-  return named === undefined || manifests[posix.normalize(named)] !== undefined;
+  const named = fileNamed(line);
+  return named === null || manifests[posix.normalize(named.path)] !== undefined;
 }
 
 /** Whether a runner's `-r` line names a requirements file the build installs already (`-r requirements-dev.txt` in `sources`). */
 function namesInstalledFile(line: string, sources: readonly string[]): boolean {
-  const named = line.match(/^(?:-r|--requirement)[\s=]\s*(\S+)/)?.[1];
-  return named !== undefined && sources.includes(`-r ${posix.normalize(named)}`);
+  const named = fileNamed(line);
+  return named?.constraint === false && sources.includes(`-r ${posix.normalize(named.path)}`);
+}
+
+/** The file a requirements line names with -r or -c (--requirement, --constraint), or null. */
+function fileNamed(line: string): { path: string; constraint: boolean } | null {
+  const match = line.match(/^\s*(-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/);
+  return match ? { path: match[2] as string, constraint: match[1] === '-c' || match[1] === '--constraint' } : null;
 }
 
 /**
@@ -84,12 +90,11 @@ function requiredFilesNamed(inputs: Record<string, string>, manifests: Record<st
   const constraints = new Set<string>();
   const queue = Object.keys(inputs);
   for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-    const naming = /^\s*(-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/gm;
-    for (const [, option, named] of (inputs[path] ?? '').matchAll(naming)) {
-      const target = posix.normalize(posix.join(posix.dirname(path), named as string));
+    for (const named of (inputs[path] ?? '').split('\n').flatMap((line) => fileNamed(line) ?? [])) {
+      const target = posix.normalize(posix.join(posix.dirname(path), named.path));
       if (inputs[target] !== undefined || manifests[target] === undefined) continue;
       inputs[target] = withoutLocalPaths(manifests[target]);
-      if (option === '-c' || option === '--constraint') constraints.add(target);
+      if (named.constraint) constraints.add(target);
       queue.push(target);
     }
   }
