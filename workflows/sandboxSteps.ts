@@ -70,7 +70,8 @@ export class SandboxSteps {
     return true;
   }
 
-  async runTool(call: RunnableCall): Promise<ToolOutcome> {
+  /** Not an async function, for the reason withSandbox gives. */
+  runTool(call: RunnableCall): Promise<ToolOutcome> {
     const state = this.state;
     return this.withSandbox((activities, sandboxId) =>
       activities.runTool.executeWithOptions(

@@ -143,7 +143,10 @@ export function workingMs(state: Pick<RunState, 'startedAt' | 'waitedForHostMs'>
 /** A stop asked for or a spent budget, before the next model call. */
 export function stopBeforeNextCall(state: RunState, now: number): Stop | null {
   if (state.stopRequested) return { condition: 'stop_signal', detail: state.stopRequested };
-  return budgetStop(state.budgets, budgetUsage(state, workingMs(state, now)));
+  // Measuring the conversation serializes all of it, every iteration: only a token budget reads it.
+  const characters =
+    state.budgets.maxTokens === undefined ? state.lastRequestCharacters : conversationBytes(state.conversation);
+  return budgetStop(state.budgets, budgetUsage(state, workingMs(state, now), characters));
 }
 
 /** A stop signal or the time budget ends a wait for a model worker (the waiting iteration is not spent). */

@@ -335,6 +335,30 @@ test('budgets: a stop request comes first; a wait for a model worker spends no i
   assert.equal(stopBeforeNextCall(running, 2_000), null);
 });
 
+test('budgets: the next request counts against a token budget; without one the conversation is not serialized for it', () => {
+  let serialized = 0;
+  const counted = (text: string) => ({
+    role: 'user' as const,
+    content: [{ type: 'text' as const, text }],
+    toJSON() {
+      serialized += 1;
+      return { role: 'user', content: [{ type: 'text', text }] };
+    },
+  });
+  const unbudgeted = begunRun();
+  unbudgeted.conversation.push(counted('x'.repeat(40_000)));
+  assert.equal(stopBeforeNextCall(unbudgeted, 2_000), null);
+  assert.equal(serialized, 0, 'no token budget: nothing reads the size of the next request');
+
+  const budgeted = begunRun();
+  budgeted.budgets.maxTokens = 5_000;
+  budgeted.conversation.push(counted('x'.repeat(40_000)));
+  assert.equal(stopBeforeNextCall(budgeted, 2_000)?.condition, 'max_tokens', 'about 10,000 new tokens over 5,000');
+  assert.equal(serialized, 1);
+  budgeted.budgets.maxTokens = 50_000;
+  assert.equal(stopBeforeNextCall(budgeted, 2_000), null);
+});
+
 test('the context: old tool-call records are dropped beyond their limit, and a conversation that fits is left as it is', () => {
   const state = begunRun();
   const records = maxToolCallRecords + 100;
