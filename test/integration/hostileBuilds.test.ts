@@ -433,6 +433,46 @@ test(
 );
 
 test(
+  "a registry's route reaches that registry without the proxy, and nothing else; the build cannot rewrite its hosts",
+  { timeout: 300_000 },
+  async () => {
+    const repo = join(scratch, 'repositories', 'registry_routes');
+    await mkdir(repo, { recursive: true });
+    await writeFile(join(repo, 'test_ok.py'), 'def test_ok():\n    assert True\n');
+    const log = '>> /hostile-probes/routes.txt 2>&1';
+    const noProxy = 'env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy -u NO_PROXY -u no_proxy';
+    await writeFile(
+      join(repo, 'durable-debugger.json'),
+      JSON.stringify({
+        setup: [
+          `mkdir -p /hostile-probes && getent hosts pypi.org ${log}`,
+          `${noProxy} python3 -c "import urllib.request; print('pypi.org without the proxy:', urllib.request.urlopen('https://pypi.org/simple/six/', timeout=60).status)" ${log}`,
+          `python3 -c "import socket; socket.create_connection((socket.gethostbyname('pypi.org'), 80), timeout=5)" ${log} && echo 'port 80 of the route: reached' ${log} || echo 'port 80 of the route: refused' ${log}`,
+          `(echo '127.0.0.1 pypi.org' >> /etc/hosts && echo 'hosts: written' || echo 'hosts: read-only') ${log}`,
+        ],
+      }),
+    );
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-routes-${process.pid}`);
+    if (report.environment) imagesBuilt.add(report.environment.image);
+    assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
+    const { stdout } = await run('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      report.environment?.image as string,
+      'cat',
+      '/hostile-probes/routes.txt',
+    ]);
+    assert.match(stdout, /^127\.1\.0\.\d+\s+pypi\.org$/m, 'pypi.org is a loopback route of the build');
+    assert.match(stdout, /^pypi\.org without the proxy: 200$/m);
+    assert.match(stdout, /^port 80 of the route: refused$/m);
+    assert.match(stdout, /^hosts: read-only$/m);
+    assert.match(stdout, /Read-only file system/);
+  },
+);
+
+test(
   'changed package settings build a new image; a rotated token reuses the one built',
   { timeout: 600_000 },
   async () => {

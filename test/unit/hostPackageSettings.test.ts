@@ -77,6 +77,11 @@ test('npm’s own process variables (an `npm run` that started the worker) never
   assert.equal(settings.variables.NPM_CONFIG_USERCONFIG, '/run/durable-debugger-settings/npmrc');
   assert.match(settings.files.npmrc as string, /^registry=https:\/\/npm\.company\.example\/repo\/$/m);
   assert.match(settings.files.npmrc as string, /^https-proxy=http:\/\/127\.0\.0\.1:3128$/m);
+  // The registries on 443 are reached by their routes (registryRoutes.ts), not through the proxy.
+  assert.match(settings.files.npmrc as string, /^noproxy=npm\.company\.example,npm\.internal\.example$/m);
+  assert.equal(settings.variables.NO_PROXY, 'npm.company.example,npm.internal.example');
+  assert.match(settings.files.hosts as string, /^127\.1\.0\.1\tnpm\.company\.example$/m);
+  assert.match(settings.files.hosts as string, /^127\.1\.0\.2\tnpm\.internal\.example$/m);
   assert.equal(settings.variables.YARN_NPM_REGISTRY_SERVER, 'https://npm.company.example/repo/');
   // The proxy lets through the registries named, not the defaults they replace.
   assert.deepEqual(settings.registries, [

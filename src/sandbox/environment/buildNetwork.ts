@@ -10,6 +10,7 @@ import type Docker from 'dockerode';
 import { removeContainer } from '../container/container.js';
 import type { RegistryTarget, UpstreamProxy } from './hostPackageSettings.js';
 import { RegistryProxy } from './registryProxy.js';
+import { registryRoutes, type RegistryRoute } from './registryRoutes.js';
 
 export const proxyPort = 3128;
 /** How often a holder checks that its proxy is still there (it exits when not). */
@@ -19,26 +20,52 @@ const socketMountPoint = '/run/durable-debugger-proxy';
 
 /**
  * Runs in the holder (the sandbox image's node): each connection to 127.0.0.1:3128 is piped to the
- * proxy's socket. A holder kept warm between builds outlives no worker: once the proxy's socket
- * answers no more (closed, or its worker gone), the bridge exits, and Docker removes its container.
+ * proxy's socket; each connection to a registry route's address (port 443) too, after a CONNECT to
+ * its registry (registryRoutes.ts). A holder kept warm between builds outlives no worker: once the
+ * proxy's socket answers no more (closed, or its worker gone), the bridge exits, and Docker removes
+ * its container.
  */
-const bridgeSource = `
+function bridgeSource(routes: readonly RegistryRoute[]): string {
+  return `
 const net = require('net');
 const socket = ${JSON.stringify(`${socketMountPoint}/proxy.sock`)};
-net.createServer((client) => {
+const routes = ${JSON.stringify(routes)};
+function bridge(client, connect) {
   const proxy = net.connect(socket);
-  client.pipe(proxy);
-  proxy.pipe(client);
   const end = () => { client.destroy(); proxy.destroy(); };
   client.on('error', end);
   proxy.on('error', end);
-}).listen(${proxyPort}, '127.0.0.1', () => console.log('bridge ready'));
+  if (!connect) { client.pipe(proxy); proxy.pipe(client); return; }
+  client.pause();
+  proxy.write('CONNECT ' + connect + ' HTTP/1.1\\r\\nHost: ' + connect + '\\r\\n\\r\\n');
+  let answer = Buffer.alloc(0);
+  const onData = (chunk) => {
+    answer = Buffer.concat([answer, chunk]);
+    const headEnd = answer.indexOf('\\r\\n\\r\\n');
+    if (headEnd < 0) { if (answer.length > 16384) end(); return; }
+    proxy.off('data', onData);
+    if (!/^HTTP\\/1\\.[01] 200/.test(answer.toString('latin1', 0, 16))) return end();
+    const rest = answer.subarray(headEnd + 4);
+    if (rest.length) client.write(rest);
+    client.pipe(proxy);
+    proxy.pipe(client);
+  };
+  proxy.on('data', onData);
+  proxy.on('close', () => client.destroy());
+}
+const servers = [net.createServer((client) => bridge(client, null)).listen(${proxyPort}, '127.0.0.1')];
+for (const route of routes)
+  servers.push(net.createServer({ noDelay: true }, (client) => bridge(client, route.host + ':443')).listen(443, route.address));
+let listening = 0;
+for (const server of servers)
+  server.on('listening', () => { if (++listening === servers.length) console.log('bridge ready'); });
 setInterval(() => {
   const check = net.connect(socket);
   check.on('connect', () => check.destroy());
   check.on('error', () => process.exit(0));
 }, ${proxyCheckMs});
 `;
+}
 
 export interface BuildNetwork {
   /** HostConfig.NetworkMode (or the build API's networkmode) for what runs the build. */
@@ -91,16 +118,19 @@ export async function openBuildNetwork(options: BuildNetworkOptions): Promise<Bu
       await chown(folder, user.uid, user.gid);
       await chown(socketPath, user.uid, user.gid);
     }
+    const routes = registryRoutes(options.allowed);
     holder = await docker.createContainer({
       name: options.name,
       Image: options.image,
-      Cmd: ['node', '-e', bridgeSource],
+      Cmd: ['node', '-e', bridgeSource(routes)],
       User: `${user.uid}:${user.gid}`,
       WorkingDir: '/',
       Env: ['PATH=/usr/local/bin:/usr/bin:/bin'],
       Labels: options.labels,
       HostConfig: {
         NetworkMode: 'none',
+        // The registry routes listen on port 443, and the bridge runs as nobody, with no capability.
+        ...(routes.length ? { Sysctls: { 'net.ipv4.ip_unprivileged_port_start': '0' } } : {}),
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         ReadonlyRootfs: true,

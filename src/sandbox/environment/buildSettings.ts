@@ -19,6 +19,7 @@ import {
 import { buildGoProxy } from './go/goSettings.js';
 import { aptMirrorVariables, defaultDebianMirrors } from './debian/debianMirrors.js';
 import { shellQuote } from '../shellQuote.js';
+import { hostsFile, registryRoutes } from './registryRoutes.js';
 
 /** The variable naming the host's cargo settings file in a build (rust/cargoSettings.ts), when it has one. */
 export const cargoConfigVariable = 'DURABLE_DEBUGGER_CARGO_CONFIG';
@@ -75,10 +76,16 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     });
   if (!credentials) digestParts.credentials = 'withheld';
 
+  const registries = registryTargets(host, options.installers);
+  // The registries on port 443 are at loopback routes of their own, named by the build's /etc/hosts
+  // (registryRoutes.ts): reached without the proxy. Anything else the build asks for goes to the
+  // proxy, loopback included: the proxy refuses what is no registry.
+  const routes = options.proxyUrl ? registryRoutes(registries) : [];
+  const routedHosts = routes.map((route) => route.host);
   if (options.proxyUrl) {
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) variables[name] = options.proxyUrl;
-    // Anything the build asks for goes to the proxy, loopback included: the proxy refuses what is no registry.
-    variables.NO_PROXY = variables.no_proxy = '';
+    variables.NO_PROXY = variables.no_proxy = routedHosts.join(',');
+    files.hosts = hostsFile(routes);
   }
 
   if (options.installers.includes('pip')) {
@@ -140,6 +147,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     digestParts.npm = { ...npm };
     // yarn 1 reads its proxy from the npmrc only; npm and pnpm take it from there too.
     if (options.proxyUrl) npm.proxy = npm['https-proxy'] = options.proxyUrl;
+    if (routedHosts.length) npm.noproxy = routedHosts.join(',');
     files.npmrc = Object.entries(npm)
       .map(([key, value]) => `${key}=${value}\n`)
       .join('');
@@ -235,7 +243,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     files,
     folders,
     variables,
-    registries: registryTargets(host, options.installers),
+    registries,
     upstream: host.upstream,
     digest: settingsDigest(digestParts),
     secrets: [...secrets],

@@ -709,6 +709,9 @@ export class EnvironmentBuilder {
         ...toolchain.binds,
         `${settingsDir}:${settingsMountPoint}:ro`,
         ...Object.entries(settings.folders).map(([name, path]) => `${path}:${settingsMountPoint}/${name}:ro`),
+        // The registries' routes (registryRoutes.ts): a file of this build's own, read-only, never the
+        // holder's, which builds that share the holder's network would share.
+        ...(settings.files.hosts ? [`${join(settingsDir, 'hosts')}:/etc/hosts:ro`] : []),
       ];
       if (plan.needsRepository) {
         const copy = new WorkspaceFolder(join(inputDir, 'workspace'), store, { uid: 0, gid: 0 });
