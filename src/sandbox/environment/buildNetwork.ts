@@ -44,6 +44,7 @@ function bridge(client, connect) {
     const headEnd = answer.indexOf('\\r\\n\\r\\n');
     if (headEnd < 0) { if (answer.length > 16384) end(); return; }
     proxy.off('data', onData);
+    proxy.off('close', end);
     if (!/^HTTP\\/1\\.[01] 200/.test(answer.toString('latin1', 0, 16))) return end();
     const rest = answer.subarray(headEnd + 4);
     if (rest.length) client.write(rest);
@@ -51,7 +52,8 @@ function bridge(client, connect) {
     proxy.pipe(client);
   };
   proxy.on('data', onData);
-  proxy.on('close', () => client.destroy());
+  // Closed before the tunnel (refused, or the worker gone): the paused client goes too.
+  proxy.on('close', end);
 }
 const servers = [net.createServer((client) => bridge(client, null)).listen(${proxyPort}, '127.0.0.1')];
 for (const route of routes)
