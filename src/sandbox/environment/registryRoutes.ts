@@ -2,9 +2,9 @@
 // /etc/hosts names the address, and the network holder's bridge, listening there, opens a tunnel
 // through the registry proxy (CONNECT host:443, refused there as any other) for each connection.
 // The installer then speaks TLS to the registry itself, as through the proxy, but as it does on the
-// host: without a proxy agent, which in pnpm's and npm's case opens a tunnel and a TLS handshake
-// per download and keeps none alive (pnpm's 43 downloads took 2.0–2.7 s through the proxy, 1.0–1.6 s
-// in the same image on the host's network). Installers that ignore NO_PROXY still use the proxy.
+// host: without a proxy agent, which in pnpm's case opens a tunnel and a TLS handshake per download
+// and keeps none alive (pnpm's 43 downloads took 2.0–2.7 s through the proxy, 1.0–1.6 s in the same
+// image on the host's network). Installers that ignore NO_PROXY still use the proxy.
 import { isIP } from 'node:net';
 import type { RegistryTarget } from './hostPackageSettings.js';
 
