@@ -211,17 +211,16 @@ async function buildHostile(name: string, probeCase: string, prepare?: (repo: st
   assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
   assert.equal(report.environment?.reused, false);
   assert.equal(worker.fake.requests.length, requestsBefore, 'no model call');
-  const { stdout } = await run('docker', [
-    'run',
-    '--rm',
-    '--network',
-    'none',
-    report.environment?.image as string,
-    'cat',
-    `/hostile-probes/${probeCase}.json`,
-  ]);
-  const attempts = JSON.parse(stdout) as Attempt[];
+  const attempts = JSON.parse(
+    await readFromImage(report.environment?.image as string, `/hostile-probes/${probeCase}.json`),
+  ) as Attempt[];
   return { report, attempts };
+}
+
+/** What files of a built image hold (read in a container of it without network). */
+async function readFromImage(image: string, ...paths: string[]): Promise<string> {
+  const { stdout } = await run('docker', ['run', '--rm', '--network', 'none', image, 'cat', ...paths]);
+  return stdout;
 }
 
 /**
@@ -455,15 +454,7 @@ test(
     const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-routes-${process.pid}`);
     if (report.environment) imagesBuilt.add(report.environment.image);
     assert.equal(report.status, 'no_failing_tests', `${report.stopCondition}: ${report.stopDetail}`);
-    const { stdout } = await run('docker', [
-      'run',
-      '--rm',
-      '--network',
-      'none',
-      report.environment?.image as string,
-      'cat',
-      '/hostile-probes/routes.txt',
-    ]);
+    const stdout = await readFromImage(report.environment?.image as string, '/hostile-probes/routes.txt');
     assert.match(stdout, /^127\.1\.0\.\d+\s+pypi\.org$/m, 'pypi.org is a loopback route of the build');
     assert.match(stdout, /^pypi\.org without the proxy: 200$/m);
     assert.match(stdout, /^port 80 of the route: refused$/m);
@@ -594,16 +585,7 @@ test(
     const built = await runToReport(server, worker.taskQueue, { repo: stagesRepo }, `hostile-stages-${process.pid}`);
     if (built.report.environment) imagesBuilt.add(built.report.environment.image);
     assert.equal(built.report.status, 'no_failing_tests', built.report.stopDetail);
-    const { stdout } = await run('docker', [
-      'run',
-      '--rm',
-      '--network',
-      'none',
-      built.report.environment?.image as string,
-      'sh',
-      '-c',
-      'cat /limits/pids /limits/cpu',
-    ]);
+    const stdout = await readFromImage(built.report.environment?.image as string, '/limits/pids', '/limits/cpu');
     const [pids, cpu] = stdout.trim().split('\n');
     assert.match(
       pids ?? '',
