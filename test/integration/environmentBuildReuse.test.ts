@@ -227,6 +227,58 @@ test(
 );
 
 test(
+  "an image of the plan's own install is checked by the build that makes it: no probe container, cold or reused",
+  { timeout: 600_000 },
+  async () => {
+    const salt = `${process.pid}-${Date.now()}`;
+    const python = await snapshot('checked-python', {
+      'pyproject.toml': `# ${salt}\n[project]\nname = "shop"\nversion = "1.0.0"\ndependencies = ["iniconfig"]\n\n[project.optional-dependencies]\ntest = ["pytest"]\n\n[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n`,
+      'src/shop/__init__.py': 'VERSION = "workspace"\n',
+      'tests/test_shop.py': 'from shop import VERSION\n\ndef test_v():\n    assert VERSION == "workspace"\n',
+    });
+    const node = await snapshot('checked-node', {
+      'package.json': JSON.stringify({
+        name: 'shop',
+        version: '1.0.0',
+        description: salt,
+        scripts: { test: 'node --test' },
+        dependencies: { ms: '2.1.3' },
+      }),
+      'test/shop.test.js': "require('node:test')('ms', () => require('ms'));\n",
+    });
+    for (const snapshotId of [python, node]) {
+      const lines: string[] = [];
+      const cold = await createdWhile(() =>
+        host.environments.prepare(
+          {
+            snapshotId,
+            choice: {},
+            owner: {
+              workflowId: 'environment-reuse-test',
+              runId: 'test',
+              host: host.options.hostId,
+              scope: host.options.scope,
+            },
+          },
+          { onLine: (line) => lines.push(line) },
+        ),
+      );
+      imagesToRemove.add(cold.result?.image as string);
+      assert.equal(cold.result?.reused, false, lines.join('\n'));
+      assert.deepEqual(
+        cold.created.filter((container) => container.kind === 'probe'),
+        [],
+        'the build checked its image: no probe container',
+      );
+      assert.ok(!lines.some((line) => line.startsWith('@@durable-debugger')), 'the checks print no marks for people');
+      const again = await createdWhile(() => prepare(snapshotId));
+      assert.equal(again.result.reused, true);
+      assert.deepEqual(again.created, [], 'a reused image starts no container');
+    }
+  },
+);
+
+test(
   'a build that leaves a listener on the loopback of the network kept for the next build: the next build, in the same network, cannot reach it',
   { timeout: 300_000 },
   async () => {

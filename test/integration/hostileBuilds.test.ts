@@ -4,7 +4,8 @@
 // to reach the Temporal server's port, PostgreSQL, a host that is no registry, and to read
 // ~/.npmrc and the worker's credential variables. Every attempt is recorded in the image; each
 // must fail, the registries must still work, and the environment must still build. Every image
-// built here is then searched for the host's settings (Config.Env and every layer).
+// built here is then searched for the host's settings (Config.Env and every layer). A dependency
+// that plants a copy of the project where Node would load it fails the build's own check.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -118,16 +119,13 @@ function targets(registry: string): string {
 
 // --- the two registries the host's settings name -------------------------------------------
 
-const packed: { npm?: Buffer; sdist?: Buffer } = {};
+const packed: { npm?: Buffer; sdist?: Buffer; shadow?: Buffer } = {};
 
 async function packNpmProbe(): Promise<Buffer> {
-  const folder = join(scratch, 'npm-pack', 'package');
-  await cp(join(repositories, 'packages', 'hostile-probe'), folder, { recursive: true });
-  await cp(join(repositories, 'probe.js'), join(folder, 'probe.js'));
-  await writeFile(join(folder, 'targets.json'), targets('registry.npmjs.org:443'));
-  const tarball = join(scratch, 'probe-1.0.0.tgz');
-  await run('tar', ['-czf', tarball, '-C', join(scratch, 'npm-pack'), 'package']);
-  return readFile(tarball);
+  return packNpm('hostile-probe', {
+    'probe.js': await readFile(join(repositories, 'probe.js'), 'utf8'),
+    'targets.json': targets('registry.npmjs.org:443'),
+  });
 }
 
 async function packSdist(): Promise<Buffer> {
@@ -141,34 +139,48 @@ async function packSdist(): Promise<Buffer> {
   return readFile(tarball);
 }
 
+/** A package folder of the test's, packed as npm packs it (its files under package/). */
+async function packNpm(name: string, extra: Record<string, string> = {}): Promise<Buffer> {
+  const folder = join(scratch, `npm-pack-${name}`, 'package');
+  await cp(join(repositories, 'packages', name), folder, { recursive: true });
+  for (const [path, text] of Object.entries(extra)) await writeFile(join(folder, path), text);
+  const tarball = join(scratch, `${name}-1.0.0.tgz`);
+  await run('tar', ['-czf', tarball, '-C', join(scratch, `npm-pack-${name}`), 'package']);
+  return readFile(tarball);
+}
+
 function serveNpm(url: string, response: import('node:http').ServerResponse): void {
   registryRequests.push(`npm ${url}`);
-  const tarball = packed.npm;
-  if (!tarball) return void response.writeHead(404).end();
-  if (url === '/@hostile%2fprobe' || url === '/@hostile/probe') {
-    const integrity = `sha512-${createHash('sha512').update(tarball).digest('base64')}`;
-    response.writeHead(200, { 'Content-Type': 'application/json' }).end(
-      JSON.stringify({
-        name: '@hostile/probe',
-        'dist-tags': { latest: '1.0.0' },
-        versions: {
-          '1.0.0': {
-            name: '@hostile/probe',
-            version: '1.0.0',
-            main: 'index.js',
-            scripts: { postinstall: 'node probe.js npm-postinstall' },
-            dist: {
-              tarball: `http://127.0.0.1:${portOf(npmRegistry)}/@hostile/probe/-/probe-1.0.0.tgz`,
-              integrity,
-              shasum: createHash('sha1').update(tarball).digest('hex'),
+  for (const [name, tarball, postinstall] of [
+    ['probe', packed.npm, 'node probe.js npm-postinstall'],
+    ['shadow', packed.shadow, 'node plant.js'],
+  ] as const) {
+    if (!tarball) continue;
+    if (url === `/@hostile%2f${name}` || url === `/@hostile/${name}`) {
+      const integrity = `sha512-${createHash('sha512').update(tarball).digest('base64')}`;
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          name: `@hostile/${name}`,
+          'dist-tags': { latest: '1.0.0' },
+          versions: {
+            '1.0.0': {
+              name: `@hostile/${name}`,
+              version: '1.0.0',
+              main: 'index.js',
+              scripts: { postinstall },
+              dist: {
+                tarball: `http://127.0.0.1:${portOf(npmRegistry)}/@hostile/${name}/-/${name}-1.0.0.tgz`,
+                integrity,
+                shasum: createHash('sha1').update(tarball).digest('hex'),
+              },
             },
           },
-        },
-      }),
-    );
-    return;
+        }),
+      );
+      return;
+    }
+    if (url === `/@hostile/${name}/-/${name}-1.0.0.tgz`) return void response.writeHead(200).end(tarball);
   }
-  if (url === '/@hostile/probe/-/probe-1.0.0.tgz') return void response.writeHead(200).end(tarball);
   response.writeHead(404).end();
 }
 
@@ -271,6 +283,28 @@ test(
     const { attempts } = await buildHostile('npm_postinstall', 'npm-postinstall');
     assertConfined(attempts);
     assert.ok(registryRequests.includes('npm /@hostile%2fprobe'), 'the hostile package came from its registry');
+  },
+);
+
+test(
+  "a dependency's postinstall that plants a copy of the project where Node looks after the workspace (/node_modules) fails the build's own check: environment_error naming it",
+  { timeout: 600_000 },
+  async () => {
+    packed.shadow = await packNpm('hostile-shadow');
+    const repo = join(scratch, 'repositories', 'npm_own_name_copy');
+    await cp(join(repositories, 'npm_own_name_copy'), repo, { recursive: true });
+    const requestsBefore = worker.fake.requests.length;
+    const { report } = await runToReport(server, worker.taskQueue, { repo }, `hostile-own-name-${process.pid}`);
+    assert.equal(report.status, 'environment_error', `${report.stopCondition}: ${report.stopDetail}`);
+    assert.match(report.stopDetail ?? '', /would run the tests against another copy of the repository's own code/);
+    assert.match(
+      report.stopDetail ?? '',
+      /node: require\("release-calendar"\) loads \/node_modules\/release-calendar, release-calendar@9\.9\.9 from the registry, not the workspace/,
+    );
+    assert.match(report.stopDetail ?? '', /keep the package out of node_modules/, "Node's advice");
+    assert.doesNotMatch(report.stopDetail ?? '', /@@durable-debugger/);
+    assert.ok(registryRequests.includes('npm /@hostile%2fshadow'), 'the planting package came from its registry');
+    assert.equal(worker.fake.requests.length, requestsBefore, 'no model call');
   },
 );
 

@@ -235,7 +235,10 @@ test('node: a registry copy of the package itself, installed for a dependency, b
     plan?.script ?? '',
     /if \[ -e node_modules\/ms \]; then\n.*\n {2}rm -rf node_modules\/ms && ln -s \/workspace node_modules\/ms\nfi/,
   );
-  assert.equal(plan?.probes[0]?.description, "node: the package's own name resolves to /workspace");
+  // Checked by its own build, on the install's copy of package.json: no probe container.
+  assert.deepEqual(plan?.probes, []);
+  assert.equal(plan?.checks?.[0]?.description, "node: the package's own name resolves to /workspace");
+  assert.match(plan?.checks?.[0]?.script ?? '', /readFileSync\("\/opt\/env\/package\.json"/);
 });
 
 test('requires-python: which Pythons it allows, and what to do when the sandbox’s is not one of them', () => {

@@ -20,6 +20,7 @@ import { ImagePolicy } from './imagePolicy.js';
 import { readManifests } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, runProbes } from './probeRunner.js';
+import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
@@ -154,11 +155,13 @@ export class EnvironmentBuilder {
   }
 
   async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
-    const plan = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice));
-    if (!plan) return null;
+    const planned = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice));
+    if (!planned) return null;
+    const plan = withBuildChecks(planned);
     const dependencies = await this.onBaseImage(plan, request, hooks);
     const prepared = await this.withProjectInstalled(plan, dependencies, request, hooks);
-    // Built or reused, the image must run the tests against the workspace: checked for this run's repository.
+    // Built or reused, the image must run the tests against the workspace: checked for this run's
+    // repository, unless its build checked it (plan.checks).
     const failure = await timed(hooks, 'probes', () =>
       runProbes({
         docker: this.options.docker,
@@ -660,10 +663,12 @@ export class EnvironmentBuilder {
     let packages: number | null = null;
     let installScripts: InstallScriptProblem[] = [];
     let project: string | undefined;
+    const checks = new BuildChecksOutput();
     // Everything the build prints leaves it (the report's last lines, heartbeats): no secret it received goes along.
     const redact = secretRedactor(settings.secrets);
     const log = (output: string) => {
       const line = redact(output);
+      if (checks.read(line)) return;
       const count = line.match(/^packages: (\d+)$/);
       if (count) packages = Number(count[1]);
       const installed = line.match(/^project: (.{1,300})$/);
@@ -776,6 +781,8 @@ export class EnvironmentBuilder {
       phaseDone('install');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
       if (StatusCode !== 0) {
+        const failed = checks.failure(plan.checks ?? [], StatusCode);
+        if (failed) throw new EnvironmentBuildError(explainProbeFailure(failed));
         throw new EnvironmentBuildError(
           explainInstallFailure(plan.description, StatusCode, lines) + refusedNote(network.refused),
         );

@@ -161,8 +161,13 @@ export interface EnvironmentPlan {
   basePlan?: EnvironmentPlan;
   /** For people, in the report: the toolchain's choices that are no packed tool ("yarn 4.4.1 (the repository's own release, ...)"), the variables taken from CI. */
   toolchainNotes?: string[];
-  /** Checks the builder runs in the image before every run uses it (see probes.ts). */
+  /** Checks the builder runs in the image before every run uses it, each in a container of its own (probeRunner.ts). */
   probes: EnvironmentProbe[];
+  /**
+   * Checks of the plan's own install, run by the build that makes the image the run uses, at its end
+   * (buildChecks.ts): that image is checked as it is made and needs no probe container.
+   */
+  checks?: EnvironmentProbe[];
   /**
    * The project's own install (Python: pip install -e .), run on the image of the rest in a copy of the
    * repository at /workspace: an image of its own, made again for each snapshot, while the rest is reused.

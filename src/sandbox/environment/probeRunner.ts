@@ -88,12 +88,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
     for (const folder of run.nodeModules ?? []) await mkdir(join(workspace, folder), { recursive: true, mode: 0o755 });
     // Readable by the probe's user whatever the worker's umask (the CLI's is 077): modes given at creation are masked.
     await readableByAll(workspace);
-    // Each probe in a subshell, all of them run: the output names every module that came from elsewhere.
-    const script = [
-      'status=0',
-      ...run.probes.map((probe, index) => `(\n${probe.script}\n) || { status=1; echo "${failedMark}${index}"; }`),
-      'exit $status',
-    ].join('\n');
+    const script = probesScript(run.probes);
     container = await docker.createContainer({
       Image: run.image,
       Cmd: ['sh', '-c', script],
@@ -145,23 +140,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
       if (key) await run.passes?.keep(key);
       return null;
     }
-    const failed = new Set(
-      [...output.matchAll(new RegExp(`^${failedMark}(\\d+)$`, 'gm'))].map((match) => Number(match[1])),
-    );
-    const printed = output
-      .split('\n')
-      .filter((line) => !line.startsWith(failedMark))
-      .join('\n')
-      .trim();
-    return {
-      output: printed || `the check exited with ${statusCode} and printed nothing`,
-      // Every probe's advice when the marks were lost (a killed check): better too much than none.
-      advice: [
-        ...new Set(
-          run.probes.filter((_, index) => failed.size === 0 || failed.has(index)).map((probe) => probe.advice),
-        ),
-      ],
-    };
+    return probeFailure(output, run.probes, statusCode);
   } finally {
     const probed = container;
     const cleanUp = async () => {
@@ -174,6 +153,34 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
     if (run.cleanUpLater) run.cleanUpLater(cleanUp);
     else await cleanUp();
   }
+}
+
+/** The probes as one script: each in a subshell, all of them run, so the output names every module that came from elsewhere. */
+export function probesScript(probes: EnvironmentProbe[]): string {
+  return [
+    'status=0',
+    ...probes.map((probe, index) => `(\n${probe.script}\n) || { status=1; echo "${failedMark}${index}"; }`),
+    'exit $status',
+  ].join('\n');
+}
+
+/** What a failed run of probesScript printed, and the advice of each probe that failed. */
+export function probeFailure(output: string, probes: EnvironmentProbe[], exitCode: number): ProbeFailure {
+  const failed = new Set(
+    [...output.matchAll(new RegExp(`^${failedMark}(\\d+)$`, 'gm'))].map((match) => Number(match[1])),
+  );
+  const printed = output
+    .split('\n')
+    .filter((line) => !line.startsWith(failedMark))
+    .join('\n')
+    .trim();
+  return {
+    output: printed || `the check exited with ${exitCode} and printed nothing`,
+    // Every probe's advice when the marks were lost (a killed check): better too much than none.
+    advice: [
+      ...new Set(probes.filter((_, index) => failed.size === 0 || failed.has(index)).map((probe) => probe.advice)),
+    ],
+  };
 }
 
 /** Folders 0755 and files 0644 below `folder`: the probe's copy holds nothing secret beyond what it reads. */

@@ -149,7 +149,9 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     containerEnv: nodeEnv,
     nodeModules,
     ...(manager.note ? { toolchainNotes: [manager.note] } : {}),
-    probes: [nodeOwnNameProbe(manifests, false)].filter((probe) => probe !== null),
+    // Checked by the build itself, on the install's copy of package.json (its key holds it whole, exports included).
+    probes: [],
+    checks: [nodeOwnNameProbe(manifests, false, `${dir}/package.json`)].filter((probe) => probe !== null),
   };
 }
 

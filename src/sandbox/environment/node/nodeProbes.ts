@@ -6,8 +6,14 @@ import type { EnvironmentProbe } from '../planTypes.js';
  * The package's own name must resolve to /workspace when the environment has a package of that
  * name (a dependency depended on the project itself): Node resolves a name to the package itself
  * first when its package.json has `exports`, else through node_modules folders, /node_modules included.
+ * `packageJson` is where the check reads the package's own manifest: the workspace's in a probe, the
+ * install's copy in the build's own check (buildChecks.ts), where /workspace holds only node_modules.
  */
-export function nodeOwnNameProbe(manifests: Record<string, string>, ifPresent: boolean): EnvironmentProbe | null {
+export function nodeOwnNameProbe(
+  manifests: Record<string, string>,
+  ifPresent: boolean,
+  packageJson = '/workspace/package.json',
+): EnvironmentProbe | null {
   let name: unknown;
   try {
     name = (JSON.parse(manifests['package.json'] ?? 'null') as { name?: unknown } | null)?.name;
@@ -18,7 +24,7 @@ export function nodeOwnNameProbe(manifests: Record<string, string>, ifPresent: b
   const program = `
 const fs = require('fs'), path = require('path');
 const name = ${JSON.stringify(name)};
-const own = JSON.parse(fs.readFileSync('/workspace/package.json', 'utf8'));
+const own = JSON.parse(fs.readFileSync(${JSON.stringify(packageJson)}, 'utf8'));
 if (own.exports !== undefined) process.exit(0);
 for (const dir of require.resolve.paths(name) || []) {
   const candidate = path.join(dir, name);

@@ -261,9 +261,13 @@ export function planPython(
     build: extensions ? [buildExtensionsInPlace] : [],
     // The variables tox.ini sets for the tests, as CI's tox sets them.
     containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
-    probes: probe ? [probe] : [],
+    // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).
+    probes: probe && !installable ? [probe] : [],
     ...(installable
-      ? { projectInstall: { script: projectInstallScript(project, lock?.installer === 'poetry install') } }
+      ? {
+          projectInstall: { script: projectInstallScript(project, lock?.installer === 'poetry install') },
+          ...(probe ? { checks: [probe] } : {}),
+        }
       : {}),
   };
 }
