@@ -3,8 +3,9 @@
 // install run by the installer itself on the host, in the same run, with the build's fixed cost
 // split into its steps (EnvironmentBuilder's onPhase), and the cached reuse. A cold build is forced
 // by a fresh copy of the repository whose manifest differs by a comment (a new cache key). The host's
-// install gets empty caches of its own, as the build does; the tools it needs (pnpm, poetry) are
-// installed before it is timed and run directly, as the build's toolchain is kept on the host. It
+// install gets empty caches of its own, as the build does; the tools it needs (pnpm, poetry, the
+// npm release the build ran) are installed before it is timed and run directly, as the build's
+// toolchain is kept on the host. It
 // runs the dependencies' install scripts, as the project's CI does and the build does. Cold builds
 // and host installs alternate, three of each (BENCH_COLD_ROUNDS), and the figures are their medians.
 import { execFile } from 'node:child_process';
@@ -13,6 +14,7 @@ import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { loadFixture } from '../src/demo/fixtures.js';
 import type { BuildPhase } from '../src/sandbox/environment/imageBuilder.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
@@ -29,8 +31,8 @@ interface EnvironmentShape {
   without?: string[];
   /** The installer's own command on the host, in the repository's copy; `caches` is an empty folder of its own. */
   hostInstall(repo: string, caches: string, requirements: string): Promise<Array<{ command: string; args: string[] }>>;
-  /** What the host's install needs before it is timed (the package manager itself). */
-  hostSetup?(): Promise<void>;
+  /** What the host's install needs before it is timed (the package manager itself); `built` is a cold build's image. */
+  hostSetup?(built: string): Promise<void>;
   /** Variables the host's install runs with, pointing its caches into `caches`. */
   hostEnv(caches: string): Record<string, string>;
 }
@@ -39,13 +41,33 @@ const pnpmHome = join(tmpdir(), 'durable-debugger-bench-pnpm-9.15.9');
 const pnpm = join(pnpmHome, 'node_modules', '.bin', 'pnpm');
 const poetryHome = join(tmpdir(), 'durable-debugger-bench-poetry');
 const poetry = join(poetryHome, 'bin', 'poetry');
+/** The npm the build ran, installed on the host (hostSetup), where it runs with the host's Node. */
+let npmCli = '';
 
 export const environmentShapes: EnvironmentShape[] = [
   {
     name: 'npm, no lockfile',
     source: { fixture: '18_ts_vitest' },
     without: ['package-lock.json'],
-    hostInstall: async () => [{ command: 'npm', args: ['install', '--no-audit', '--no-fund'] }],
+    // The npm release the build ran (the one the repository's Node ships, as CI's setup-node gives it),
+    // not the host's own: npm 11 installs this repository a second faster than npm 10 on this machine.
+    hostSetup: async (built) => {
+      const { stdout } = await promisify(execFile)('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        built,
+        'npm',
+        '--version',
+      ]);
+      const release = stdout.trim();
+      const npmHome = join(tmpdir(), `durable-debugger-bench-npm-${release}`);
+      npmCli = join(npmHome, 'node_modules', 'npm', 'bin', 'npm-cli.js');
+      if (!existsSync(npmCli))
+        await run('npm', ['install', '--prefix', npmHome, '--no-save', `npm@${release}`], tmpdir(), {});
+    },
+    hostInstall: async () => [{ command: process.execPath, args: [npmCli, 'install', '--no-audit', '--no-fund'] }],
     hostEnv: (caches) => ({ npm_config_cache: join(caches, 'npm') }),
   },
   {
@@ -182,10 +204,14 @@ export async function measureEnvironmentBuild(host: SandboxHost, repetitions: nu
       // The host's own time of one install moves by 30 to 100 % from one try to the next (the
       // registry's answers): cold builds and host installs alternate, and each figure is a median.
       const builds = [first];
-      const hostInstalls = [await timeHostInstall(shape, host, first.snapshot.snapshotId, join(scratch, 'host'))];
+      const hostInstalls = [
+        await timeHostInstall(shape, host, first.snapshot.snapshotId, first.cold.image, join(scratch, 'host')),
+      ];
       while (builds.length < coldRounds) {
         builds.push(await coldBuild());
-        hostInstalls.push(await timeHostInstall(shape, host, first.snapshot.snapshotId, join(scratch, 'host')));
+        hostInstalls.push(
+          await timeHostInstall(shape, host, first.snapshot.snapshotId, first.cold.image, join(scratch, 'host')),
+        );
       }
       const coldMs = medianOf(builds.map((build) => build.coldMs));
       const hostInstallMs = medianOf(hostInstalls);
@@ -254,9 +280,10 @@ async function timeHostInstall(
   shape: EnvironmentShape,
   host: SandboxHost,
   snapshotId: string,
+  built: string,
   folder: string,
 ): Promise<number> {
-  await shape.hostSetup?.();
+  await shape.hostSetup?.(built);
   const repo = await copyShape(shape, folder);
   const caches = await mkdtemp(join(folder, 'caches-'));
   // Python: the requirements the plan chose (the test group, pytest), as the build installs them.
