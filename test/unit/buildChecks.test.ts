@@ -33,14 +33,20 @@ test('checks run last in the project’s own install when there is one, else in 
     checks: [check('shop')],
   });
   assert.equal(withProject.script, plan.script, 'the dependencies’ build (and its image key) is untouched');
-  assert.match(withProject.projectInstall?.script ?? '', /^pip install -e \.\necho @@durable-debugger-checks\nenv -i /);
+  assert.match(
+    withProject.projectInstall?.script ?? '',
+    /^pip install -e \.\necho @@durable-debugger-checks\ncd \/ && env -i /,
+  );
   const alone = withBuildChecks({ ...plan, checks: [check('shop')] });
-  assert.match(alone.script, /^set -e\npip install -r requirements\.txt\necho @@durable-debugger-checks\nenv -i /);
+  assert.match(
+    alone.script,
+    /^set -e\npip install -r requirements\.txt\necho @@durable-debugger-checks\ncd \/ && env -i /,
+  );
 });
 
 test('checks see the sandbox’s variables and nothing of the build’s settings', () => {
   const script = withBuildChecks({ ...plan, checks: [check('shop')] }).script;
-  const line = script.split('\n').find((each) => each.startsWith('env -i ')) ?? '';
+  const line = script.split('\n').find((each) => each.startsWith('cd / && env -i ')) ?? '';
   assert.match(line, /'HOME=\/tmp'/, 'the sandbox’s home');
   assert.match(line, /'PATH=\/usr\/local\/bin:\/usr\/bin:\/bin'/);
   assert.match(line, /'VIRTUAL_ENV=\/opt\/venv'/);

@@ -20,7 +20,8 @@ export function withBuildChecks(plan: EnvironmentPlan): EnvironmentPlan {
   if (checks.length === 0) return plan;
   const run = [
     `echo ${checksMark}`,
-    `env -i ${sandboxContainerEnv(plan.containerEnv).map(shellQuote).join(' ')} sh -c ${shellQuote(probesScript(checks))}`,
+    // From /, with the sandbox's variables only, as the probe container runs them.
+    `cd / && env -i ${sandboxContainerEnv(plan.containerEnv).map(shellQuote).join(' ')} sh -c ${shellQuote(probesScript(checks))}`,
   ].join('\n');
   return plan.projectInstall
     ? { ...plan, projectInstall: { script: `${plan.projectInstall.script}\n${run}` } }
