@@ -2,8 +2,9 @@
 // installer (issue 36 item 3), with real Docker and real registries: the registry proxy's holder
 // container kept warm (one for builds in a row, each build's refusals its own, gone when its proxy
 // is), the probes' passes remembered (a reused image is not probed again, a failing probe fails every
-// time), the build containers removed after the build has returned, Node's toolchain in an image of
-// its own that repositories share, and each image's Python asked once per host.
+// time), the image of a plan's own install checked by its build (no probe container), the build
+// containers removed after the build has returned, Node's toolchain in an image of its own that
+// repositories share, and each image's Python asked once per host.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +14,11 @@ import { after, before, test } from 'node:test';
 import type Docker from 'dockerode';
 import { connectDocker, labels } from '../../src/sandbox/container/container.js';
 import { networkHolderPrefix, openBuildNetwork } from '../../src/sandbox/environment/buildNetwork.js';
-import { buildContainerPrefix, environmentLabels } from '../../src/sandbox/environment/imageBuilder.js';
+import {
+  buildContainerPrefix,
+  environmentLabels,
+  type BuildHooks,
+} from '../../src/sandbox/environment/imageBuilder.js';
 import { KeptAnswers } from '../../src/sandbox/environment/keptAnswers.js';
 import { SandboxPythons } from '../../src/sandbox/environment/python/pythonImages.js';
 import type { SandboxHost } from '../../src/sandbox/sandboxHost.js';
@@ -55,18 +60,24 @@ async function snapshot(name: string, files: Record<string, string>): Promise<st
 }
 
 /** Prepares the snapshot's environment as a run of this host would; the error when it fails. */
-async function prepare(snapshotId: string): Promise<{ image?: string; reused?: boolean; error?: Error }> {
+async function prepare(
+  snapshotId: string,
+  hooks: BuildHooks = {},
+): Promise<{ image?: string; reused?: boolean; error?: Error }> {
   try {
-    const prepared = await host.environments.prepare({
-      snapshotId,
-      choice: {},
-      owner: {
-        workflowId: 'environment-reuse-test',
-        runId: 'test',
-        host: host.options.hostId,
-        scope: host.options.scope,
+    const prepared = await host.environments.prepare(
+      {
+        snapshotId,
+        choice: {},
+        owner: {
+          workflowId: 'environment-reuse-test',
+          runId: 'test',
+          host: host.options.hostId,
+          scope: host.options.scope,
+        },
       },
-    });
+      hooks,
+    );
     if (prepared) imagesToRemove.add(prepared.image);
     return { image: prepared?.image, reused: prepared?.reused };
   } catch (error) {
@@ -248,23 +259,9 @@ test(
     });
     for (const snapshotId of [python, node]) {
       const lines: string[] = [];
-      const cold = await createdWhile(() =>
-        host.environments.prepare(
-          {
-            snapshotId,
-            choice: {},
-            owner: {
-              workflowId: 'environment-reuse-test',
-              runId: 'test',
-              host: host.options.hostId,
-              scope: host.options.scope,
-            },
-          },
-          { onLine: (line) => lines.push(line) },
-        ),
-      );
-      imagesToRemove.add(cold.result?.image as string);
-      assert.equal(cold.result?.reused, false, lines.join('\n'));
+      const cold = await createdWhile(() => prepare(snapshotId, { onLine: (line) => lines.push(line) }));
+      assert.equal(cold.result.error, undefined, cold.result.error?.message);
+      assert.equal(cold.result.reused, false, lines.join('\n'));
       assert.deepEqual(
         cold.created.filter((container) => container.kind === 'probe'),
         [],
