@@ -14,7 +14,6 @@ import { appendFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadFixture } from '../src/demo/fixtures.js';
 import type { BuildPhase } from '../src/sandbox/environment/imageBuilder.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
@@ -52,20 +51,15 @@ export const environmentShapes: EnvironmentShape[] = [
     // The npm release the build ran (the one the repository's Node ships, as CI's setup-node gives it),
     // not the host's own: npm 11 installs this repository a second faster than npm 10 on this machine.
     hostSetup: async (built) => {
-      const { stdout } = await promisify(execFile)('docker', [
-        'run',
-        '--rm',
-        '--network',
-        'none',
-        built,
-        'npm',
-        '--version',
-      ]);
-      const release = stdout.trim();
+      if (npmCli) return; // asked once per bench: every round passes the same first build's image
+      const release = (
+        await run('docker', ['run', '--rm', '--network', 'none', built, 'npm', '--version'], tmpdir(), {})
+      ).trim();
       const npmHome = join(tmpdir(), `durable-debugger-bench-npm-${release}`);
-      npmCli = join(npmHome, 'node_modules', 'npm', 'bin', 'npm-cli.js');
-      if (!existsSync(npmCli))
+      const cli = join(npmHome, 'node_modules', 'npm', 'bin', 'npm-cli.js');
+      if (!existsSync(cli))
         await run('npm', ['install', '--prefix', npmHome, '--no-save', `npm@${release}`], tmpdir(), {});
+      npmCli = cli;
     },
     hostInstall: async () => [{ command: process.execPath, args: [npmCli, 'install', '--no-audit', '--no-fund'] }],
     hostEnv: (caches) => ({ npm_config_cache: join(caches, 'npm') }),
@@ -296,14 +290,15 @@ async function timeHostInstall(
   return performance.now() - started;
 }
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+/** Runs a command to its end; what it printed on stdout. */
+function run(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(
       command,
       args,
       { cwd, env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, _stdout, stderr) =>
-        error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(),
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.slice(-2000)}`)) : resolve(stdout),
     ),
   );
 }
