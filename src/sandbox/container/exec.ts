@@ -4,13 +4,13 @@
 // Docker API cannot kill an exec, so a watchdog here stops the command's processes from a
 // second exec if it outlives its deadline, is cancelled, or has exited while something it
 // started still holds its output.
-import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { CappedOutput } from './cappedOutput.js';
 import { newExecId, stopCommand, wrappedCommand } from './commandWrapper.js';
 import type { OutOfMemory } from '../../agent/testResults.js';
 import { workspaceMountPoint, type SandboxUser } from './container.js';
 import { withinDeadline } from './dockerDeadline.js';
+import { LineMergedOutput } from './lineMergedOutput.js';
 
 export interface ExecOptions {
   timeoutMs: number;
@@ -63,15 +63,12 @@ export async function execInSandbox(
   const stream = await startAttached(exec);
   const output = new CappedOutput(options.maxOutputBytes);
   let lastOutputAt = Date.now();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      output.write(chunk);
-      lastOutputAt = Date.now();
-      done();
-    },
+  const merged = new LineMergedOutput((chunk) => output.write(chunk));
+  stream.on('data', () => {
+    lastOutputAt = Date.now();
   });
-  // Demultiplex stdout and stderr into one sink; reading never stops, so the command never blocks on a full pipe.
-  container.modem.demuxStream(stream, sink, sink);
+  // Demultiplex stdout and stderr into one output; reading never stops, so the command never blocks on a full pipe.
+  container.modem.demuxStream(stream, merged.stdout, merged.stderr);
 
   // Why the stream was cut short, if it was (set from callbacks, hence the cast).
   let stoppedBecause = null as StopReason | null;
@@ -118,6 +115,7 @@ export async function execInSandbox(
     options.signal?.removeEventListener('abort', onAbort);
   }
   await stopping;
+  merged.flush();
   if (stoppedBecause === 'cancelled') throw options.signal?.reason ?? new Error('command cancelled');
 
   const exitCode = stoppedBecause === 'timeout' ? null : await waitForExitCode(exec);

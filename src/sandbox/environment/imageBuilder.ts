@@ -8,7 +8,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { InstallScriptProblem, PreparedEnvironment } from '../../agent/environment.js';
 import { labels, projectLabel, removeContainer } from '../container/container.js';
@@ -43,6 +42,7 @@ import { removeFolder } from '../workspace/ownerAccess.js';
 import { buildContainerEnv } from '../container/sandboxEnv.js';
 import { WorkspaceFolder } from '../workspace/workspaceFolder.js';
 import { outputEnd } from '../container/outputEnd.js';
+import { LineMergedOutput } from '../container/lineMergedOutput.js';
 
 export const environmentRepository = 'durable-debugger-env';
 export const buildContainerPrefix = 'durable-debugger-env-build-';
@@ -762,13 +762,8 @@ export class EnvironmentBuilder {
       };
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
       const allOutput = outputEnd(stream);
-      const sink = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          onText(chunk.toString('utf8'));
-          done();
-        },
-      });
-      container.modem.demuxStream(stream, sink, sink);
+      const merged = new LineMergedOutput((chunk) => onText(chunk.toString('utf8')));
+      container.modem.demuxStream(stream, merged.stdout, merged.stderr);
       await container.start();
       phaseDone('container start');
       const abort = () => void container?.kill().catch(() => undefined);
@@ -777,6 +772,7 @@ export class EnvironmentBuilder {
       exited = true;
       hooks.signal?.removeEventListener('abort', abort);
       await allOutput();
+      merged.flush();
       onText('\n');
       phaseDone('install');
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');

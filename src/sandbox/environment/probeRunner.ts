@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { removeContainer } from '../container/container.js';
 import { sandboxContainerEnv } from '../container/sandboxEnv.js';
 import { outputEnd } from '../container/outputEnd.js';
+import { LineMergedOutput } from '../container/lineMergedOutput.js';
 import type { ContentStore } from '../store/contentStore.js';
 import type { KeptAnswers } from './keptAnswers.js';
 import type { EnvironmentProbe } from './planTypes.js';
@@ -116,13 +116,10 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
     let output = '';
     const stream = await container.attach({ stream: true, stdout: true, stderr: true });
     const allOutput = outputEnd(stream);
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        if (output.length < 20_000) output += chunk.toString('utf8');
-        done();
-      },
+    const merged = new LineMergedOutput((chunk) => {
+      if (output.length < 20_000) output += chunk.toString('utf8');
     });
-    container.modem.demuxStream(stream, sink, sink);
+    container.modem.demuxStream(stream, merged.stdout, merged.stderr);
     await container.start();
     const kill = () => void container?.kill().catch(() => undefined);
     const timer = setTimeout(kill, probeTimeoutMs);
@@ -135,6 +132,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
       run.signal?.removeEventListener('abort', kill);
     }
     await allOutput();
+    merged.flush();
     if (run.signal?.aborted) throw new Error('the environment check was cancelled');
     if (statusCode === 0) {
       if (key) await run.passes?.keep(key);
