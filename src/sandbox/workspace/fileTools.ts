@@ -2,7 +2,7 @@
 // Every path goes through resolveInsideWorkspace first, and no process of the sandbox runs
 // meanwhile (see quiesce.ts), so what it checked still holds when the path is used.
 // Failures are messages for the model.
-import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';
 import { dominantLineEnding, findIgnoringLineEndings, hasCrlf, linesOf, withLineEndingsOf } from './lineEndings.js';
@@ -163,7 +163,7 @@ export async function editFileForTool(
   const replacement = hasCrlf(text)
     ? withLineEndingsOf(input.new_string, text.slice(start, end), text)
     : input.new_string;
-  await writeFile(absolute, splice(file, start, end, replacement));
+  await writeSeenChanged(absolute, splice(file, start, end, replacement));
   const line = text.slice(0, start).split('\n').length;
   const removed = input.old_string.split('\n').length;
   const added = input.new_string.split('\n').length;
@@ -182,10 +182,25 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   const encoding = existing?.encoding ?? utf8;
   const bytes = encoded(relative, withExistingLineEndings(existing?.text ?? null, input.content), encoding);
   await mkdir(posix.dirname(absolute), { recursive: true });
-  await writeFile(absolute, bytes);
+  await writeSeenChanged(absolute, bytes);
   const lines = input.content.split('\n').length;
   const kept = isPlainUtf8(encoding) ? '' : `, kept in ${describeEncoding(encoding)}`;
   return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines${kept}).`;
+}
+
+/**
+ * Writes a file so that caches which trust its mtime in whole seconds and its size (Python's
+ * `__pycache__`, pytest's rewritten tests) see it changed: an edit of the same length within the
+ * second of the file's last write (a fast model's edit right after a test run) would otherwise
+ * leave the old bytecode in use. Such a write moves the mtime on to the next second.
+ */
+async function writeSeenChanged(absolute: string, content: Uint8Array | string): Promise<void> {
+  const before = await stat(absolute).catch(() => null);
+  await writeFile(absolute, content);
+  if (!before) return;
+  const after = await stat(absolute);
+  const second = Math.floor(before.mtimeMs / 1000);
+  if (Math.floor(after.mtimeMs / 1000) === second) await utimes(absolute, after.atime, second + 1);
 }
 
 /** New content for a text file that uses Windows line endings throughout gets them too (unless it has some itself). */
