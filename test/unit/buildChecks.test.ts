@@ -35,18 +35,18 @@ test('checks run last in the project’s own install when there is one, else in 
   assert.equal(withProject.script, plan.script, 'the dependencies’ build (and its image key) is untouched');
   assert.match(
     withProject.projectInstall?.script ?? '',
-    /^pip install -e \.\necho @@durable-debugger-checks\ncd \/ && env -i /,
+    /^pip install -e \.\necho @@durable-debugger-checks\ncd \/ && timeout -k 5 60 env -i /,
   );
   const alone = withBuildChecks({ ...plan, checks: [check('shop')] });
   assert.match(
     alone.script,
-    /^set -e\npip install -r requirements\.txt\necho @@durable-debugger-checks\ncd \/ && env -i /,
+    /^set -e\npip install -r requirements\.txt\necho @@durable-debugger-checks\ncd \/ && timeout -k 5 60 env -i /,
   );
 });
 
 test('checks see the sandbox’s variables and nothing of the build’s settings', () => {
   const script = withBuildChecks({ ...plan, checks: [check('shop')] }).script;
-  const line = script.split('\n').find((each) => each.startsWith('cd / && env -i ')) ?? '';
+  const line = script.split('\n').find((each) => each.startsWith('cd / && timeout -k 5 60 env -i ')) ?? '';
   assert.match(line, /'HOME=\/tmp'/, 'the sandbox’s home');
   assert.match(line, /'PATH=\/usr\/local\/bin:\/usr\/bin:\/bin'/);
   assert.match(line, /'VIRTUAL_ENV=\/opt\/venv'/);
@@ -66,5 +66,15 @@ test('only what the checks printed is their failure, with the advice of the one 
   assert.deepEqual(output.failure(checks, 1), {
     output: 'python: `import cart` loads /opt/venv/lib/python3.11/site-packages/cart/__init__.py',
     advice: ['advice for cart'],
+  });
+});
+
+test('checks stopped at their time limit say so, with every check’s advice (which one hung is unknown)', () => {
+  const checks = [check('shop'), check('cart')];
+  const output = new BuildChecksOutput();
+  output.read('@@durable-debugger-checks');
+  assert.deepEqual(output.failure(checks, 124), {
+    output: 'the checks did not end within 60 s',
+    advice: ['advice for shop', 'advice for cart'],
   });
 });

@@ -9,7 +9,7 @@
 import { sandboxContainerEnv } from '../container/sandboxEnv.js';
 import { shellQuote } from '../shellQuote.js';
 import type { EnvironmentPlan, EnvironmentProbe } from './planTypes.js';
-import { probeFailure, probesScript, type ProbeFailure } from './probeRunner.js';
+import { probeFailure, probesScript, probeTimeLimitSeconds, type ProbeFailure } from './probeRunner.js';
 
 /** The line the build prints before its checks: what follows is theirs. */
 const checksMark = '@@durable-debugger-checks';
@@ -20,8 +20,8 @@ export function withBuildChecks(plan: EnvironmentPlan): EnvironmentPlan {
   if (checks.length === 0) return plan;
   const run = [
     `echo ${checksMark}`,
-    // From /, with the sandbox's variables only, as the probe container runs them.
-    `cd / && env -i ${sandboxContainerEnv(plan.containerEnv).map(shellQuote).join(' ')} sh -c ${shellQuote(probesScript(checks))}`,
+    // From /, with the sandbox's variables only, as the probe container runs them, and within its time.
+    `cd / && timeout -k 5 ${probeTimeLimitSeconds} env -i ${sandboxContainerEnv(plan.containerEnv).map(shellQuote).join(' ')} sh -c ${shellQuote(probesScript(checks))}`,
   ].join('\n');
   return plan.projectInstall
     ? { ...plan, projectInstall: { script: `${plan.projectInstall.script}\n${run}` } }
@@ -49,6 +49,8 @@ export class BuildChecksOutput {
   /** The failure of the checks, when a build that ended with exitCode had started them (they are its last step). */
   failure(checks: EnvironmentProbe[], exitCode: number): ProbeFailure | null {
     if (this.printed === null || exitCode === 0) return null;
-    return probeFailure(this.printed.join('\n'), checks, exitCode);
+    // timeout's own exit code once it has stopped them.
+    const late = exitCode === 124 ? [`the checks did not end within ${probeTimeLimitSeconds} s`] : [];
+    return probeFailure([...this.printed, ...late].join('\n'), checks, exitCode);
   }
 }

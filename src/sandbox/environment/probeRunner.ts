@@ -34,7 +34,9 @@ export interface ProbeRun {
   cleanUpLater?: (cleanUp: () => Promise<void>) => void;
 }
 
-const probeTimeoutMs = 60_000;
+/** How long the probes may take, in a container of their own or at the end of a build. */
+export const probeTimeLimitSeconds = 60;
+const probeTimeoutMs = probeTimeLimitSeconds * 1000;
 
 /** The line the script prints after a probe that failed, with its index: which advice the report quotes. */
 const failedMark = '@@durable-debugger-probe-failed:';
