@@ -2,10 +2,11 @@
 // Every path goes through resolveInsideWorkspace first, and no process of the sandbox runs
 // meanwhile (see quiesce.ts), so what it checked still holds when the path is used.
 // Failures are messages for the model.
-import { lstat, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { ignoredFolders } from './tree.js';
 import { dominantLineEnding, findIgnoringLineEndings, hasCrlf, linesOf, withLineEndingsOf } from './lineEndings.js';
+import { moveMtimePast, statBeforeWrite } from './mtimePast.js';
 import { PathRefusedError, resolveInsideWorkspace } from './paths.js';
 import {
   decodeText,
@@ -188,19 +189,11 @@ export async function writeFileForTool(workspace: string, input: { path: string;
   return `${stats ? 'Replaced' : 'Created'} ${relative} (${lines} lines${kept}).`;
 }
 
-/**
- * Writes a file so that caches which trust its mtime in whole seconds and its size (Python's
- * `__pycache__`, pytest's rewritten tests) see it changed: an edit of the same length within the
- * second of the file's last write (a fast model's edit right after a test run) would otherwise
- * leave the old bytecode in use. Such a write moves the mtime on to the next second.
- */
+/** A write of the file tools, seen as a change by bytecode caches (mtimePast.ts). */
 async function writeSeenChanged(absolute: string, content: Uint8Array | string): Promise<void> {
-  const before = await stat(absolute).catch(() => null);
+  const previous = await statBeforeWrite(absolute);
   await writeFile(absolute, content);
-  if (!before) return;
-  const after = await stat(absolute);
-  const second = Math.floor(before.mtimeMs / 1000);
-  if (Math.floor(after.mtimeMs / 1000) === second) await utimes(absolute, after.atime, second + 1);
+  await moveMtimePast(absolute, previous);
 }
 
 /** New content for a text file that uses Windows line endings throughout gets them too (unless it has some itself). */

@@ -69,16 +69,18 @@ export interface ReadTreeLimits {
 
 export class TreeTooLargeError extends Error {}
 
-interface CachedHash {
+export interface CachedHash {
   size: number;
   mtimeMs: number;
+  /** Set by the kernel on every change, mtime's too: a command can put an old mtime back (`cp -p`, `touch -r`), never an old ctime. */
+  ctimeMs: number;
   ino: number;
   blob: string;
 }
 
 /**
  * Reads the tree under `root`. `onFile` receives each file's content (to store it as a blob);
- * `cache` skips re-hashing files whose size, mtime and inode have not changed.
+ * `cache` skips re-hashing files whose size, mtime, ctime and inode have not changed.
  */
 export async function readTree(
   root: string,
@@ -122,6 +124,7 @@ export async function readTree(
       cached &&
       cached.size === stats.size &&
       cached.mtimeMs === stats.mtimeMs &&
+      cached.ctimeMs === stats.ctimeMs &&
       cached.ino === stats.ino &&
       !options.onFile
     ) {
@@ -131,7 +134,13 @@ export async function readTree(
       if (content === null) return; // swapped for a link, a FIFO or a device since lstat: not part of the tree
       blob = sha256(content);
       await options.onFile?.(blob, content);
-      options.cache?.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, blob });
+      options.cache?.set(path, {
+        size: stats.size,
+        mtimeMs: stats.mtimeMs,
+        ctimeMs: stats.ctimeMs,
+        ino: stats.ino,
+        blob,
+      });
     }
     entries.push({ path, kind: 'file', blob, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
   });

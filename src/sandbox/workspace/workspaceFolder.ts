@@ -7,12 +7,13 @@ import type { Mutation } from '../../agent/workspace.js';
 import type { SandboxUser } from '../container/container.js';
 import { removeFolder, withOwnerAccess } from './ownerAccess.js';
 import { inBatches } from './inBatches.js';
+import { moveMtimePast, statBeforeWrite } from './mtimePast.js';
 import { isBelowRealFolders, makeRealFolders, normalizeRelativePath } from './paths.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
-import { diffTrees, foldersOf, readTree, walk, type Tree } from './tree.js';
+import { diffTrees, foldersOf, readTree, walk, type CachedHash, type Tree } from './tree.js';
 
-type HashCache = Map<string, { size: number; mtimeMs: number; ino: number; blob: string }>;
+type HashCache = Map<string, CachedHash>;
 
 export class WorkspaceFolder {
   private readonly hashCache: HashCache = new Map();
@@ -127,12 +128,14 @@ export class WorkspaceFolder {
       return;
     }
     await makeRealFolders(this.path, relative);
+    const previous = await statBeforeWrite(absolute);
     // What is there goes, a folder with all it holds: a tree with this entry holds nothing below it.
     await rm(absolute, { recursive: true, force: true });
     if (after.kind === 'symlink') {
       await symlink(after.target, absolute);
     } else {
       await writeFile(absolute, await this.store.getBlob(after.blob), { flag: 'wx' });
+      await moveMtimePast(absolute, previous);
       if (after.executable) await chmod(absolute, 0o755);
     }
   }
