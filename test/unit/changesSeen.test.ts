@@ -44,6 +44,10 @@ test('an edit and a rewrite within the second of the bytecode Python compiled: t
     assert.equal(await addTwoAndThree(workspace), '5');
     await writeFileForTool(workspace, { path: 'calc.py', content: 'def add(a, b):\n    return a * b\n' });
     assert.equal(await addTwoAndThree(workspace), '6');
+    // Two edits with no import between: the second, back in the wall clock's second, still moves past the first.
+    await editFileForTool(workspace, { path: 'calc.py', old_string: 'a * b', new_string: 'a - b' });
+    await editFileForTool(workspace, { path: 'calc.py', old_string: 'a - b', new_string: 'a % b' });
+    assert.equal(await addTwoAndThree(workspace), '2');
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
