@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { editFileForTool, writeFileForTool } from '../../src/sandbox/workspace/fileTools.js';
+import { readTree } from '../../src/sandbox/workspace/tree.js';
 import { WorkspaceFolder } from '../../src/sandbox/workspace/workspaceFolder.js';
 
 const run = promisify(execFile);
@@ -23,6 +24,17 @@ async function python(cwd: string, code: string): Promise<string> {
 }
 
 const addTwoAndThree = (workspace: string) => python(workspace, 'import calc; print(calc.add(2, 3))');
+
+/** A workspace folder below `scratch`, its blobs in a store beside it, owned by whoever runs the test. */
+async function workspaceFolderIn(scratch: string): Promise<{ folder: WorkspaceFolder; store: FolderStore }> {
+  const store = new FolderStore(join(scratch, 'store'));
+  const folder = new WorkspaceFolder(join(scratch, 'files'), store, {
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+  });
+  await mkdir(folder.path);
+  return { folder, store };
+}
 
 /** Waits for the start of a second, so that what follows happens within one. */
 async function startOfASecond(): Promise<void> {
@@ -56,17 +68,11 @@ test('an edit and a rewrite within the second of the bytecode Python compiled: t
 test('a test file a command changed and ran, restored within the same second: the next import runs the restored file', async () => {
   const workspace = await mkdtemp(join(tmpdir(), 'durable-debugger-restore-'));
   try {
-    const store = new FolderStore(join(workspace, 'store'));
-    const folder = new WorkspaceFolder(join(workspace, 'files'), store, {
-      uid: process.getuid?.() ?? 0,
-      gid: process.getgid?.() ?? 0,
-    });
-    await mkdir(folder.path);
+    const { folder, store } = await workspaceFolderIn(workspace);
     await startOfASecond();
     await writeFile(join(folder.path, 'test_calc.py'), 'EXPECTED = 5\n');
-    const before = await folder.read();
-    for (const entry of before.entries)
-      if (entry.kind === 'file') await store.putBlob(entry.blob, Buffer.from('EXPECTED = 5\n'));
+    // The snapshot's blobs, which a restore reads, stored as the run's snapshot stores them.
+    const before = await readTree(folder.path, { onFile: (blob, content) => store.putBlob(blob, content) });
     // What a command that loosens the test and runs it leaves: the changed file, compiled.
     await writeFile(join(folder.path, 'test_calc.py'), 'EXPECTED = 6\n');
     assert.equal(await python(folder.path, 'import test_calc; print(test_calc.EXPECTED)'), '6');
@@ -80,11 +86,7 @@ test('a test file a command changed and ran, restored within the same second: th
 test('a file put back to its old size and mtime (`cp -p`, `touch -r`) is read anew: the tree does not keep its old hash', async () => {
   const workspace = await mkdtemp(join(tmpdir(), 'durable-debugger-hash-cache-'));
   try {
-    const folder = new WorkspaceFolder(join(workspace, 'files'), new FolderStore(join(workspace, 'store')), {
-      uid: process.getuid?.() ?? 0,
-      gid: process.getgid?.() ?? 0,
-    });
-    await mkdir(folder.path);
+    const { folder } = await workspaceFolderIn(workspace);
     const file = join(folder.path, 'calc.py');
     await writeFile(file, 'def add(a, b):\n    return a - b\n');
     const before = await folder.read();
