@@ -5,7 +5,9 @@
 // Histories of code paths that only old runs take are kept as they were recorded, never recorded
 // again: approved.json (the report computed the approved patch a second time),
 // waited-for-a-model-worker-before-backoff.json (waits for a model worker 30 s at a time, two
-// of them, recorded by this script's scenario on the code before waits backed off).
+// of them, recorded by this script's scenario on the code before waits backed off),
+// final-run-in-the-model-sandbox.json (budget-exhausted-after-an-edit on the code before the final
+// test run and the verification ran in a fresh sandbox; approved.json runs that verification).
 import { execFileSync } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -52,6 +54,8 @@ const scenarios: Array<{
   { name: 'parallel-calls-and-a-hint', responses: [steps[0] as ScriptStep, parallel, ...steps.slice(3)], hint: true },
   { name: 'continue-as-new', responses: steps, input: { continueAsNewEvery: 3 } },
   { name: 'budget-exhausted', responses: steps, input: { budgets: { maxIterations: 2 } } },
+  // Stopped after an edit no suite run has seen: the end runs the suite once more (in a fresh sandbox).
+  { name: 'budget-exhausted-after-an-edit', responses: steps, input: { budgets: { maxIterations: 4 } } },
   { name: 'approved-patch-reused', responses: steps, input: { approve: true }, approve: true },
   { name: 'two-attempts', responses: steps, input: { attempts: 2 }, child: 'attempt-1' },
   {

@@ -34,7 +34,7 @@ export async function endRun(
       ? null
       : after !== 'run'
         ? after.known
-        : await sandbox.runTestSuite('final test run').catch((error: unknown) => {
+        : await sandbox.runTestSuite('final test run', { fresh: true }).catch((error: unknown) => {
             problems.push(`the final test run failed: ${failureMessage(error)}`);
             return null;
           });

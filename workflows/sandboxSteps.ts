@@ -4,6 +4,7 @@
 import {
   ApplicationFailure,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   workflowInfo,
@@ -45,6 +46,9 @@ function environmentActivities(hostTaskQueue: string) {
     retry: environmentActivityRetry,
   });
 }
+
+/** Marks the histories whose verification and final test run prepare a fresh sandbox first. */
+const freshSuitePatch = 'suite-runs-in-a-fresh-sandbox';
 
 /** Sandbox work is tried this often; a lost host is looked for again this often while preparing. */
 const maxSandboxAttempts = 5;
@@ -89,8 +93,14 @@ export class SandboxSteps {
     );
   }
 
-  /** The workflow's own run of the whole suite (it is what the report and the verification count). */
-  async runTestSuite(purpose: string): Promise<TestSummary> {
+  /**
+   * The workflow's own run of the whole suite (it is what the report and the verification count).
+   * `fresh`: after the model's work, in a fresh sandbox (the snapshot, the log replayed, a new
+   * container), which the run's later steps then use: what it counts is what the patch holds, not
+   * what the model's commands left in files the log never records (bytecode, build output, links).
+   */
+  async runTestSuite(purpose: string, options: { fresh?: boolean } = {}): Promise<TestSummary> {
+    if (options.fresh && patched(freshSuitePatch)) await this.prepare(true);
     const digest = workspaceDigest(this.state);
     const summary = await this.withSandbox((activities, sandboxId) =>
       activities.runTestSuite.executeWithOptions({ summary: purpose }, [
@@ -101,9 +111,9 @@ export class SandboxSteps {
     return summary;
   }
 
-  /** After finish: the suite runs on the workspace, and its result against the baseline is the verdict. */
+  /** After finish: the suite runs on the workspace, fresh, and its result against the baseline is the verdict. */
   async verify(): Promise<FixVerdict> {
-    const after = await this.runTestSuite(`iteration ${this.state.iteration} · verify the fix`);
+    const after = await this.runTestSuite(`iteration ${this.state.iteration} · verify the fix`, { fresh: true });
     return judgeFix(this.state.baseline as TestSummary, after);
   }
 
@@ -138,10 +148,11 @@ export class SandboxSteps {
     });
   }
 
-  /** Concurrent reads that all find the sandbox missing share one preparation. */
-  private async prepare(): Promise<void> {
+  /** Concurrent reads that all find the sandbox missing share one preparation; a fresh one is made after it. */
+  private async prepare(fresh = false): Promise<void> {
+    if (fresh) await this.preparing;
     if (!this.preparing) {
-      this.preparing = prepareSandbox(this.state, this.input, this.claim).finally(() => {
+      this.preparing = prepareSandbox(this.state, this.input, this.claim, fresh).finally(() => {
         this.preparing = null;
       });
     }
@@ -171,7 +182,7 @@ async function prepareEnvironment(state: RunState, input: DebugInput): Promise<v
 }
 
 /** Makes the container and the workspace (the snapshot with the log replayed) on the host; another host if that one is gone. */
-async function prepareSandbox(state: RunState, input: DebugInput, claim: SandboxClaim): Promise<void> {
+async function prepareSandbox(state: RunState, input: DebugInput, claim: SandboxClaim, fresh: boolean): Promise<void> {
   const workspace = state.workspace;
   if (!state.sandbox || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
   const info = workflowInfo();
@@ -179,7 +190,7 @@ async function prepareSandbox(state: RunState, input: DebugInput, claim: Sandbox
     const current = state.sandbox as NonNullable<RunState['sandbox']>;
     try {
       const prepared = await hostActivities(current.taskQueue, 60).prepareSandbox.executeWithOptions(
-        { summary: `prepare the sandbox on ${current.host}` },
+        { summary: `prepare ${fresh ? 'a fresh' : 'the'} sandbox on ${current.host}` },
         [
           {
             sandboxId: current.sandboxId,
@@ -188,6 +199,7 @@ async function prepareSandbox(state: RunState, input: DebugInput, claim: Sandbox
             log: workspace,
             limits: sandboxLimitsOf(state, input),
             environment: environmentForSandbox(state.environment),
+            ...(fresh ? { fresh } : {}),
           },
         ],
       );

@@ -55,6 +55,8 @@ export function verificationFailed(reason: string, summary: TestSummary): string
   return [
     `Your fix was not verified: ${reason}.`,
     formatTestSummary(summary),
+    // Else a model whose own run passed (on bytecode or build output left behind) cannot tell why.
+    'The suite ran in a fresh sandbox: the repository with your changes to its files, without anything else your commands left (files .gitignore ignores, /tmp).',
     'Continue debugging, then call finish again once the tests pass.',
   ].join('\n');
 }

@@ -35,6 +35,13 @@ export interface PrepareSandboxRequest {
   limits: SandboxLimits;
   /** The environment image (with its variables) the container runs; the base image when absent. */
   environment?: { image: string; containerEnv: string[]; nodeModules?: string[]; writableCopies?: string[] };
+  /**
+   * Made again even if the current workspace and container match the log: a new folder from the
+   * snapshot and the log, a new container from the image. Nothing the model's commands left outside
+   * the log (ignored files: bytecode, build output, links) is in it. What the workflow's own test runs
+   * after the model's work run in.
+   */
+  fresh?: boolean;
 }
 
 export interface PrepareSandboxResult {

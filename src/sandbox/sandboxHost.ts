@@ -260,15 +260,12 @@ export class SandboxHost {
         () => false,
       ));
     if (existing && !running) await removeContainer(docker, existing.Id);
-    const current = await folder.readIfPresent(onEntry);
+    // A fresh sandbox does not read the old folder: it is made again whatever that holds.
+    const current = request.fresh ? null : await folder.readIfPresent(onEntry);
     let rebuiltBecause: string | undefined;
     const rebuild = !current || current.digest !== request.log.digest;
     if (rebuild) {
-      rebuiltBecause = !current
-        ? request.log.mutations.length === 0
-          ? undefined
-          : 'the workspace was not on this worker'
-        : 'the workspace differed from the run’s mutation log';
+      rebuiltBecause = rebuildReason(request, current !== null);
       // A rebuilt folder is a new directory, which a running container would not see; and its
       // processes must be gone before the old folder is removed.
       if (existing && running) await removeContainer(docker, existing.Id);
@@ -493,6 +490,13 @@ export class SandboxHost {
       if (sandboxId && workflowId) this.capacity.hold(sandboxId, workflowId);
     }
   }
+}
+
+/** Why a prepared sandbox's workspace was rebuilt, when that is news: not for a fresh one, asked for, or a first one. */
+function rebuildReason(request: PrepareSandboxRequest, hadFolder: boolean): string | undefined {
+  if (request.fresh) return undefined;
+  if (hadFolder) return 'the workspace differed from the run’s mutation log';
+  return request.log.mutations.length === 0 ? undefined : 'the workspace was not on this worker';
 }
 
 /** Name of a file of globs (one per line) that the agent must not see, such as fixture answers or secrets. */

@@ -1,6 +1,6 @@
 // The end of a run, on the real dev server with real Docker: every run ends with a report, every
 // payload stays under Temporal's 2 MB limit (a conversation or a patch that would pass it), and
-// the report's "tests after" is the workflow's own run of the whole suite.
+// the report's "tests after" is the workflow's own run of the whole suite, in a fresh sandbox.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -156,7 +156,7 @@ test('a patch larger than 2 MB is kept in the content store; the report shows it
   assert.match(await readFile(join(copy, 'buggy_code.py'), 'utf8'), /range\(len\(items\)\):/);
 });
 
-test('a patch that cannot be computed still ends the run with a report that says so', async () => {
+test('a changed file the store cannot give back (for the patch, for the fresh sandbox) still ends the run with a report that says so', async () => {
   const repo = await repository('patch_fails');
   const fixed = (await readFile(join(repo, 'buggy_code.py'), 'utf8')).replace(
     'range(len(items) - 1):',
@@ -179,10 +179,15 @@ test('a patch that cannot be computed still ends the run with a report that says
     ],
   };
   const { report } = await run(repo, [fix, finish]);
-  assert.equal(report.status, 'fixed', 'the fix was verified; only its patch is missing');
+  // The verification's fresh sandbox is made from the store too: without the fixed file, no fix is verified.
+  assert.equal(report.status, 'error');
+  assert.match(report.stopDetail ?? '', /EISDIR/);
   assert.equal(report.patch, '');
-  assert.equal(report.problems.length, 1);
-  assert.match(report.problems[0] as string, /^the patch could not be computed: .*EISDIR/);
+  assert.deepEqual(
+    report.problems.map((problem) => problem.replace(/: .*/, '')),
+    ['the final test run failed', 'the patch could not be computed'],
+  );
+  assert.match(report.problems[1] as string, /^the patch could not be computed: .*EISDIR/);
 });
 
 test("the report's tests after are the workflow's run of the whole suite, not the model's run of one test", async () => {
@@ -198,6 +203,49 @@ test("the report's tests after are the workflow's run of the whole suite, not th
     { passed: report.testsBefore?.passed, failed: report.testsBefore?.failed },
   );
   assert.equal(report.testsAfter?.failed, 1);
+});
+
+test('a fix the patch does not hold is not fixed: bytecode a command left in __pycache__ does not pass the verification', async () => {
+  const repo = await repository('bytecode_left_behind');
+  // A same-size fix compiled into __pycache__ with the old file's mtime, then the old file put back:
+  // the workspace is unchanged (an empty patch), and Python, which trusts mtime and size, runs the fix.
+  const plantBytecode: ScriptStep = {
+    thought: 'Compiling a fixed copy.',
+    tool_calls: [
+      {
+        name: 'run_command',
+        input: {
+          command: [
+            'cp -p buggy_code.py /tmp/original.py',
+            "sed -i 's/len(items) - 1/len(items) + 0/' buggy_code.py",
+            'touch -r /tmp/original.py buggy_code.py',
+            'python3 -c \'import py_compile; py_compile.compile("buggy_code.py", doraise=True)\'',
+            'cp /tmp/original.py buggy_code.py',
+            'touch -r /tmp/original.py buggy_code.py',
+            'python3 -m pytest -q',
+          ].join(' && '),
+        },
+      },
+    ],
+  };
+  const { report, handle } = await run(repo, [plantBytecode, finish], {
+    budgets: { maxIterations: 3 },
+    allowCommands: true,
+  });
+  // The command's own test run passed on the planted bytecode: the cheat worked in the model's sandbox.
+  const payloads = [...JSON.stringify(await handle.fetchHistory()).matchAll(/"data":"([^"]+)"/g)].map(([, data]) =>
+    Buffer.from(data as string, 'base64').toString('utf8'),
+  );
+  assert.ok(
+    payloads.some((payload) => /5 passed in/.test(payload)),
+    "the planted bytecode passed the tests in the model's sandbox",
+  );
+  assert.notEqual(report.status, 'fixed', report.stopDetail);
+  assert.equal(report.patch, '');
+  assert.equal(report.testsAfter?.failed, report.testsBefore?.failed);
+  // The Web UI shows the fresh sandbox's preparation, and the model is told why its own run passed.
+  assert.ok(payloads.some((payload) => payload.startsWith('"prepare a fresh sandbox on ')));
+  assert.ok(payloads.some((payload) => payload.includes('The suite ran in a fresh sandbox')));
 });
 
 test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, with a worker that is not root', async () => {
