@@ -492,7 +492,7 @@ export class SandboxHost {
   }
 }
 
-/** Why a prepared sandbox's workspace was rebuilt, when that is news: not for a fresh one, asked for, or a first one. */
+/** Why the workspace was rebuilt, when that is news: never for a fresh sandbox (asked for) or a first preparation. */
 function rebuildReason(request: PrepareSandboxRequest, hadFolder: boolean): string | undefined {
   if (request.fresh) return undefined;
   if (hadFolder) return 'the workspace differed from the run’s mutation log';

@@ -17,6 +17,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { DebugReport } from '../../src/agent/report.js';
 import { sandboxIdFor } from '../../src/agent/ids.js';
+import type { PrepareSandboxRequest } from '../../src/agent/sandboxProtocol.js';
 import { startDebugRun } from '../../src/client.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDocker, findSandboxContainer, labels } from '../../src/sandbox/container/container.js';
@@ -106,10 +107,11 @@ interface ActivityRecord {
   name: string;
   summary: string;
   workflowTaskCompletedEventId: number;
+  input: unknown;
   result: unknown;
 }
 
-/** The activities of one run, in order, with their summaries and results. */
+/** The activities of one run, in order, with their summaries, inputs and results. */
 async function activities(handle: WorkflowHandle): Promise<ActivityRecord[]> {
   const events = (await handle.fetchHistory()).events ?? [];
   const records = new Map<number, ActivityRecord>();
@@ -120,6 +122,7 @@ async function activities(handle: WorkflowHandle): Promise<ActivityRecord[]> {
         name: scheduled.activityType?.name ?? '',
         summary: decode(event.userMetadata?.summary) as string,
         workflowTaskCompletedEventId: Number(scheduled.workflowTaskCompletedEventId),
+        input: decode(scheduled.input?.payloads?.[0]),
         result: undefined,
       });
     }
@@ -130,6 +133,13 @@ async function activities(handle: WorkflowHandle): Promise<ActivityRecord[]> {
     }
   }
   return [...records.values()];
+}
+
+/** The sandbox's preparations that recovered it, without the verification's fresh one (asked for, not a recovery). */
+function recoveries(records: ActivityRecord[]): ActivityRecord[] {
+  return records.filter(
+    (record) => record.name === 'prepareSandbox' && !(record.input as PrepareSandboxRequest | undefined)?.fresh,
+  );
 }
 
 function decode(payload: temporal.api.common.v1.IPayload | null | undefined): unknown {
@@ -174,7 +184,7 @@ test('a sandbox container killed from outside (docker kill) while a command runs
 
     const report = (await handle.result()) as DebugReport;
     assertFixedWithOneEdit(report);
-    const prepared = (await activities(handle)).filter((activity) => activity.name === 'prepareSandbox');
+    const prepared = recoveries(await activities(handle));
     assert.equal(prepared.length, 2, 'the sandbox was not prepared again');
     assert.deepEqual(prepared[1]?.result, { containerCreated: true, host: worker.worker.host.options.hostId });
     // The interrupted test run was run again in the new container: the model saw its real result.
@@ -227,7 +237,7 @@ test('`temporal workflow reset` to before an edit: the edit is absent after the 
     // After the reset, the sandbox found its workspace ahead of the log and rebuilt it: the
     // file read again after the reset point no longer had the edit made before the reset.
     const replayed = await activities(latest);
-    const rebuilt = replayed.filter((activity) => activity.name === 'prepareSandbox').at(-1)?.result as {
+    const rebuilt = recoveries(replayed).at(-1)?.result as {
       rebuiltBecause?: string;
     };
     assert.match(rebuilt.rebuiltBecause ?? '', /differed from the run’s mutation log/);
@@ -305,7 +315,7 @@ async function killTheHolder(placeOf: (hostId: string) => Promise<WorkerPlace> |
     );
     assertFixedWithOneEdit(report);
 
-    const prepared = (await activities(handle)).filter((activity) => activity.name === 'prepareSandbox');
+    const prepared = recoveries(await activities(handle));
     const last = prepared.at(-1)?.result as { rebuiltBecause?: string; host: string };
     assert.equal(last.host, survivor.hostId);
     assert.match(last.rebuiltBecause ?? '', /not on this worker/);

@@ -73,7 +73,7 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
     'container not destroyed',
   );
 
-  // The workflow ran the tests itself after finish (verification), then built the patch.
+  // The workflow ran the tests itself after finish (verification, in a fresh sandbox), then built the patch.
   const activities = await activityTypes(handle);
   // The run takes its place in the sandbox queue first; the queue's workflow claims a host for it.
   assert.deepEqual(activities.slice(0, 5), [
@@ -84,7 +84,13 @@ test('fixes 01_off_by_one: tests run in the sandbox container, the fix is verifi
     'runTestSuite',
   ]);
   const lastModelCall = activities.lastIndexOf('callModel');
-  assert.deepEqual(activities.slice(lastModelCall), ['callModel', 'runTestSuite', 'computePatch', 'destroySandbox']);
+  assert.deepEqual(activities.slice(lastModelCall), [
+    'callModel',
+    'prepareSandbox',
+    'runTestSuite',
+    'computePatch',
+    'destroySandbox',
+  ]);
 
   // The patch fixes a fresh copy of the fixture, on the host.
   const copy = await mkdtemp(join(tmpdir(), 'patched-'));
