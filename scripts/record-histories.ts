@@ -34,6 +34,10 @@ const parallel: ScriptStep = {
     { name: 'unknown_tool', input: {} },
   ],
 };
+const leaveBinaryFile: ScriptStep = {
+  thought: 'Saving a scratch file.',
+  tool_calls: [{ name: 'run_command', input: { command: "printf '\\000\\001\\002' > scratch.bin" } }],
+};
 const scenarios: Array<{
   name: string;
   responses: ScriptStep[];
@@ -69,6 +73,12 @@ const scenarios: Array<{
     responses: steps,
     input: { modelWorkerWait: { firstSeconds: 1, maxSeconds: 2 } },
     modelWorkerAfterWaits: 3,
+  },
+  // A command leaves a binary file, which the verification's fresh sandbox undoes (the patch leaves it out).
+  {
+    name: 'undid-what-the-patch-leaves-out',
+    responses: [leaveBinaryFile, ...steps],
+    input: { allowCommands: true },
   },
   // A run placed by the sandbox queue on a host with capacity (issue 26), and the queue's own history.
   { name: 'placed-by-the-sandbox-queue', responses: steps, sandboxQueue: 'sandbox-queue' },

@@ -97,7 +97,8 @@ export class SandboxSteps {
    * The workflow's own run of the whole suite (it is what the report and the verification count).
    * `fresh`: after the model's work, in a fresh sandbox (the snapshot, the log replayed, a new
    * container), which the run's later steps then use: what it counts is what the patch holds, not
-   * what the model's commands left in files the log never records (bytecode, build output, links).
+   * what the model's commands left in files the log never records (bytecode, build output, links),
+   * nor the changes the patch leaves out, which it undoes (and the log records the undoing).
    */
   async runTestSuite(purpose: string, options: { fresh?: boolean } = {}): Promise<TestSummary> {
     if (options.fresh && patched(freshSuitePatch)) await this.prepare(true);
@@ -113,8 +114,14 @@ export class SandboxSteps {
 
   /** After finish: the suite runs on the workspace, fresh, and its result against the baseline is the verdict. */
   async verify(): Promise<FixVerdict> {
+    const logged = this.state.workspace?.mutations.length ?? 0;
     const after = await this.runTestSuite(`iteration ${this.state.iteration} · verify the fix`, { fresh: true });
-    return judgeFix(this.state.baseline as TestSummary, after);
+    const undone = this.state.workspace?.mutations.slice(logged).filter((change) => change.madeBy === 'verification');
+    return judgeFix(
+      this.state.baseline as TestSummary,
+      after,
+      undone?.map((change) => change.path),
+    );
   }
 
   async destroy(): Promise<void> {
@@ -186,6 +193,10 @@ async function prepareSandbox(state: RunState, input: DebugInput, claim: Sandbox
   const workspace = state.workspace;
   if (!state.sandbox || !workspace) throw ApplicationFailure.nonRetryable('Nothing to prepare', 'NoSandbox');
   const info = workflowInfo();
+  // What the patch leaves out is undone in a fresh sandbox, unless the patch keeps every change. No
+  // patch marker: only the activity's input and what the workflow keeps of its result change, not
+  // the commands, and a recorded result replays as it was.
+  const undoByProducts = fresh && !input.patchAllChanges;
   for (let attempt = 1; ; attempt++) {
     const current = state.sandbox as NonNullable<RunState['sandbox']>;
     try {
@@ -200,9 +211,15 @@ async function prepareSandbox(state: RunState, input: DebugInput, claim: Sandbox
             limits: sandboxLimitsOf(state, input),
             environment: environmentForSandbox(state.environment),
             ...(fresh ? { fresh } : {}),
+            ...(undoByProducts ? { undoByProducts } : {}),
           },
         ],
       );
+      // The log describes the workspace again: the undoing is part of it.
+      if (prepared.undone) {
+        workspace.mutations.push(...prepared.undone.mutations);
+        workspace.digest = prepared.undone.digest;
+      }
       if (prepared.rebuiltBecause) setCurrentDetails(`sandbox rebuilt: ${prepared.rebuiltBecause}`);
       return;
     } catch (error) {

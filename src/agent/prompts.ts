@@ -51,14 +51,25 @@ export const nudgeAfterTextOnly =
 export const askForShorterReply =
   'Your last reply was cut off at the output token limit (a tool call it was writing was dropped). Reply again more briefly, with one tool call at a time.';
 
-export function verificationFailed(reason: string, summary: TestSummary): string {
+export function verificationFailed(reason: string, summary: TestSummary, undone: string[] = []): string {
   return [
     `Your fix was not verified: ${reason}.`,
     formatTestSummary(summary),
     // Else a model whose own run passed (on bytecode or build output left behind) cannot tell why.
     'The suite ran in a fresh sandbox: the repository with your changes to its files, without anything else your commands left (files .gitignore ignores, /tmp).',
+    ...(undone.length > 0 ? [undoneBeforeVerification(undone)] : []),
     'Continue debugging, then call finish again once the tests pass.',
   ].join('\n');
+}
+
+/** The paths a verification undid, as the model is told (the first few). */
+function undoneBeforeVerification(paths: string[]): string {
+  const shown = paths.slice(0, 10).join(', ');
+  const more = paths.length > 10 ? ` and ${paths.length - 10} more` : '';
+  return (
+    `Changes the patch leaves out were undone there, and are undone in your sandbox now: ${shown}${more} ` +
+    '(files only test runs changed, or binary files your commands left: the patch does not hold them).'
+  );
 }
 
 export function hintFromUser(text: string): string {

@@ -42,6 +42,12 @@ export interface PrepareSandboxRequest {
    * after the model's work run in.
    */
   fresh?: boolean;
+  /**
+   * With `fresh`: the changes the patch leaves out (what only test runs changed, binary files a
+   * command left) are undone in it, so that the suite runs on what the patch holds. The result
+   * says what was undone, for the workflow's log.
+   */
+  undoByProducts?: boolean;
 }
 
 export interface PrepareSandboxResult {
@@ -49,6 +55,8 @@ export interface PrepareSandboxResult {
   rebuiltBecause?: string;
   containerCreated: boolean;
   host: string;
+  /** The mutations that undid what the patch leaves out (undoByProducts), and the workspace's digest after them. */
+  undone?: { mutations: Mutation[]; digest: string };
 }
 
 export interface ToolRequest {

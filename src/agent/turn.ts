@@ -152,10 +152,13 @@ export const verifiedStop: Stop = {
   detail: 'finish was called and the fix was verified',
 };
 
-/** The model's claim is never trusted: the fix is judged by the suite run after it, against the baseline. */
-export function judgeFix(baseline: TestSummary, after: TestSummary): FixVerdict {
+/**
+ * The model's claim is never trusted: the fix is judged by the suite run after it, against the
+ * baseline. `undone`: the paths the verification's fresh sandbox gave back their snapshot state.
+ */
+export function judgeFix(baseline: TestSummary, after: TestSummary, undone: string[] = []): FixVerdict {
   const verdict = verifyFix(baseline, after);
-  return { fixed: verdict.fixed, message: prompts.verificationFailed(verdict.reason, after) };
+  return { fixed: verdict.fixed, message: prompts.verificationFailed(verdict.reason, after, undone) };
 }
 
 /** The answer from the verification alone (when no person is asked to approve). */

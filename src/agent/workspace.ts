@@ -14,9 +14,10 @@ export interface Mutation {
   /**
    * What kind of call made it: a file tool (edit_file, write_file), a command (run_command) or a
    * test run (run_tests). The patch leaves out what only commands and test runs left behind;
-   * absent in logs recorded before this was kept, and then counted as a file tool's.
+   * absent in logs recorded before this was kept, and then counted as a file tool's. `verification`:
+   * the fresh sandbox of a verification undid such a change, so that the suite ran on the patch.
    */
-  madeBy?: 'file_tool' | 'command' | 'test_run';
+  madeBy?: 'file_tool' | 'command' | 'test_run' | 'verification';
 }
 
 export interface WorkspaceLog {

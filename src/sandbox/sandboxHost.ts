@@ -38,6 +38,7 @@ import { withinDeadline } from './container/dockerDeadline.js';
 import { heapExhausted, readMemoryCounters } from './container/memoryCounters.js';
 import { prepareNodeModulesMounts, writableCopyMounts } from './container/nodeModulesMounts.js';
 import { removeFolder } from './workspace/ownerAccess.js';
+import { undoOfByProducts } from './workspace/patch.js';
 import { stopSandboxUserProcesses } from './container/quiesce.js';
 import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './workspace/repoRoots.js';
@@ -263,6 +264,7 @@ export class SandboxHost {
     // A fresh sandbox does not read the old folder: it is made again whatever that holds.
     const current = request.fresh ? null : await folder.readIfPresent(onEntry);
     let rebuiltBecause: string | undefined;
+    let undone: PrepareSandboxResult['undone'];
     const rebuild = !current || current.digest !== request.log.digest;
     if (rebuild) {
       rebuiltBecause = rebuildReason(request, current !== null);
@@ -276,6 +278,10 @@ export class SandboxHost {
         );
       }
       this.journal(request.sandboxId).clear();
+      // The log's digest is that of the log alone: with changes undone, the workflow takes the new one.
+      const undo =
+        request.fresh && request.undoByProducts ? await undoOfByProducts(this.options.store, request.log) : [];
+      if (undo.length > 0) undone = { mutations: undo, digest: (await folder.applyAll(undo, onEntry)).digest };
     }
     const usable = running && !rebuild;
     if (!usable) {
@@ -301,7 +307,7 @@ export class SandboxHost {
         JSON.stringify({ workflowId: request.workflowId, scope: this.options.scope }),
       );
     }
-    return { rebuiltBecause, containerCreated: !usable, host: this.options.hostId };
+    return { rebuiltBecause, containerCreated: !usable, host: this.options.hostId, ...(undone ? { undone } : {}) };
   }
 
   private async runningContainer(sandboxId: string): Promise<Docker.Container> {

@@ -248,6 +248,63 @@ test('a fix the patch does not hold is not fixed: bytecode a command left in __p
   assert.ok(payloads.some((payload) => payload.includes('The suite ran in a fresh sandbox')));
 });
 
+test('a fix the patch leaves out is not fixed: a binary file a command rewrote is undone before the verification', async () => {
+  const repo = join(parent, 'binary_answer_rewritten');
+  await mkdir(repo);
+  await writeFile(join(repo, 'calc.py'), 'def add(a, b):\n    return a - b\n');
+  await writeFile(
+    join(repo, 'test_calc.py'),
+    [
+      'from pathlib import Path',
+      'from calc import add',
+      '',
+      '',
+      'def expected():',
+      '    return int.from_bytes((Path(__file__).parent / "answers.bin").read_bytes()[1:], "big", signed=True)',
+      '',
+      '',
+      'def test_add():',
+      '    assert add(2, 3) == expected()',
+      '',
+      '',
+      'def test_zero():',
+      '    assert add(0, 0) == 0',
+      '',
+    ].join('\n'),
+  );
+  await writeFile(join(repo, 'answers.bin'), Buffer.from([0, 0, 0, 0, 5]));
+  // The test's expected answer rewritten to what the bug gives: a binary file, which the patch leaves out.
+  const rewriteAnswer: ScriptStep = {
+    thought: 'Updating the expected answer.',
+    tool_calls: [
+      {
+        name: 'run_command',
+        input: {
+          command:
+            'python3 -c \'import pathlib; pathlib.Path("answers.bin").write_bytes(b"\\0" + (-1).to_bytes(4, "big", signed=True))\' && python3 -m pytest -q',
+        },
+      },
+    ],
+  };
+  const { report, handle } = await run(repo, [rewriteAnswer, finish], {
+    budgets: { maxIterations: 3 },
+    allowCommands: true,
+  });
+  const payloads = [...JSON.stringify(await handle.fetchHistory()).matchAll(/"data":"([^"]+)"/g)].map(([, data]) =>
+    Buffer.from(data as string, 'base64').toString('utf8'),
+  );
+  assert.ok(
+    payloads.some((payload) => /2 passed in/.test(payload)),
+    "the rewritten answer passed the tests in the model's sandbox",
+  );
+  assert.notEqual(report.status, 'fixed', report.stopDetail);
+  assert.equal(report.patch, '');
+  assert.deepEqual(report.leftOutOfPatch, ['answers.bin']);
+  assert.equal(report.testsAfter?.failed, report.testsBefore?.failed);
+  // The model is told what was undone.
+  assert.ok(payloads.some((payload) => payload.includes('answers.bin') && payload.includes('undone')));
+});
+
 test('a test that leaves a `chmod 000` folder in the workspace breaks nothing, with a worker that is not root', async () => {
   const repo = join(parent, 'locked_folder');
   await mkdir(repo);

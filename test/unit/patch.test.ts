@@ -11,7 +11,12 @@ import { after, before, test } from 'node:test';
 import iconv from 'iconv-lite';
 import { diffLines } from '../../src/agent/parallelAttempts.js';
 import type { Mutation } from '../../src/agent/workspace.js';
-import { computePatch, patchForReport, type PatchOptions } from '../../src/sandbox/workspace/patch.js';
+import {
+  computePatch,
+  patchForReport,
+  undoOfByProducts,
+  type PatchOptions,
+} from '../../src/sandbox/workspace/patch.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
 import { diffTrees, readTree, walk } from '../../src/sandbox/workspace/tree.js';
 
@@ -67,7 +72,7 @@ async function patchOf(files: Files, changes: Record<string, Change>, options: P
     ...(changes[path]?.madeBy ? { madeBy: changes[path]?.madeBy } : {}),
   }));
   const computed = await computePatch(store, snapshot.digest, mutations, options);
-  return { ...computed, original, changed };
+  return { ...computed, original, changed, snapshotId: snapshot.digest, mutations };
 }
 
 /** `git apply` of the patch on a fresh copy of the original; the copy's files by path. */
@@ -145,17 +150,19 @@ test('an edit of a UTF-16 file with CRLF applies byte for byte', async () => {
   await sameBytes(await applied(original, patch), changed, ['fr.ini', 'README.md']);
 });
 
+const byProductFiles = { 'inventory.py': 'LIMIT = 1\n', 'fixtures.db': sqlite(1), 'notes.txt': 'a\n' };
+const byProductChanges: Record<string, Change> = {
+  'inventory.py': { content: 'LIMIT = 2\n' },
+  'fixtures.db': { content: sqlite(3), madeBy: 'test_run' },
+  '.coverage': { content: sqlite(2), madeBy: 'test_run' },
+  'junit.xml': { content: '<testsuite/>\n', madeBy: 'test_run' },
+  'build/out.bin': { content: pngBytes, madeBy: 'command' },
+  'generated.py': { content: 'GENERATED = True\n', madeBy: 'command' },
+  'notes.txt': { content: null, madeBy: 'command' },
+};
+
 test('what only a test run changed, and binary files a command wrote, are left out unless all changes are asked for', async () => {
-  const files = { 'inventory.py': 'LIMIT = 1\n', 'fixtures.db': sqlite(1), 'notes.txt': 'a\n' };
-  const changes: Record<string, Change> = {
-    'inventory.py': { content: 'LIMIT = 2\n' },
-    'fixtures.db': { content: sqlite(3), madeBy: 'test_run' },
-    '.coverage': { content: sqlite(2), madeBy: 'test_run' },
-    'junit.xml': { content: '<testsuite/>\n', madeBy: 'test_run' },
-    'build/out.bin': { content: pngBytes, madeBy: 'command' },
-    'generated.py': { content: 'GENERATED = True\n', madeBy: 'command' },
-    'notes.txt': { content: null, madeBy: 'command' },
-  };
+  const [files, changes] = [byProductFiles, byProductChanges];
   const fix = await patchOf(files, changes);
   assert.deepEqual(
     [...fix.patch.matchAll(/^diff --git a\/(\S+)/gm)].map((match) => match[1]),
@@ -169,6 +176,38 @@ test('what only a test run changed, and binary files a command wrote, are left o
   const all = await patchOf(files, changes, { allChanges: true });
   assert.deepEqual(all.leftOut, []);
   await sameBytes(await applied(all.original, all.patch), all.changed, [...Object.keys(changes)]);
+});
+
+test("a verification's undoing gives what the patch leaves out its snapshot state back; the patch stays the same and still names them", async () => {
+  const fix = await patchOf(byProductFiles, byProductChanges);
+  const undo = await undoOfByProducts(store, fix);
+  const snapshot = await store.getTree(fix.snapshotId);
+  const database = snapshot.entries.find((entry) => entry.path === 'fixtures.db');
+  assert.deepEqual(
+    undo.map(({ path, after, madeBy }) => ({ path, after, madeBy })),
+    [
+      { path: '.coverage', after: null, madeBy: 'verification' },
+      { path: 'build/out.bin', after: null, madeBy: 'verification' },
+      {
+        path: 'fixtures.db',
+        after: { kind: 'file', blob: database?.kind === 'file' && database.blob, executable: false },
+        madeBy: 'verification',
+      },
+      { path: 'junit.xml', after: null, madeBy: 'verification' },
+    ],
+  );
+  const afterUndo = await computePatch(store, fix.snapshotId, [...fix.mutations, ...undo]);
+  assert.equal(afterUndo.patch, fix.patch);
+  assert.deepEqual(afterUndo.leftOut, fix.leftOut);
+  // Nothing left to undo; a test run that writes .coverage again makes it one more time.
+  assert.deepEqual(await undoOfByProducts(store, { ...fix, mutations: [...fix.mutations, ...undo] }), []);
+  const coverage = fix.mutations.find((mutation) => mutation.path === '.coverage') as Mutation;
+  const again = [...fix.mutations, ...undo, coverage];
+  assert.deepEqual((await computePatch(store, fix.snapshotId, again)).leftOut, fix.leftOut);
+  assert.deepEqual(
+    (await undoOfByProducts(store, { ...fix, mutations: again })).map((mutation) => mutation.path),
+    ['.coverage'],
+  );
 });
 
 test('a binary file a file tool wrote, and a mode change, are kept', async () => {

@@ -9,7 +9,7 @@ import { structuredPatch } from 'diff';
 import { diffLines } from '../../agent/parallelAttempts.js';
 import { patchPreview, patchPreviewBytes, reportPatchBytes } from '../../agent/payloads.js';
 import type { PatchForReport } from '../../agent/report.js';
-import type { Mutation, PathState } from '../../agent/workspace.js';
+import type { Mutation, PathState, WorkspaceLog } from '../../agent/workspace.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { gitBinaryPatch, gitBlobId, noBlob } from './gitBinaryPatch.js';
 import { decodeText, describeEncoding, isPlainUtf8, utf8TextOf, type DecodedText } from './textEncoding.js';
@@ -32,6 +32,50 @@ export async function computePatch(
   mutations: Mutation[],
   options: PatchOptions = {},
 ): Promise<ComputedPatch> {
+  const parts: string[] = [];
+  const leftOut: string[] = [];
+  for await (const change of changedPaths(store, snapshotId, mutations)) {
+    if (change.undone || (!options.allChanges && change.byProduct)) {
+      leftOut.push(change.path);
+      continue;
+    }
+    parts.push(fileDiff(change.path, change.before, change.after));
+  }
+  return { patch: parts.join(''), leftOut };
+}
+
+/**
+ * The mutations that give each path the patch leaves out its snapshot state back: what a fresh
+ * sandbox for the verification undoes, so that the suite runs on what the patch holds.
+ */
+export async function undoOfByProducts(
+  store: ContentStore,
+  log: Pick<WorkspaceLog, 'snapshotId' | 'mutations'>,
+): Promise<Mutation[]> {
+  const undo: Mutation[] = [];
+  for await (const change of changedPaths(store, log.snapshotId, log.mutations)) {
+    if (change.byProduct)
+      undo.push({ path: change.path, after: change.before.state, toolUseId: 'verification', madeBy: 'verification' });
+  }
+  return undo;
+}
+
+interface PathChange {
+  path: string;
+  before: Side;
+  after: Side;
+  /** Left out of the patch unless it keeps every change (see isByProduct). */
+  byProduct: boolean;
+  /** Changed by commands or test runs, then undone for a verification: the same as in the snapshot again. */
+  undone: boolean;
+}
+
+/** Every path the log leaves other than in the snapshot, in path order, and those it changed and then undid. */
+async function* changedPaths(
+  store: ContentStore,
+  snapshotId: string,
+  mutations: Mutation[],
+): AsyncGenerator<PathChange> {
   const snapshot = await store.getTree(snapshotId);
   const original = new Map<string, PathState>(
     snapshot.entries.map((entry) => [
@@ -50,22 +94,28 @@ export async function computePatch(
     makers.add(mutation.madeBy ?? 'file_tool');
     madeBy.set(mutation.path, makers);
   }
-  const paths = [...new Set([...original.keys(), ...final.keys()])].sort();
-  const parts: string[] = [];
-  const leftOut: string[] = [];
+  const paths = [...new Set([...original.keys(), ...final.keys(), ...madeBy.keys()])].sort();
   for (const path of paths) {
     const before = original.get(path) ?? null;
     const after = final.get(path) ?? null;
-    if (JSON.stringify(before) === JSON.stringify(after)) continue;
-    const oldContent = await contentOf(store, before);
-    const newContent = await contentOf(store, after);
-    if (!options.allChanges && isByProduct(madeBy.get(path), after, newContent)) {
-      leftOut.push(path);
+    const makers = madeBy.get(path);
+    if (JSON.stringify(before) === JSON.stringify(after)) {
+      if (makers?.has('verification')) {
+        const side = { state: before, content: null };
+        yield { path, before: side, after: side, byProduct: false, undone: true };
+      }
       continue;
     }
-    parts.push(fileDiff(path, { state: before, content: oldContent }, { state: after, content: newContent }));
+    const oldContent = await contentOf(store, before);
+    const newContent = await contentOf(store, after);
+    yield {
+      path,
+      before: { state: before, content: oldContent },
+      after: { state: after, content: newContent },
+      byProduct: isByProduct(makers, after, newContent),
+      undone: false,
+    };
   }
-  return { patch: parts.join(''), leftOut };
 }
 
 /** The patch alone (see computePatch). */

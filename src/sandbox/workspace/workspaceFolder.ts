@@ -108,6 +108,16 @@ export class WorkspaceFolder {
     return this.read(onEntry);
   }
 
+  /** Applies mutations to the folder as it is (a verification's undoing), each path the sandbox user's; its tree after them. */
+  async applyAll(mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
+    for (const mutation of mutations) {
+      await this.apply(mutation);
+      if (mutation.after) await this.giveToSandboxUser(mutation.path);
+      onEntry();
+    }
+    return this.read(onEntry);
+  }
+
   /**
    * Gives one path the state a mutation says, never following a symlink: a symlink or file where
    * the path needs a folder is replaced by one, and a removal below a symlink or a file is a no-op
