@@ -19,6 +19,7 @@ import { sandboxNeedsPrepare } from '../src/agent/sandboxProtocol.js';
 import type { TestSummary } from '../src/agent/testResults.js';
 import type { Mutation } from '../src/agent/workspace.js';
 import { findSandboxContainer, removeContainer } from '../src/sandbox/container/container.js';
+import { DamagedContentError } from '../src/sandbox/store/contentStore.js';
 import { computePatch, patchForReport } from '../src/sandbox/workspace/patch.js';
 import { environmentFailure, type PreparedEnvironment } from '../src/agent/environment.js';
 import { EnvironmentBuildError, type EnvironmentRequest } from '../src/sandbox/environment/imageBuilder.js';
@@ -59,6 +60,8 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
       throw ApplicationFailure.nonRetryable(error.message, environmentFailure);
     }
     if (error instanceof RepositoryInputError) throw ApplicationFailure.nonRetryable(error.message, 'InvalidInput');
+    // A damaged store entry stays damaged: retries would only delay the report that names it.
+    if (error instanceof DamagedContentError) throw ApplicationFailure.nonRetryable(error.message, 'DamagedContent');
     throw error;
   }
 }
@@ -189,7 +192,9 @@ export function createSharedActivities(host: SandboxHost, hostTaskQueue: string,
     }): Promise<PatchForReport> {
       const { store } = host.options;
       const options = { allChanges: request.allChanges ?? false };
-      return patchForReport(store, await computePatch(store, request.snapshotId, request.mutations, options));
+      return translateFailures(async () =>
+        patchForReport(store, await computePatch(store, request.snapshotId, request.mutations, options)),
+      );
     },
     /** Removes a sandbox's container from any worker, when its own worker cannot be reached. */
     async removeSandboxContainer(request: { sandboxId: string }): Promise<{ containerRemoved: boolean }> {

@@ -69,6 +69,13 @@ async function run(
   }
 }
 
+/** Every payload of the run's history, decoded: activity inputs and results, summaries, the model's messages. */
+async function historyPayloads(handle: WorkflowHandle): Promise<string[]> {
+  return [...JSON.stringify(await handle.fetchHistory()).matchAll(/"data":"([^"]+)"/g)].map(([, data]) =>
+    Buffer.from(data as string, 'base64').toString('utf8'),
+  );
+}
+
 const fixLoop: ScriptStep = {
   thought: 'The loop skips the last element.',
   tool_calls: [
@@ -156,15 +163,17 @@ test('a patch larger than 2 MB is kept in the content store; the report shows it
   assert.match(await readFile(join(copy, 'buggy_code.py'), 'utf8'), /range\(len\(items\)\):/);
 });
 
-test('a changed file the store cannot give back (for the patch, for the fresh sandbox) still ends the run with a report that says so', async () => {
+test('a changed file whose store entry is damaged ends the run at once, with a report that names it (for the fresh sandbox, for the patch)', async () => {
   const repo = await repository('patch_fails');
   const fixed = (await readFile(join(repo, 'buggy_code.py'), 'utf8')).replace(
     'range(len(items) - 1):',
     'range(len(items)):  # every item',
   );
-  // The store entry of the fixed file is a folder: the file can be captured, but not read back.
+  // The store already holds the fixed file's entry, damaged (a disk's fault): the file can be
+  // captured (the store keeps what it has), but not read back.
   const blob = sha256(Buffer.from(fixed));
-  await mkdir(join(server.home, 'store', 'blobs', blob.slice(0, 2), blob), { recursive: true });
+  await mkdir(join(server.home, 'store', 'blobs', blob.slice(0, 2)), { recursive: true });
+  await writeFile(join(server.home, 'store', 'blobs', blob.slice(0, 2), blob), 'damaged\n');
   const fix: ScriptStep = {
     thought: 'The loop skips the last element.',
     tool_calls: [
@@ -178,16 +187,39 @@ test('a changed file the store cannot give back (for the patch, for the fresh sa
       },
     ],
   };
-  const { report } = await run(repo, [fix, finish]);
+  const { report, handle } = await run(repo, [fix, finish]);
   // The verification's fresh sandbox is made from the store too: without the fixed file, no fix is verified.
+  const damaged = new RegExp(`Blob ${blob} in the content store is damaged`);
   assert.equal(report.status, 'error');
-  assert.match(report.stopDetail ?? '', /EISDIR/);
+  assert.match(report.stopDetail ?? '', damaged);
   assert.equal(report.patch, '');
   assert.deepEqual(
     report.problems.map((problem) => problem.replace(/: .*/, '')),
     ['the final test run failed', 'the patch could not be computed'],
   );
-  assert.match(report.problems[1] as string, /^the patch could not be computed: .*EISDIR/);
+  assert.match(report.problems[1] as string, damaged);
+  // Each activity that read the entry failed on its first attempt, and was not tried again.
+  const events = (await handle.fetchHistory()).events ?? [];
+  const typeOf = new Map(
+    events.map((event) => [String(event.eventId), event.activityTaskScheduledEventAttributes?.activityType?.name]),
+  );
+  const failed = events.flatMap((event) => {
+    const failure = event.activityTaskFailedEventAttributes;
+    if (!failure) return [];
+    const started = events.find((each) => String(each.eventId) === String(failure.startedEventId));
+    return [
+      {
+        activity: typeOf.get(String(failure.scheduledEventId)),
+        type: failure.failure?.applicationFailureInfo?.type,
+        attempt: started?.activityTaskStartedEventAttributes?.attempt,
+      },
+    ];
+  });
+  assert.deepEqual(failed, [
+    { activity: 'prepareSandbox', type: 'DamagedContent', attempt: 1 },
+    { activity: 'prepareSandbox', type: 'DamagedContent', attempt: 1 },
+    { activity: 'computePatch', type: 'DamagedContent', attempt: 1 },
+  ]);
 });
 
 test("the report's tests after are the workflow's run of the whole suite, not the model's run of one test", async () => {
@@ -233,9 +265,7 @@ test('a fix the patch does not hold is not fixed: bytecode a command left in __p
     allowCommands: true,
   });
   // The command's own test run passed on the planted bytecode: the cheat worked in the model's sandbox.
-  const payloads = [...JSON.stringify(await handle.fetchHistory()).matchAll(/"data":"([^"]+)"/g)].map(([, data]) =>
-    Buffer.from(data as string, 'base64').toString('utf8'),
-  );
+  const payloads = await historyPayloads(handle);
   assert.ok(
     payloads.some((payload) => /5 passed in/.test(payload)),
     "the planted bytecode passed the tests in the model's sandbox",
@@ -290,9 +320,7 @@ test('a fix the patch leaves out is not fixed: a binary file a command rewrote i
     budgets: { maxIterations: 3 },
     allowCommands: true,
   });
-  const payloads = [...JSON.stringify(await handle.fetchHistory()).matchAll(/"data":"([^"]+)"/g)].map(([, data]) =>
-    Buffer.from(data as string, 'base64').toString('utf8'),
-  );
+  const payloads = await historyPayloads(handle);
   assert.ok(
     payloads.some((payload) => /2 passed in/.test(payload)),
     "the rewritten answer passed the tests in the model's sandbox",
