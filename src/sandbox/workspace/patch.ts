@@ -13,7 +13,7 @@ import type { Mutation, PathState, WorkspaceLog } from '../../agent/workspace.js
 import type { ContentStore } from '../store/contentStore.js';
 import { gitBinaryPatch, gitBlobId, noBlob } from './gitBinaryPatch.js';
 import { decodeText, describeEncoding, isPlainUtf8, utf8TextOf, type DecodedText } from './textEncoding.js';
-import { sha256 } from './tree.js';
+import { sha256, stateOf } from './tree.js';
 
 export interface PatchOptions {
   /** Keep every change, also in files the agent never edited (test outputs, binary files a command wrote). */
@@ -77,14 +77,7 @@ async function* changedPaths(
   mutations: Mutation[],
 ): AsyncGenerator<PathChange> {
   const snapshot = await store.getTree(snapshotId);
-  const original = new Map<string, PathState>(
-    snapshot.entries.map((entry) => [
-      entry.path,
-      entry.kind === 'file'
-        ? { kind: 'file', blob: entry.blob, executable: entry.executable }
-        : { kind: 'symlink', target: entry.target },
-    ]),
-  );
+  const original = new Map<string, PathState>(snapshot.entries.map((entry) => [entry.path, stateOf(entry)]));
   const final = new Map(original);
   const madeBy = new Map<string, Set<Maker>>();
   for (const mutation of mutations) {

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PathState } from '../../agent/workspace.js';
 import { GitignoreRules } from './gitignore.js';
 import { gitOutput } from './safeGit.js';
 import { isBelowRealFolders } from './paths.js';
@@ -17,6 +18,13 @@ export type TreeEntry =
 export interface Tree {
   digest: string;
   entries: TreeEntry[];
+}
+
+/** What a mutation that gives a path this entry says (the entry without its path and size). */
+export function stateOf(entry: TreeEntry): NonNullable<PathState> {
+  return entry.kind === 'file'
+    ? { kind: 'file', blob: entry.blob, executable: entry.executable }
+    : { kind: 'symlink', target: entry.target };
 }
 
 /** Folders that are never part of a workspace: version control, dependencies, caches. */

@@ -11,7 +11,7 @@ import { moveMtimePast, statBeforeWrite } from './mtimePast.js';
 import { isBelowRealFolders, makeRealFolders, normalizeRelativePath } from './paths.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { GitignoreRules } from './gitignore.js';
-import { diffTrees, foldersOf, readTree, walk, type CachedHash, type Tree } from './tree.js';
+import { diffTrees, foldersOf, readTree, stateOf, walk, type CachedHash, type Tree } from './tree.js';
 
 type HashCache = Map<string, CachedHash>;
 
@@ -110,12 +110,16 @@ export class WorkspaceFolder {
 
   /** Applies mutations to the folder as it is (a verification's undoing), each path the sandbox user's; its tree after them. */
   async applyAll(mutations: Mutation[], onEntry: () => void = () => undefined): Promise<Tree> {
+    await this.applyEach(mutations, onEntry);
+    return this.read(onEntry);
+  }
+
+  private async applyEach(mutations: Mutation[], onEntry: () => void = () => undefined): Promise<void> {
     for (const mutation of mutations) {
       await this.apply(mutation);
       if (mutation.after) await this.giveToSandboxUser(mutation.path);
       onEntry();
     }
-    return this.read(onEntry);
   }
 
   /**
@@ -160,18 +164,9 @@ export class WorkspaceFolder {
     const mutations: Mutation[] = [];
     for (const change of diffTrees(before.entries, after.entries)) {
       const entry = change.entry;
-      if (entry?.kind === 'file') {
+      if (entry?.kind === 'file')
         await this.store.putBlob(entry.blob, await readFile(posix.join(this.path, entry.path)));
-        mutations.push({
-          path: change.path,
-          after: { kind: 'file', blob: entry.blob, executable: entry.executable },
-          toolUseId,
-        });
-      } else if (entry?.kind === 'symlink') {
-        mutations.push({ path: change.path, after: { kind: 'symlink', target: entry.target }, toolUseId });
-      } else {
-        mutations.push({ path: change.path, after: null, toolUseId });
-      }
+      mutations.push({ path: change.path, after: entry ? stateOf(entry) : null, toolUseId });
     }
     return { tree: after, mutations };
   }
@@ -179,19 +174,12 @@ export class WorkspaceFolder {
   /** Restores paths to their state in `before` (used to undo forbidden changes). */
   async restore(before: Tree, paths: string[]): Promise<void> {
     const byPath = new Map(before.entries.map((entry) => [entry.path, entry]));
-    for (const path of paths) {
-      const entry = byPath.get(path);
-      await this.apply({
-        path,
-        toolUseId: 'restore',
-        after: !entry
-          ? null
-          : entry.kind === 'file'
-            ? { kind: 'file', blob: entry.blob, executable: entry.executable }
-            : { kind: 'symlink', target: entry.target },
-      });
-      if (entry) await this.giveToSandboxUser(path);
-    }
+    await this.applyEach(
+      paths.map((path) => {
+        const entry = byPath.get(path);
+        return { path, toolUseId: 'restore', after: entry ? stateOf(entry) : null };
+      }),
+    );
   }
 
   /** Makes a path (and the folders leading to it; everything for '') owned by the sandbox user. */
