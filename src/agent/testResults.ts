@@ -3,6 +3,7 @@
 import { parseNativeTests } from './ctestOutput.js';
 import { parseSurefireSummary } from './surefireOutput.js';
 
+import { parseBunTest } from './bunTestOutput.js';
 import { parseCargoTest } from './cargoTestOutput.js';
 import { parseGoTestOutput } from './goTestOutput.js';
 
@@ -121,6 +122,7 @@ function parseAny(output: string): Counts | null {
     parseSurefireSummary(output) ??
     // Before pytest's: libtest's "test result: ok. 2 passed; … finished in 0.00s" reads like pytest's last line.
     parseCargoTest(output) ??
+    parseBunTest(output) ??
     parsePytest(output) ??
     parseNode(output) ??
     parseTap(output) ??

@@ -2,8 +2,8 @@
 // run, dependencies first; a failing one is reported with its last lines and the next ones still
 // run; known downloaders run with their opt-out set. With --install, on dependencies packed here:
 // npm's install runs their scripts itself, and only when it fails or does not end in time does the
-// runner install again without them and run them one by one; under the real pnpm 10, the scripts the
-// project does not allow are reported as not allowed.
+// runner install again without them and run them one by one; under the real pnpm 10 and Bun, the
+// scripts the project does not allow are reported as not allowed.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -312,3 +312,45 @@ for (const [version, allowed] of [
     }
   });
 }
+
+test('with --install under Bun, the scripts of dependencies it does not trust (trustedDependencies) are reported as not allowed, not as run', async () => {
+  const project = await packedProject({
+    alpha: { postinstall: record("'alpha'") },
+    beta: { postinstall: record("'beta'") },
+  });
+  try {
+    // The real Bun, the binary of the package the build container unpacks.
+    const tool = join(project, 'tool');
+    await run('npm', ['install', '--prefix', tool, '--no-save', '--no-audit', '--no-fund', '@oven/bun-linux-x64@1'], {
+      timeout: 120_000,
+    });
+    const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, trustedDependencies: ['alpha'] }));
+    const bin = join(tool, 'node_modules', '@oven', 'bun-linux-x64', 'bin');
+    const { stdout } = await run(
+      'node',
+      [installScriptRunner.file, 'bun', '--install', 'bun install', '--ignore-scripts'],
+      {
+        cwd: project,
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, BUN_INSTALL_CACHE_DIR: join(project, 'cache') },
+        timeout: 120_000,
+      },
+    );
+    assert.deepEqual((await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n'), ['alpha'], stdout);
+    assert.match(stdout, /install scripts: 1 ran in the install/);
+    assert.match(stdout, /install scripts: 1 not allowed by the project/);
+    const summary = summaryOf(stdout);
+    assert.deepEqual(
+      summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
+      [
+        [
+          'beta@1.0.0',
+          'not allowed',
+          'Bun runs only the install scripts of trusted dependencies (package.json trustedDependencies), as its CI does',
+        ],
+      ],
+    );
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
+});

@@ -83,6 +83,10 @@ test('npm’s own process variables (an `npm run` that started the worker) never
   assert.match(settings.files.hosts as string, /^127\.1\.0\.1\tnpm\.company\.example$/m);
   assert.match(settings.files.hosts as string, /^127\.1\.0\.2\tnpm\.internal\.example$/m);
   assert.equal(settings.variables.YARN_NPM_REGISTRY_SERVER, 'https://npm.company.example/repo/');
+  assert.equal(settings.variables.BUN_CONFIG_REGISTRY, 'https://npm.company.example/repo/');
+  // The registry's token, for the installers that read no npmrc.
+  assert.equal(settings.variables.YARN_NPM_AUTH_TOKEN, 'npm-token-4c1d');
+  assert.equal(settings.variables.BUN_CONFIG_TOKEN, 'npm-token-4c1d');
   // The proxy lets through the registries named, not the defaults they replace.
   assert.deepEqual(settings.registries, [
     { host: 'npm.company.example', port: 443 },

@@ -56,11 +56,17 @@ test('packageManager names the version, as corepack reads it (name@version, with
     }).tool?.spec,
     'pnpm@^9.1.0',
   );
-  // A manager this tool does not run (bun): the lockfile decides, as before.
+  // A manager this tool does not run (deno): the lockfile decides, as before.
+  assert.equal(
+    nodePackageManager({ 'package.json': manifestWith({ packageManager: 'deno@2.1.0' }), 'package-lock.json': '{}' })
+      .install,
+    'npm ci',
+  );
+  // Bun named beside npm's lockfile: Bun, which reads package-lock.json when it has no bun.lock.
   assert.equal(
     nodePackageManager({ 'package.json': manifestWith({ packageManager: 'bun@1.1.0' }), 'package-lock.json': '{}' })
       .install,
-    'npm ci',
+    'bun install',
   );
   assert.throws(
     () => nodePackageManager({ 'package.json': manifestWith({ packageManager: 'yarn@^4' }) }),
@@ -202,4 +208,57 @@ test('patch-package run by the root’s postinstall: the patches under patches/ 
   const without = planEnvironment(Object.keys(plain), plain, {}, host);
   assert.equal(without?.files['patches/escape-html+1.0.3.patch'], undefined);
   assert.doesNotMatch(without?.script ?? '', /patch-package/);
+});
+
+test('Bun: bun.lock installs frozen with the newest Bun 1 (or the one packageManager names), bunfig.toml with it; `bun test` without a test script', () => {
+  const lock = '{\n  "lockfileVersion": 1,\n  "workspaces": {},\n  "packages": {}\n}\n';
+  const manifests = {
+    'package.json': manifestWith({ scripts: { test: 'bun test' } }),
+    'bun.lock': lock,
+    'bunfig.toml': '[test]\npreload = ["./test/setup.ts"]\n',
+  };
+  const bun = nodePackageManager(manifests);
+  assert.equal(bun.name, 'bun');
+  assert.equal(bun.tool?.spec, '@oven/bun-linux-x64@1');
+  assert.equal(bun.tool?.bin, 'bin/bun');
+  assert.equal(bun.install, 'bun install --frozen-lockfile');
+  assert.deepEqual(bun.files, ['bunfig.toml']);
+  const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
+  assert.equal(plan?.testCommand, 'bun run test');
+  assert.equal(plan?.files['bun.lock'], lock);
+  assert.match(plan?.script ?? '', /BUN_INSTALL_CACHE_DIR=/);
+
+  // packageManager names the version; its hash is the `bun` package's, which is not the one fetched.
+  const pinned = nodePackageManager({
+    ...manifests,
+    'package.json': manifestWith({ packageManager: 'bun@1.2.23+sha512.abcd' }),
+  });
+  assert.equal(pinned.tool?.spec, '@oven/bun-linux-x64@1.2.23');
+  assert.equal(pinned.tool?.hash, undefined);
+  // A CPU without AVX2 gets Bun's baseline build, as Bun's own installer picks it.
+  assert.equal(nodePackageManager(manifests, { avx2: false }).tool?.spec, '@oven/bun-linux-x64-baseline@1');
+
+  // No test script: Bun's runner finds the tests itself, as `bun test` in its CI does.
+  const noScript = { ...manifests, 'package.json': manifestWith({ scripts: {} }) };
+  assert.equal(planEnvironment(Object.keys(noScript), noScript, {}, host)?.testCommand, 'bun test');
+});
+
+test('Bun without a text lockfile: bun.lockb (binary) or a test script that runs bun still picks Bun, installing from the ranges', () => {
+  const binary = nodePackageManager({
+    'package.json': manifestWith({}),
+    'bun.lockb': '\u0000bun-lockfile-format-v0\n',
+  });
+  assert.equal(binary.name, 'bun');
+  assert.equal(binary.lockfile, undefined);
+  assert.equal(binary.install, 'bun install');
+  assert.match(binary.note ?? '', /bun\.lockb is binary/);
+
+  const scripted = nodePackageManager({ 'package.json': manifestWith({ scripts: { test: 'bun test --coverage' } }) });
+  assert.equal(scripted.name, 'bun');
+  assert.equal(scripted.note, undefined);
+  // Other scripts that merely mention bun are npm's.
+  assert.equal(
+    nodePackageManager({ 'package.json': manifestWith({ scripts: { test: 'node --test bundle.test.js' } }) }).name,
+    'npm',
+  );
 });

@@ -156,6 +156,47 @@ test('uvu: counts and failing test names, with and without a suite', () => {
   assert.equal(summary.recognized, true);
 });
 
+test('bun test: counts, failing tests named with their file, and a file that failed to load', () => {
+  const output = [
+    'bun test v1.4.5 (a7733435c)',
+    '',
+    'test/a.test.ts:',
+    '(pass) slug > lowercases [0.12ms]',
+    '24 |   });',
+    'error: expect(received).toBe(expected)',
+    '(fail) slug > collapses dashes [2.49ms]',
+    '(skip) slug > unicode',
+    '',
+    'test/b.test.ts:',
+    '(fail) collapses dashes [0.30ms]',
+    '(todo) later',
+    '',
+    'test/c.test.ts:',
+    '',
+    '# Unhandled error between tests',
+    '-------------------------------',
+    "error: Cannot find package 'dayjs' from '/workspace/src/c.ts'",
+    '-------------------------------',
+    '',
+    ' 1 pass',
+    ' 1 skip',
+    ' 1 todo',
+    ' 3 fail',
+    ' 1 error',
+    ' 4 expect() calls',
+    'Ran 5 tests across 3 files. [26.00ms]',
+  ].join('\n');
+  const summary = summarizeTestOutput(output, 1);
+  assert.equal(summary.recognized, true);
+  assert.deepEqual([summary.passed, summary.failed, summary.skipped], [1, 3, 2]);
+  assert.deepEqual(summary.failing, [
+    'test/a.test.ts > slug > collapses dashes',
+    'test/b.test.ts > collapses dashes',
+    'test/c.test.ts',
+  ]);
+  assert.equal(summary.missingModule, 'dayjs');
+});
+
 test('a test run that cannot import a dependency says which one', () => {
   const pytest = summarizeTestOutput(
     "ImportError while importing test module '/workspace/tests/test_schedule.py'.\nE   ModuleNotFoundError: No module named 'dateutil'\n=========================== short test summary info ============================\nERROR tests/test_schedule.py\n1 error in 0.10s",

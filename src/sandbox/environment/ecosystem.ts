@@ -9,6 +9,7 @@
 // - for images the repository or the run names, its check that the tests run /workspace's code.
 // How its test runner's output reads is in src/agent (testResults.ts and the parsers it calls):
 // the workflow reads test results, and nothing below it may.
+import { readFileSync } from 'node:fs';
 import type { EnvironmentPlan, EnvironmentProbe, RepositoryConfig } from './planTypes.js';
 import { readHostRustToolchains, type HostRustToolchain } from './rust/rustupToolchains.js';
 
@@ -19,13 +20,24 @@ export interface PlanHost {
   today: Date;
   /** The Rust toolchains rustup installed on this host (rust/rustupToolchains.ts), read when a Rust plan asks. */
   rustToolchains?: () => HostRustToolchain[];
+  /** False when this CPU lacks AVX2: Bun then needs its baseline build, as its own installer picks. */
+  avx2?: boolean;
 }
 
 export const thisHost = (): PlanHost => ({
   nodeVersion: process.versions.node,
   today: new Date(),
   rustToolchains: () => readHostRustToolchains(),
+  avx2: cpuHasAvx2(),
 });
+
+function cpuHasAvx2(): boolean {
+  try {
+    return /^flags\s*:.*\bavx2\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  } catch {
+    return true; // not Linux's /proc: the common case
+  }
+}
 
 export interface PlanContext {
   /** Every path of the snapshot. */

@@ -15,6 +15,8 @@ const lockfiles = new Set([
   'npm-shrinkwrap.json',
   'yarn.lock',
   'pnpm-lock.yaml',
+  'bun.lock',
+  'bun.lockb',
   'uv.lock',
   'poetry.lock',
 ]);

@@ -7,10 +7,10 @@
 // dependencies first, each through the package manager's own rebuild command. Without --install,
 // only the latter, after an install that skipped them.
 // It runs in the build container under the repository's Node (as old as 12): plain CommonJS.
-// Usage: node installScripts.cjs <npm|pnpm|yarn|yarn-berry> [--install <command> <scripts-off options>]
+// Usage: node installScripts.cjs <npm|pnpm|yarn|yarn-berry|bun> [--install <command> <scripts-off options>]
 //   (in the project folder)
 'use strict';
-const { spawn } = require('child_process');
+const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
@@ -206,9 +206,11 @@ function optedOut(packages) {
 /**
  * The builds pnpm left out of its install (node_modules/.modules.yaml's ignoredBuilds, "name@version"
  * or "name"): pnpm 10 runs only the dependencies' scripts the project allows (onlyBuiltDependencies),
- * as the project's CI does. Older pnpm and the other managers record none.
+ * as the project's CI does. Bun runs only its trusted ones (trustedDependencies and its own list) and
+ * names the others in `bun pm untrusted`. npm and yarn record none.
  */
 function ignoredBuilds(manager, root) {
+  if (manager === 'bun') return bunUntrusted(root);
   if (manager !== 'pnpm') return [];
   let text;
   try {
@@ -228,17 +230,30 @@ function ignoredBuilds(manager, root) {
   }
 }
 
-/** Whether pnpm's entry (ignoredBuilds) names this package. */
+/** `bun pm untrusted`'s packages ("./node_modules/<name> @<version>" lines), as name@version. */
+function bunUntrusted(root) {
+  const listed = spawnSync('bun', ['pm', 'untrusted'], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  return (listed.stdout || '').split('\n').flatMap((line) => {
+    const match = line.match(/^\.\/node_modules\/(\S+) @(\S+)\s*$/);
+    return match ? [match[1] + '@' + match[2]] : [];
+  });
+}
+
+/** Whether pnpm's or Bun's entry (ignoredBuilds) names this package. */
 function named(entry, each) {
   return entry === each.name || entry.startsWith(each.name + '@');
 }
 
 /** A problem for each package whose scripts the manager did not run because the project does not allow them. */
-function notAllowed(packages) {
+function notAllowed(manager, packages) {
+  const rule =
+    manager === 'bun'
+      ? 'Bun runs only the install scripts of trusted dependencies (package.json trustedDependencies), as its CI does'
+      : 'pnpm runs only the build scripts the project allows in onlyBuiltDependencies, as its CI does';
   return packages.map((each) => ({
     package: each.name + '@' + each.version,
     outcome: 'not allowed',
-    detail: 'pnpm runs only the build scripts the project allows in onlyBuiltDependencies, as its CI does',
+    detail: rule,
     lastLines: [],
   }));
 }
@@ -288,7 +303,7 @@ async function main() {
       const ran = withScripts.filter((each) => left.indexOf(each) < 0);
       if (ran.length) process.stdout.write('install scripts: ' + ran.length + ' ran in the install\n');
       if (left.length) process.stdout.write('install scripts: ' + left.length + ' not allowed by the project\n');
-      const problems = optedOut(ran).concat(notAllowed(left));
+      const problems = optedOut(ran).concat(notAllowed(manager, left));
       process.stdout.write('install-scripts: ' + JSON.stringify({ ran: ran.length, problems: problems }) + '\n');
       return;
     }

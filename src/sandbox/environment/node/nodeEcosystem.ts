@@ -1,4 +1,4 @@
-// Node: package.json with its lockfile (npm, pnpm, yarn), workspaces, the Node version files.
+// Node: package.json with its lockfile (npm, pnpm, yarn, bun), workspaces, the Node version files.
 import type { Ecosystem } from '../ecosystem.js';
 import { isPackageManagerFile } from './nodePackageManager.js';
 import { planNode } from './nodePlan.js';
@@ -12,6 +12,8 @@ const manifests = new Set([
   'yarn.lock',
   'pnpm-lock.yaml',
   'pnpm-workspace.yaml',
+  'bun.lock',
+  'bun.lockb',
   ...nodeVersionFiles,
 ]);
 

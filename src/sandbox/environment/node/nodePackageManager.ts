@@ -1,12 +1,15 @@
 // The package manager that installs a Node repository, in the version that wrote its lockfile:
 // the repository's own release (.yarnrc.yml `yarnPath`, .yarnrc `yarn-path`), else package.json
 // `packageManager` (corepack's rules: name@version, optionally +algorithm.hash) or
-// `devEngines.packageManager`, else the lockfile's kind and format. Pure.
+// `devEngines.packageManager`, else the lockfile's kind and format. Bun is a binary in an npm
+// package (@oven/bun-linux-x64), packed as the others are. Pure.
 import semver from 'semver';
-import { EnvironmentConfigError, type PackedTool } from '../planTypes.js';
+import { EnvironmentConfigError, environmentPaths, type PackedTool } from '../planTypes.js';
 import { excerpt, quoted } from '../excerpt.js';
 
-export type ManagerName = 'npm' | 'pnpm' | 'yarn';
+export type ManagerName = 'npm' | 'pnpm' | 'yarn' | 'bun';
+
+const managerNames: readonly string[] = ['npm', 'pnpm', 'yarn', 'bun'];
 
 export interface NodePackageManager {
   name: ManagerName;
@@ -21,7 +24,7 @@ export interface NodePackageManager {
   install: string;
   /** What turns dependencies' install scripts off, for the install again when it failed with them (they then run one by one). */
   scriptsOff: string;
-  /** The folders holding one installed package each, as `ls -d` globs: what the build counts. */
+  /** The folders holding one installed package each, as shell globs: what the build counts (links left out). */
   packageFolders: string;
   env: string[];
   /** Repository files the manager reads besides package.json and the lockfile (settings, its release, patches). */
@@ -34,6 +37,8 @@ const lockfiles: Record<ManagerName, string[]> = {
   npm: ['package-lock.json', 'npm-shrinkwrap.json'],
   pnpm: ['pnpm-lock.yaml'],
   yarn: ['yarn.lock'],
+  // bun.lock (text) since Bun 1.2; bun.lockb (binary) before, which later releases still read.
+  bun: ['bun.lock', 'bun.lockb'],
 };
 
 /** pnpm's hooks (readPackage, afterAllResolved), which a lockfile made with them records by checksum. */
@@ -45,7 +50,7 @@ export const isPatchFile = (path: string): boolean => /^patches\/[^/]+\.patch$/.
 /** The manager's settings and files a repository may have besides its manifests. */
 export function isPackageManagerFile(path: string): boolean {
   return (
-    ['.npmrc', '.yarnrc', '.yarnrc.yml', ...pnpmfiles].includes(path) ||
+    ['.npmrc', '.yarnrc', '.yarnrc.yml', 'bunfig.toml', ...pnpmfiles].includes(path) ||
     /^\.yarn\/(releases|plugins|patches)\/./.test(path) ||
     isPatchFile(path)
   );
@@ -81,7 +86,7 @@ export function requestedPackageManager(manifest: Record<string, unknown>): Requ
         `package.json packageManager ${quoted(field)} is not name@version (optionally +sha512.<hash>), as corepack reads it`,
       );
     const [, name, version, algorithm, hex] = match as [string, string, string, string?, string?];
-    if (!['npm', 'pnpm', 'yarn'].includes(name)) return null; // bun, deno...: installed as npm would
+    if (!managerNames.includes(name)) return null; // deno...: installed as npm would
     if (!semver.valid(version))
       throw new EnvironmentConfigError(
         `package.json packageManager ${quoted(field)} must name an exact version (corepack accepts no range or URL here)`,
@@ -97,7 +102,7 @@ export function requestedPackageManager(manifest: Record<string, unknown>): Requ
   const entries = devEngines?.packageManager;
   const entry = (Array.isArray(entries) ? entries : [entries]).find(
     (each): each is { name: string; version?: unknown } =>
-      !!each && typeof each === 'object' && ['npm', 'pnpm', 'yarn'].includes((each as { name?: string }).name ?? ''),
+      !!each && typeof each === 'object' && managerNames.includes((each as { name?: string }).name ?? ''),
   );
   if (!entry) return null;
   const version = typeof entry.version === 'string' && semver.validRange(entry.version) ? entry.version : '*';
@@ -140,7 +145,10 @@ const hoistedPackageFolders = 'node_modules/[!@.]* node_modules/@*/*';
 
 const berryEnv = ['YARN_NODE_LINKER=node-modules', 'YARN_ENABLE_TELEMETRY=0', 'YARN_ENABLE_GLOBAL_CACHE=0'];
 
-export function nodePackageManager(manifests: Record<string, string>): NodePackageManager {
+export function nodePackageManager(
+  manifests: Record<string, string>,
+  cpu: { avx2: boolean } = { avx2: true },
+): NodePackageManager {
   let manifest: Record<string, unknown> = {};
   try {
     manifest = JSON.parse(manifests['package.json'] ?? '{}') as Record<string, unknown>;
@@ -149,12 +157,15 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
   }
   const requested = requestedPackageManager(manifest);
   const release = yarnRelease(manifests);
-  const byLockfile = (['npm', 'pnpm', 'yarn'] as const).find((name) =>
+  const byLockfile = (['npm', 'pnpm', 'yarn', 'bun'] as const).find((name) =>
     lockfiles[name].some((file) => manifests[file] !== undefined),
   );
-  const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? 'npm');
-  const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined);
-  const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml'].filter((file) => manifests[file] !== undefined);
+  // Without a lockfile, a test script that runs `bun test` (or any bun command) is a Bun repository too.
+  const byScripts = /(^|[\s;&|(])bunx? /.test(scriptText(manifest, 'test')) ? 'bun' : undefined;
+  const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? byScripts ?? 'npm');
+  // bun.lockb is binary: it tells Bun's repositories apart, but the build installs from package.json's ranges.
+  const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined && file !== 'bun.lockb');
+  const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml', 'bunfig.toml'].filter((file) => manifests[file] !== undefined);
   const reason = requested ? `from ${requested.where}` : undefined;
   const versionOf = (fallback: string) => (requested?.name === name ? requested.version : fallback);
   const tool = (spec: string, command: string, bin: string) => ({
@@ -178,6 +189,31 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       packageFolders: hoistedPackageFolders,
       env: [],
       files: settings.filter((file) => file === '.npmrc'),
+    };
+  }
+  if (name === 'bun') {
+    // The binary in its package for this platform, which the `bun` package's install script copies out
+    // (the baseline build on a CPU without AVX2). corepack hashes no Bun: a packageManager hash would
+    // name the `bun` package, not this one.
+    const platform = cpu.avx2 ? 'linux-x64' : 'linux-x64-baseline';
+    const { hash: _hash, ...bun } = tool(`@oven/bun-${platform}@${versionOf('1')}`, 'bun', 'bin/bun');
+    return {
+      name,
+      berry: false,
+      lockfile,
+      tool: bun,
+      install: lockfile ? 'bun install --frozen-lockfile' : 'bun install',
+      scriptsOff: '--ignore-scripts',
+      // Bun 1.3's isolated linker (a workspace's default) keeps each package once in node_modules/.bun.
+      packageFolders: `node_modules/.bun/*@* ${hoistedPackageFolders}`,
+      // Bun's cache goes with the other downloads (its install hard-links or copies out of it).
+      env: [`BUN_INSTALL_CACHE_DIR=${environmentPaths.downloads}/bun`],
+      files: settings.filter((file) => file === '.npmrc' || file === 'bunfig.toml'),
+      ...(manifests['bun.lockb'] !== undefined && !lockfile
+        ? {
+            note: "bun.lockb is binary: the build installs from package.json's ranges (`bun install --save-text-lockfile` writes bun.lock)",
+          }
+        : {}),
     };
   }
   if (name === 'pnpm') {
@@ -235,4 +271,10 @@ export function nodePackageManager(manifests: Record<string, string>): NodePacka
       ? tool(`@yarnpkg/cli-dist@${versionOf(berryForLockfile(lockText))}`, 'yarn', 'bin/yarn.js')
       : tool(`yarn@${versionOf('1')}`, 'yarn', 'bin/yarn.js'),
   };
+}
+
+/** package.json's script of that name, or ''. */
+export function scriptText(manifest: Record<string, unknown>, name: string): string {
+  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
+  return typeof scripts[name] === 'string' ? (scripts[name] as string) : '';
 }

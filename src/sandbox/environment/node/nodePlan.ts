@@ -10,7 +10,13 @@ import { readFileSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { installScriptRunner } from './installScripts.js';
 import { chooseNodeVersion } from './nodeVersion.js';
-import { isPatchFile, nodePackageManager, type ManagerName, type NodePackageManager } from './nodePackageManager.js';
+import {
+  isPatchFile,
+  nodePackageManager,
+  scriptText,
+  type ManagerName,
+  type NodePackageManager,
+} from './nodePackageManager.js';
 import { environmentPaths, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
 import { nodeToolchainPlan } from './nodeToolchain.js';
@@ -69,7 +75,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     .reduce((sum, count) => sum + count, 0);
   if (dependencyCount === 0) return null;
   const node = chooseNodeVersion(manifests, host);
-  const manager = nodePackageManager(manifests);
+  const manager = nodePackageManager(manifests, { avx2: host.avx2 !== false });
   const patches = patchPackagePatches(manifest, manifests);
   const projectFiles = [
     ...(manager.lockfile ? [manager.lockfile] : []),
@@ -124,7 +130,8 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // Every folder the sandbox mounts exists, even one the installer left out (npm hoists members' dependencies).
     `mkdir -p ${nodeModules.map(shellQuote).join(' ')}`,
     `node /env-input/${nodeModulesLinker.file} ${dir} ${workspaceMountPoint} ${nodeModules.map(shellQuote).join(' ')}`,
-    `echo "packages: $(ls -d ${manager.packageFolders} 2>/dev/null | wc -l)"`,
+    // Links are no installed package: a workspace member, or a dependency's link into Bun's or pnpm's store.
+    `echo "packages: $(for folder in ${manager.packageFolders}; do [ -d "$folder" ] && [ ! -L "$folder" ] && echo; done | wc -l)"`,
     `rm -rf ${downloads}`,
   ].join('\n');
   const test = scriptText(manifest, 'test');
@@ -139,7 +146,14 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // Node, npm and the package manager are in the toolchain image this one is built on.
     basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTool),
     toolchains: [],
-    testCommand: hasTest ? 'npm test' : undefined,
+    // Bun's own runner finds *.test.ts without a script, as `bun test` in its CI does.
+    testCommand: hasTest
+      ? manager.name === 'bun'
+        ? 'bun run test'
+        : 'npm test'
+      : manager.name === 'bun'
+        ? 'bun test'
+        : undefined,
     build: nodeBuild(
       files,
       manifest,
@@ -262,6 +276,8 @@ function linkOwnBins(manifest: Record<string, unknown>): string[] {
 /** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */
 function runnerManager(manager: NodePackageManager): string {
   if (manager.name === 'yarn') return manager.berry ? 'yarn-berry' : 'npm';
+  // Bun has no rebuild of one package: npm's, on the same hoisted node_modules.
+  if (manager.name === 'bun') return 'bun';
   return manager.name;
 }
 
@@ -322,7 +338,7 @@ export function nodeBuild(
     entryPoints(each).some((path) => !present.has(folder ? `${folder}/${path}` : path));
   const ownScript = buildScriptOf(manifest);
   const test = `${scriptText(manifest, 'pretest')} ${scriptText(manifest, 'test')}`;
-  if (/\b(npm run|yarn|pnpm( run)?) (build|prepare)\b|\btsc\b/.test(test)) return [];
+  if (/\b(npm run|yarn|pnpm( run)?|bun run) (build|prepare)\b|\btsc\b/.test(test)) return [];
   if (ownScript && missingIn('', manifest)) return [`npm run ${ownScript}`];
   const unbuilt = members.filter((member) => missingIn(member.folder, member.manifest));
   if (!unbuilt.length) return [];
@@ -332,11 +348,6 @@ export function nodeBuild(
   // pnpm's recursive run follows the members' dependencies: a member is built after those it imports.
   if (manager === 'pnpm') return ['pnpm -r --if-present run build'];
   return [];
-}
-
-function scriptText(manifest: Record<string, unknown>, name: string): string {
-  const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
-  return typeof scripts[name] === 'string' ? (scripts[name] as string) : '';
 }
 
 /** The script that builds a package: `build`, else a `prepare` that is no git-hooks installer. */
