@@ -158,8 +158,7 @@ export function buildSettings(host: HostPackageSettings, options: BuildSettingsO
     if (npm['strict-ssl'] === 'false') variables.YARN_ENABLE_STRICT_SSL = 'false';
     const registryToken = npm.registry && npm[`${nerfDart(npm.registry)}:_authToken`];
     if (registryToken) variables.YARN_NPM_AUTH_TOKEN = registryToken;
-    // Bun reads the project's .npmrc, not npm's user config: the registry and its token as its variables
-    // (the proxy it takes from HTTPS_PROXY).
+    // Bun reads the npmrc since 1.1.18; older releases only their variables (and the proxy from HTTPS_PROXY).
     if (npm.registry) variables.BUN_CONFIG_REGISTRY = npm.registry;
     if (registryToken) variables.BUN_CONFIG_TOKEN = registryToken;
   }
