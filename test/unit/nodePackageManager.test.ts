@@ -241,6 +241,10 @@ test('Bun: bun.lock installs frozen with the newest Bun 1 (or the one packageMan
   // No test script: Bun's runner finds the tests itself, as `bun test` in its CI does.
   const noScript = { ...manifests, 'package.json': manifestWith({ scripts: {} }) };
   assert.equal(planEnvironment(Object.keys(noScript), noScript, {}, host)?.testCommand, 'bun test');
+
+  // Nothing to install: still Bun, whose runner the tests need (npm's would plan nothing).
+  const bare = { 'package.json': JSON.stringify({ name: 'p', scripts: { test: 'bun test' } }), 'bun.lock': lock };
+  assert.equal(planEnvironment(Object.keys(bare), bare, {}, host)?.testCommand, 'bun run test');
 });
 
 test('Bun without a text lockfile: bun.lockb (binary) or a test script that runs bun still picks Bun, installing from the ranges', () => {

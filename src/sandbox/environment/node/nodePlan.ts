@@ -50,7 +50,7 @@ const installerEnv = [
 ];
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */
-/** package.json with dependencies: the plan that installs them, or null when there are none. */
+/** package.json with dependencies (or Bun's tests): the plan that installs them, or null when there are none. */
 export function planNode(files: string[], manifests: Record<string, string>, host: PlanHost): EnvironmentPlan | null {
   const text = manifests['package.json'];
   if (text === undefined) return null;
@@ -73,9 +73,10 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     .flatMap((each) => ['dependencies', 'devDependencies', 'optionalDependencies'].map((field) => each[field]))
     .map((deps) => (deps && typeof deps === 'object' ? Object.keys(deps).length : 0))
     .reduce((sum, count) => sum + count, 0);
-  if (dependencyCount === 0) return null;
-  const node = chooseNodeVersion(manifests, host);
   const manager = nodePackageManager(manifests, { avx2: host.avx2 !== false });
+  // Bun's tests need Bun even with nothing to install (bun:test is built in).
+  if (dependencyCount === 0 && manager.name !== 'bun') return null;
+  const node = chooseNodeVersion(manifests, host);
   const patches = patchPackagePatches(manifest, manifests);
   const projectFiles = [
     ...(manager.lockfile ? [manager.lockfile] : []),
