@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { excerpt, quoted } from '../../src/sandbox/environment/excerpt.js';
-import { manifestSizeLimits, readManifests } from '../../src/sandbox/environment/manifests.js';
+import { inputFileContent, manifestSizeLimits, readManifests } from '../../src/sandbox/environment/manifests.js';
 import { chooseNodeVersion } from '../../src/sandbox/environment/node/nodeVersion.js';
 import { parseRepositoryConfig } from '../../src/sandbox/environment/plan.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
@@ -50,6 +50,15 @@ test('a manifest that links out of the repository is not read; one that links in
   assert.deepEqual(Object.keys(manifests).sort(), ['.tool-versions', 'package.json']);
   assert.equal(manifests['.tool-versions'], '20\n');
   assert.doesNotMatch(JSON.stringify(manifests), /ANTHROPIC|sk-ant/);
+});
+
+test('a binary manifest (bun.lockb) is read as base64, and the build gets its bytes back', async () => {
+  const lockb = Buffer.from([0x23, 0x21, 0x00, 0xff, 0xfe, 0x80, 0x0a]);
+  const { store, tree } = await snapshot('binary', { 'package.json': '{}', 'bun.lockb': lockb }, {});
+  const manifests = await readManifests(store, tree.entries);
+  assert.equal(manifests['bun.lockb'], lockb.toString('base64'));
+  assert.deepEqual(inputFileContent('bun.lockb', manifests['bun.lockb'] as string), lockb);
+  assert.equal(inputFileContent('package.json', manifests['package.json'] as string), '{}');
 });
 
 test('a manifest above its size limit is refused, naming the file and its size', async () => {

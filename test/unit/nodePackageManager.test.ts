@@ -247,15 +247,16 @@ test('Bun: bun.lock installs frozen with the newest Bun 1 (or the one packageMan
   assert.equal(planEnvironment(Object.keys(bare), bare, {}, host)?.testCommand, 'bun run test');
 });
 
-test('Bun without a text lockfile: bun.lockb (binary) or a test script that runs bun still picks Bun, installing from the ranges', () => {
-  const binary = nodePackageManager({
-    'package.json': manifestWith({}),
-    'bun.lockb': '\u0000bun-lockfile-format-v0\n',
-  });
+test('Bun without a text lockfile: bun.lockb (binary, base64 among the manifests) installs frozen; a test script that runs bun picks Bun too', () => {
+  const lockb = Buffer.from('#!/usr/bin/env bun\nbun-lockfile-format-v0\n\u0000\u00ff').toString('base64');
+  const manifests = { 'package.json': manifestWith({}), 'bun.lockb': lockb };
+  const binary = nodePackageManager(manifests);
   assert.equal(binary.name, 'bun');
-  assert.equal(binary.lockfile, undefined);
-  assert.equal(binary.install, 'bun install');
-  assert.match(binary.note ?? '', /bun\.lockb is binary/);
+  assert.equal(binary.lockfile, 'bun.lockb');
+  assert.equal(binary.install, 'bun install --frozen-lockfile');
+  // As the manifests hold it: the image builder writes its bytes (manifests.test.ts).
+  const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
+  assert.equal(plan?.files['bun.lockb'], lockb);
 
   const scripted = nodePackageManager({ 'package.json': manifestWith({ scripts: { test: 'bun test --coverage' } }) });
   assert.equal(scripted.name, 'bun');

@@ -16,7 +16,7 @@ import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
 import { readHostPackageSettings, warmHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
-import { readManifests } from './manifests.js';
+import { inputFileContent, readManifests } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
@@ -698,7 +698,7 @@ export class EnvironmentBuilder {
       await mkdir(join(inputDir, 'input'));
       for (const [path, text] of Object.entries(plan.files)) {
         await mkdir(dirname(join(inputDir, 'input', path)), { recursive: true });
-        await writeFile(join(inputDir, 'input', path), text);
+        await writeFile(join(inputDir, 'input', path), inputFileContent(path, text));
       }
       // The settings folder: mounted read-only, so nothing of it is in the committed image.
       const settingsDir = join(inputDir, 'settings');

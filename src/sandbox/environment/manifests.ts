@@ -21,6 +21,14 @@ const lockfiles = new Set([
   'poetry.lock',
 ]);
 
+/** Manifests that are not text (Bun's lockfile before 1.2): read as base64, and written back as their bytes for the build. */
+const binaryManifests = new Set(['bun.lockb']);
+
+/** A plan's input file as the build gets it: a binary manifest's bytes, any other file's text. */
+export function inputFileContent(path: string, text: string): string | Buffer {
+  return binaryManifests.has(path) ? Buffer.from(text, 'base64') : text;
+}
+
 function sizeLimitOf(path: string): number {
   return lockfiles.has(path) || path.startsWith('.yarn/') || path.endsWith('.patch')
     ? manifestSizeLimits.lockfile
@@ -52,7 +60,7 @@ export function fileEntryOf(
 }
 
 /**
- * The manifests a snapshot has (path → text), for planEnvironment. A manifest whose link leaves the
+ * The manifests a snapshot has (path → text; a binary one's base64), for planEnvironment. A manifest whose link leaves the
  * repository is left out, as if absent; one above its size limit is refused, naming the file and its size.
  */
 export async function readManifests(
@@ -69,7 +77,7 @@ export async function readManifests(
       throw new EnvironmentConfigError(
         `${path} is ${megabytes(entry.size)}, more than the ${megabytes(limit)} durable-debugger reads of such a file`,
       );
-    manifests[path] = (await store.getBlob(entry.blob)).toString('utf8');
+    manifests[path] = (await store.getBlob(entry.blob)).toString(binaryManifests.has(path) ? 'base64' : 'utf8');
   }
   return manifests;
 }

@@ -163,8 +163,7 @@ export function nodePackageManager(
   // Without a lockfile, a test script that runs `bun test` (or any bun command) is a Bun repository too.
   const byScripts = /(^|[\s;&|(])bunx? /.test(scriptText(manifest, 'test')) ? 'bun' : undefined;
   const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? byScripts ?? 'npm');
-  // bun.lockb is binary: it tells Bun's repositories apart, but the build installs from package.json's ranges.
-  const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined && file !== 'bun.lockb');
+  const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined);
   const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml', 'bunfig.toml'].filter((file) => manifests[file] !== undefined);
   const reason = requested ? `from ${requested.where}` : undefined;
   const versionOf = (fallback: string) => (requested?.name === name ? requested.version : fallback);
@@ -209,11 +208,6 @@ export function nodePackageManager(
       // Bun's cache goes with the other downloads (its install hard-links or copies out of it).
       env: [`BUN_INSTALL_CACHE_DIR=${environmentPaths.downloads}/bun`],
       files: settings.filter((file) => file === '.npmrc' || file === 'bunfig.toml'),
-      ...(manifests['bun.lockb'] !== undefined && !lockfile
-        ? {
-            note: "bun.lockb is binary: the build installs from package.json's ranges (`bun install --save-text-lockfile` writes bun.lock)",
-          }
-        : {}),
     };
   }
   if (name === 'pnpm') {
