@@ -223,6 +223,9 @@ test('Bun: bun.lock installs frozen with the newest Bun 1 (or the one packageMan
   assert.equal(bun.tool?.bin, 'bin/bun');
   assert.equal(bun.install, 'bun install --frozen-lockfile');
   assert.deepEqual(bun.files, ['bunfig.toml']);
+  // Only Bun reads bunfig.toml.
+  const { 'bun.lock': _lock, ...withoutLock } = manifests;
+  assert.deepEqual(nodePackageManager({ ...withoutLock, 'yarn.lock': berryLock }).files, []);
   const plan = planEnvironment(Object.keys(manifests), manifests, {}, host);
   assert.equal(plan?.testCommand, 'bun run test');
   assert.equal(plan?.files['bun.lock'], lock);

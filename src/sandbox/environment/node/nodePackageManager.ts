@@ -164,7 +164,7 @@ export function nodePackageManager(
   const byScripts = /(^|[\s;&|(])bunx? /.test(scriptText(manifest, 'test')) ? 'bun' : undefined;
   const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? byScripts ?? 'npm');
   const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined);
-  const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml', 'bunfig.toml'].filter((file) => manifests[file] !== undefined);
+  const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml'].filter((file) => manifests[file] !== undefined);
   const reason = requested ? `from ${requested.where}` : undefined;
   const versionOf = (fallback: string) => (requested?.name === name ? requested.version : fallback);
   const tool = (spec: string, command: string, bin: string) => ({
@@ -207,7 +207,7 @@ export function nodePackageManager(
       packageFolders: `node_modules/.bun/*@* ${hoistedPackageFolders}`,
       // Bun's cache goes with the other downloads (its install hard-links or copies out of it).
       env: [`BUN_INSTALL_CACHE_DIR=${environmentPaths.downloads}/bun`],
-      files: settings.filter((file) => file === '.npmrc' || file === 'bunfig.toml'),
+      files: ['.npmrc', 'bunfig.toml'].filter((file) => manifests[file] !== undefined),
     };
   }
   if (name === 'pnpm') {
