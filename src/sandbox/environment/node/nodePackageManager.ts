@@ -17,7 +17,9 @@ export interface NodePackageManager {
   berry: boolean;
   lockfile?: string;
   /** Packed from the registry and unpacked into /usr/local (npm itself: only when the repository names a version). */
-  tool?: PackedTool & { command: string; bin: string };
+  tool?: ManagerTool;
+  /** Bun beside another manager, when the test script runs it (as CI's setup-bun beside `npm ci`). */
+  testRunner?: ManagerTool;
   /** The repository's own release of the manager (yarnPath), run by node. */
   release?: string;
   /** The install command, as its users type it. */
@@ -32,6 +34,9 @@ export interface NodePackageManager {
   /** For people: "yarn 4.4.1 (.yarnrc.yml yarnPath .yarn/releases/yarn-4.4.1.cjs)"; absent when nothing was chosen. */
   note?: string;
 }
+
+/** A manager packed from the registry and unpacked into /usr/local: its command, and its bin file in the package. */
+export type ManagerTool = PackedTool & { command: string; bin: string };
 
 const lockfiles: Record<ManagerName, string[]> = {
   npm: ['package-lock.json', 'npm-shrinkwrap.json'],
@@ -149,19 +154,53 @@ export function nodePackageManager(
   manifests: Record<string, string>,
   cpu: { avx2: boolean } = { avx2: true },
 ): NodePackageManager {
-  let manifest: Record<string, unknown> = {};
+  const manifest = packageJson(manifests);
+  const manager = chosenManager(manifest, manifests, cpu);
+  if (manager.name === 'bun' || !testScriptRunsBun(manifest)) return manager;
+  return { ...manager, testRunner: bunPackage(cpu, '1', 'the test script runs bun') };
+}
+
+function packageJson(manifests: Record<string, string>): Record<string, unknown> {
   try {
-    manifest = JSON.parse(manifests['package.json'] ?? '{}') as Record<string, unknown>;
+    return JSON.parse(manifests['package.json'] ?? '{}') as Record<string, unknown>;
   } catch {
-    // planNode reads package.json first; a bad one never gets here.
+    return {}; // planNode reads package.json first; a bad one never gets here.
   }
+}
+
+const testScriptRunsBun = (manifest: Record<string, unknown>) =>
+  /(^|[\s;&|(])bunx? /.test(scriptText(manifest, 'test'));
+
+/**
+ * Bun's binary in its package for this platform, which the `bun` package's install script copies
+ * out (the baseline build on a CPU without AVX2). No hash: corepack hashes no Bun, and a
+ * packageManager hash would name the `bun` package, not this one.
+ */
+function bunPackage(cpu: { avx2: boolean }, version: string, reason?: string): ManagerTool {
+  const platform = cpu.avx2 ? 'linux-x64' : 'linux-x64-baseline';
+  return {
+    spec: `@oven/bun-${platform}@${version}`,
+    as: 'bun.tgz',
+    label: 'bun',
+    ...(reason ? { reason } : {}),
+    command: 'bun',
+    bin: 'bin/bun',
+  };
+}
+
+function chosenManager(
+  manifest: Record<string, unknown>,
+  manifests: Record<string, string>,
+  cpu: { avx2: boolean },
+): NodePackageManager {
   const requested = requestedPackageManager(manifest);
   const release = yarnRelease(manifests);
-  const byLockfile = (['npm', 'pnpm', 'yarn', 'bun'] as const).find((name) =>
-    lockfiles[name].some((file) => manifests[file] !== undefined),
-  );
-  // Without a lockfile, a test script that runs `bun test` (or any bun command) is a Bun repository too.
-  const byScripts = /(^|[\s;&|(])bunx? /.test(scriptText(manifest, 'test')) ? 'bun' : undefined;
+  // A test script that runs `bun test` (or any bun command) makes it a Bun repository when it has Bun's
+  // lockfile beside another's, or none.
+  const byScripts = testScriptRunsBun(manifest) ? 'bun' : undefined;
+  const byLockfile = (
+    byScripts ? (['bun', 'npm', 'pnpm', 'yarn'] as const) : (['npm', 'pnpm', 'yarn', 'bun'] as const)
+  ).find((name) => lockfiles[name].some((file) => manifests[file] !== undefined));
   const name: ManagerName = release ? 'yarn' : (requested?.name ?? byLockfile ?? byScripts ?? 'npm');
   const lockfile = lockfiles[name].find((file) => manifests[file] !== undefined);
   const settings = ['.npmrc', '.yarnrc', '.yarnrc.yml'].filter((file) => manifests[file] !== undefined);
@@ -191,16 +230,11 @@ export function nodePackageManager(
     };
   }
   if (name === 'bun') {
-    // The binary in its package for this platform, which the `bun` package's install script copies out
-    // (the baseline build on a CPU without AVX2). corepack hashes no Bun: a packageManager hash would
-    // name the `bun` package, not this one.
-    const platform = cpu.avx2 ? 'linux-x64' : 'linux-x64-baseline';
-    const { hash: _hash, ...bun } = tool(`@oven/bun-${platform}@${versionOf('1')}`, 'bun', 'bin/bun');
     return {
       name,
       berry: false,
       lockfile,
-      tool: bun,
+      tool: bunPackage(cpu, versionOf('1'), reason),
       install: lockfile ? 'bun install --frozen-lockfile' : 'bun install',
       scriptsOff: '--ignore-scripts',
       // Bun 1.3's isolated linker (a workspace's default) keeps each package once in node_modules/.bun.

@@ -112,7 +112,10 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     manager.name === 'npm' && manager.tool
       ? manager.tool
       : { spec: 'npm', as: 'npm.tgz', label: 'npm', matchingNode: true };
-  const managerTool = manager.name !== 'npm' ? manager.tool : undefined;
+  const managerTools = [
+    ...(manager.name !== 'npm' && manager.tool ? [manager.tool] : []),
+    ...(manager.testRunner ? [manager.testRunner] : []),
+  ];
   const script = [
     'set -e',
     `mkdir -p ${dir} && cd /env-input && cp --parents ${['package.json', ...projectFiles].map(shellQuote).join(' ')} ${dir}/`,
@@ -145,7 +148,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     script,
     needsRepository: false,
     // Node, npm and the package manager are in the toolchain image this one is built on.
-    basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTool),
+    basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTools),
     toolchains: [],
     // Bun's own runner finds *.test.ts without a script, as `bun test` in its CI does.
     testCommand: hasTest

@@ -3,22 +3,20 @@
 // npm and pnpm or yarn unpacked into /usr/local from packages packed on the host (toolchain.ts).
 // Without it every Node repository's image unpacked and committed Node's binary (about 100 MB) again.
 import { packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
-import type { NodePackageManager } from './nodePackageManager.js';
+import type { ManagerTool } from './nodePackageManager.js';
 
-/** A package manager packed from the registry, as nodePackageManager.ts names it. */
-type ManagerTool = NonNullable<NodePackageManager['tool']>;
-
-export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, manager?: ManagerTool): EnvironmentPlan {
+/** `managers`: the package manager packed from the registry, and Bun beside it when the tests run it. */
+export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, managers: ManagerTool[]): EnvironmentPlan {
   return {
     kind: 'node',
     // The packages are on the host already: the build only unpacks them.
     installers: [],
-    description: `node toolchain · ${[node.spec, npm.matchingNode ? 'npm (the release node ships with)' : npm.spec, ...(manager ? [manager.spec] : [])].join(', ')}`,
+    description: `node toolchain · ${[node.spec, npm.matchingNode ? 'npm (the release node ships with)' : npm.spec, ...managers.map((manager) => manager.spec)].join(', ')}`,
     files: {},
-    script: ['set -e', installNodeAndNpm, ...(manager ? [installPackageManager(manager)] : [])].join('\n'),
+    script: ['set -e', installNodeAndNpm, ...managers.map(installPackageManager)].join('\n'),
     needsRepository: false,
     // The versions fetched are in the image key (toolchain.ts names), so a newer release makes a new image.
-    toolchains: [node, npm, ...(manager ? [manager] : [])],
+    toolchains: [node, npm, ...managers],
     build: [],
     containerEnv: [],
     probes: [],
