@@ -121,7 +121,7 @@ function inDependencyOrder(packages) {
 function rebuildCommand(manager, each) {
   if (manager === 'pnpm') return ['pnpm', ['rebuild', each.name]];
   if (manager === 'yarn-berry') return ['yarn', ['rebuild', each.name]];
-  // npm, and yarn 1 (which has no rebuild of one package) through npm on its node_modules.
+  // npm, and yarn 1 and Bun (which have no rebuild of one package) through npm on their node_modules.
   return ['npm', ['rebuild', each.name + '@' + each.version, '--foreground-scripts']];
 }
 

@@ -150,14 +150,7 @@ export function planNode(files: string[], manifests: Record<string, string>, hos
     // Node, npm and the package manager are in the toolchain image this one is built on.
     basePlan: nodeToolchainPlan(nodeTool, npmTool, managerTools),
     toolchains: [],
-    // Bun's own runner finds *.test.ts without a script, as `bun test` in its CI does.
-    testCommand: hasTest
-      ? manager.name === 'bun'
-        ? 'bun run test'
-        : 'npm test'
-      : manager.name === 'bun'
-        ? 'bun test'
-        : undefined,
+    testCommand: testCommandOf(manager, hasTest),
     build: nodeBuild(
       files,
       manifest,
@@ -277,12 +270,16 @@ function linkOwnBins(manifest: Record<string, unknown>): string[] {
   return lines;
 }
 
-/** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 has none: npm's). */
+/** How the install-scripts runner rebuilds one package: with the manager's own command (yarn 1 and Bun have none: npm's). */
 function runnerManager(manager: NodePackageManager): string {
   if (manager.name === 'yarn') return manager.berry ? 'yarn-berry' : 'npm';
-  // Bun has no rebuild of one package: npm's, on the same hoisted node_modules.
-  if (manager.name === 'bun') return 'bun';
   return manager.name;
+}
+
+/** `npm test` (Bun's CI: `bun run test`); without a test script, Bun's runner finds *.test.ts itself, as `bun test` in its CI does. */
+function testCommandOf(manager: NodePackageManager, hasTest: boolean): string | undefined {
+  if (manager.name === 'bun') return hasTest ? 'bun run test' : 'bun test';
+  return hasTest ? 'npm test' : undefined;
 }
 
 /**

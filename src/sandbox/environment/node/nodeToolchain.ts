@@ -1,6 +1,6 @@
 // The Node toolchain image, built once per host and per Node release, npm and package manager, and
 // shared by every repository asking for the same ones (plan.basePlan): the sandbox image with node,
-// npm and pnpm or yarn unpacked into /usr/local from packages packed on the host (toolchain.ts).
+// npm and pnpm, yarn or bun unpacked into /usr/local from packages packed on the host (toolchain.ts).
 // Without it every Node repository's image unpacked and committed Node's binary (about 100 MB) again.
 import { packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import type { ManagerTool } from './nodePackageManager.js';
