@@ -313,44 +313,49 @@ for (const [version, allowed] of [
   });
 }
 
-test('with --install under Bun, the scripts of dependencies it does not trust (trustedDependencies) are reported as not allowed, not as run', async () => {
-  const project = await packedProject({
-    alpha: { postinstall: record("'alpha'") },
-    beta: { postinstall: record("'beta'") },
-  });
-  try {
-    // The real Bun, the binary of the package the build container unpacks.
-    const tool = join(project, 'tool');
-    await run('npm', ['install', '--prefix', tool, '--no-save', '--no-audit', '--no-fund', '@oven/bun-linux-x64@1'], {
-      timeout: 120_000,
+// Bun's default linker puts each package in node_modules; its isolated one (a workspace's default since 1.3)
+// in node_modules/.bun, with links.
+for (const linker of ['hoisted', 'isolated']) {
+  test(`with --install under Bun (${linker} linker), the scripts of dependencies it does not trust (trustedDependencies) are reported as not allowed, not as run`, async () => {
+    const project = await packedProject({
+      alpha: { postinstall: record("'alpha'") },
+      beta: { postinstall: record("'beta'") },
     });
-    const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
-    await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, trustedDependencies: ['alpha'] }));
-    const bin = join(tool, 'node_modules', '@oven', 'bun-linux-x64', 'bin');
-    const { stdout } = await run(
-      'node',
-      [installScriptRunner.file, 'bun', '--install', 'bun install', '--ignore-scripts'],
-      {
-        cwd: project,
-        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, BUN_INSTALL_CACHE_DIR: join(project, 'cache') },
+    try {
+      // The real Bun, the binary of the package the build container unpacks.
+      const tool = join(project, 'tool');
+      await run('npm', ['install', '--prefix', tool, '--no-save', '--no-audit', '--no-fund', '@oven/bun-linux-x64@1'], {
         timeout: 120_000,
-      },
-    );
-    assert.deepEqual((await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n'), ['alpha'], stdout);
-    assert.match(stdout, /install scripts: 1 ran in the install/);
-    assert.match(stdout, /install scripts: 1 not allowed by the project/);
-    const summary = summaryOf(stdout);
-    assert.deepEqual(
-      summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
-      [
+      });
+      const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
+      await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, trustedDependencies: ['alpha'] }));
+      await writeFile(join(project, 'bunfig.toml'), `[install]\nlinker = "${linker}"\n`);
+      const bin = join(tool, 'node_modules', '@oven', 'bun-linux-x64', 'bin');
+      const { stdout } = await run(
+        'node',
+        [installScriptRunner.file, 'bun', '--install', 'bun install', '--ignore-scripts'],
+        {
+          cwd: project,
+          env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, BUN_INSTALL_CACHE_DIR: join(project, 'cache') },
+          timeout: 120_000,
+        },
+      );
+      assert.deepEqual((await readFile(join(project, 'order.txt'), 'utf8')).trim().split('\n'), ['alpha'], stdout);
+      assert.match(stdout, /install scripts: 1 ran in the install/);
+      assert.match(stdout, /install scripts: 1 not allowed by the project/);
+      const summary = summaryOf(stdout);
+      assert.deepEqual(
+        summary?.problems.map((problem) => [problem.package, problem.outcome, problem.detail]),
         [
-          'beta@1.0.0',
-          'not allowed',
-          'Bun runs only the install scripts of trusted dependencies (package.json trustedDependencies), as its CI does',
+          [
+            'beta@1.0.0',
+            'not allowed',
+            'Bun runs only the install scripts of trusted dependencies (package.json trustedDependencies), as its CI does',
+          ],
         ],
-      ],
-    );
-  } finally {
-    await rm(project, { recursive: true, force: true });
-  }
-});
+      );
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+}

@@ -51,7 +51,9 @@ function installedPackages(root) {
   function visitModules(dir) {
     for (const name of readdir(dir)) {
       const full = path.join(dir, name);
-      if (name === '.pnpm') readdir(full).forEach((entry) => visitModules(path.join(full, entry, 'node_modules')));
+      // pnpm's store and Bun's isolated one: <name>@<version>/node_modules/<name>.
+      if (name === '.pnpm' || name === '.bun')
+        readdir(full).forEach((entry) => visitModules(path.join(full, entry, 'node_modules')));
       else if (name.charAt(0) === '@') readdir(full).forEach((scoped) => visitPackage(path.join(full, scoped)));
       else if (name.charAt(0) !== '.') visitPackage(full);
     }
@@ -230,11 +232,14 @@ function ignoredBuilds(manager, root) {
   }
 }
 
-/** `bun pm untrusted`'s packages ("./node_modules/<name> @<version>" lines), as name@version. */
+/**
+ * `bun pm untrusted`'s packages, as name@version: "./node_modules/<name> @<version>" lines, or with the
+ * isolated linker "./node_modules/.bun/<name>@<version>/node_modules/<name> @<version>".
+ */
 function bunUntrusted(root) {
   const listed = spawnSync('bun', ['pm', 'untrusted'], { cwd: root, encoding: 'utf8', timeout: 60000 });
   return (listed.stdout || '').split('\n').flatMap((line) => {
-    const match = line.match(/^\.\/node_modules\/(\S+) @(\S+)\s*$/);
+    const match = line.match(/^\.\/(?:\S*\/)?node_modules\/((?:@[^/\s]+\/)?[^/\s]+) @(\S+)\s*$/);
     return match ? [match[1] + '@' + match[2]] : [];
   });
 }
