@@ -331,12 +331,15 @@ for (const linker of ['hoisted', 'isolated']) {
       await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, trustedDependencies: ['alpha'] }));
       await writeFile(join(project, 'bunfig.toml'), `[install]\nlinker = "${linker}"\n`);
       const bin = join(tool, 'node_modules', '@oven', 'bun-linux-x64', 'bin');
+      // As in the build container, where no npm ran before: Bun keeps an INIT_CWD it inherits (npm's, under
+      // `npm test`), where npm sets its own, and the scripts write there.
+      const { INIT_CWD: _npmsCwd, ...env } = process.env;
       const { stdout } = await run(
         'node',
         [installScriptRunner.file, 'bun', '--install', 'bun install', '--ignore-scripts'],
         {
           cwd: project,
-          env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, BUN_INSTALL_CACHE_DIR: join(project, 'cache') },
+          env: { ...env, PATH: `${bin}:${process.env.PATH}`, BUN_INSTALL_CACHE_DIR: join(project, 'cache') },
           timeout: 120_000,
         },
       );
