@@ -9,8 +9,6 @@ import { excerpt, quoted } from '../excerpt.js';
 
 export type ManagerName = 'npm' | 'pnpm' | 'yarn' | 'bun';
 
-const managerNames: readonly string[] = ['npm', 'pnpm', 'yarn', 'bun'];
-
 export interface NodePackageManager {
   name: ManagerName;
   /** Yarn 2 and later (berry): another command line and lockfile than yarn 1. */
@@ -45,6 +43,9 @@ const lockfiles: Record<ManagerName, string[]> = {
   // bun.lock (text) since Bun 1.2; bun.lockb (binary) before, which later releases still read.
   bun: ['bun.lock', 'bun.lockb'],
 };
+
+/** The managers this tool runs: the names `packageManager` and `devEngines` may give. */
+const managerNames: readonly string[] = Object.keys(lockfiles);
 
 /** pnpm's hooks (readPackage, afterAllResolved), which a lockfile made with them records by checksum. */
 const pnpmfiles = ['.pnpmfile.cjs', '.pnpmfile.mjs'];
