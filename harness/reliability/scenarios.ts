@@ -368,6 +368,7 @@ export class Scenarios {
     this.lab.fake.setFaults({
       rate: 0.3,
       kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
+      maxPerRequest: 4,
     });
     await this.lab.startWorker('a');
     const started: Array<{ handle: WorkflowHandle; fixture: Fixture }> = [];

@@ -45,8 +45,13 @@ const httpFaults: Record<
 export interface FakeApiOptions {
   /** Scripts by repository name (the "Repository: <name>" line of the task), or one script for all. */
   scripts: Record<string, Script> | Script;
-  /** Random faults: each request fails with probability `rate`, with one of `kinds`. */
-  faults?: { rate: number; kinds: FaultKind[]; random?: () => number };
+  /**
+   * Random faults: each request fails with probability `rate`, with one of `kinds`. With
+   * `maxPerRequest`, a request body already failed that many times is answered, so a test's
+   * outcome cannot turn on chance (at 30%, a call fails all eight of its attempts once in
+   * 15,000 calls: once in some thirty runs of the fixtures).
+   */
+  faults?: { rate: number; kinds: FaultKind[]; random?: () => number; maxPerRequest?: number };
   /** Deterministic faults by request number (1-based), checked before random ones. */
   faultPlan?: (requestNumber: number) => FaultKind | null;
   /** Seconds announced in retry-after for rate limits (default 1). */
@@ -100,6 +105,8 @@ export class FakeAnthropicApi {
   private readonly lastBreakpointPrefix = new Map<string, string>();
   /** Thinking blocks handed out, so that one sent back changed is refused as the real API does. */
   private readonly issuedThinking = new Set<string>();
+  /** Random faults injected so far, by the digest of the request body (a retry sends the same body). */
+  private readonly faultsByBody = new Map<string, number>();
 
   constructor(private readonly options: FakeApiOptions) {}
 
@@ -166,7 +173,7 @@ export class FakeAnthropicApi {
       (this.options.overloadedModels?.includes(String(body.model)) ? 'overloaded' : null) ??
       (this.options.rateLimitedModels?.includes(String(body.model)) ? 'rate_limit' : null) ??
       this.options.faultPlan?.(number) ??
-      this.randomFault();
+      this.randomFault(raw);
     if (fault) {
       record.fault = fault;
       return this.injectFault(fault, record, request, response);
@@ -281,11 +288,15 @@ export class FakeAnthropicApi {
     else sendError(response, status, type, message, requestId);
   }
 
-  private randomFault(): FaultKind | null {
+  private randomFault(raw: string): FaultKind | null {
     const faults = this.options.faults;
     if (!faults || faults.kinds.length === 0) return null;
+    const key = createHash('sha256').update(raw).digest('hex');
+    const injected = this.faultsByBody.get(key) ?? 0;
+    if (injected >= (faults.maxPerRequest ?? Number.POSITIVE_INFINITY)) return null;
     const random = faults.random ?? Math.random;
     if (random() >= faults.rate) return null;
+    this.faultsByBody.set(key, injected + 1);
     return faults.kinds[Math.floor(random() * faults.kinds.length)] ?? null;
   }
 
