@@ -9,6 +9,7 @@ import {
   planEnvironment,
 } from '../../src/sandbox/environment/plan.js';
 import { parseDockerfile } from '../../src/sandbox/environment/dockerfile.js';
+import { lockedLocalPackages } from '../../src/sandbox/environment/python/lockedLocalPackages.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 import { packedFileName } from '../../src/sandbox/environment/toolchain.js';
 import { nodePackageManager } from '../../src/sandbox/environment/node/nodePackageManager.js';
@@ -642,6 +643,88 @@ test('uv.lock and poetry.lock: the locked versions are exported by the lock’s 
   // A lock without its pyproject.toml is not read.
   assert.equal(pythonLock({ 'uv.lock': '' }), null);
   assert.equal(planEnvironment(['uv.lock'], { 'uv.lock': '' }), null);
+});
+
+test("a lock's local packages (a uv workspace's members, path dependencies) are installed editable from /workspace, as uv sync installs them", () => {
+  const root = '[tool.uv.workspace]\nmembers = ["packages/*"]\n[dependency-groups]\ndev = ["pytest>=8"]\n';
+  const lock = [
+    'version = 1',
+    '[[package]]\nname = "attrs"\nversion = "26.1.0"\nsource = { registry = "https://pypi.org/simple" }',
+    '[[package]]\nname = "units-core"\nversion = "0.4.1"\nsource = { editable = "packages/units-core" }',
+    '[[package]]\nname = "units-format"\nversion = "0.4.1"\nsource = { editable = "packages/units-format/" }',
+    '[[package]]\nname = "vendored"\nversion = "1.0"\nsource = { directory = "vendor/vendored" }',
+    // Not installed: the virtual root, a folder outside the repository, one that holds no package, a file.
+    '[[package]]\nname = "units-workspace"\nversion = "0"\nsource = { virtual = "." }',
+    '[[package]]\nname = "sibling"\nversion = "1"\nsource = { editable = "../sibling" }',
+    '[[package]]\nname = "escape"\nversion = "1"\nsource = { editable = "packages/../../etc" }',
+    '[[package]]\nname = "ghost"\nversion = "1"\nsource = { editable = "packages/ghost" }',
+    '[[package]]\nname = "wheel"\nversion = "1"\nsource = { path = "dist/wheel-1-py3-none-any.whl" }',
+  ].join('\n');
+  const files = [
+    'pyproject.toml',
+    'uv.lock',
+    'packages/units-core/pyproject.toml',
+    'packages/units-core/src/units_core/__init__.py',
+    'packages/units-format/pyproject.toml',
+    'vendor/vendored/setup.py',
+    'packages/ghost/README.md',
+  ];
+  assert.deepEqual(
+    lockedLocalPackages('uv.lock', { 'uv.lock': lock }, files).map((local) => `${local.name} ${local.folder}`),
+    ['units-core packages/units-core', 'units-format packages/units-format', 'vendored vendor/vendored'],
+  );
+  const plan = planEnvironment(files, { 'pyproject.toml': root, 'uv.lock': lock });
+  // Their dependencies exported as `uv sync --all-packages` installs them, the packages themselves never.
+  assert.match(
+    plan?.script ?? '',
+    /uv export --frozen [^\n]*--no-emit-workspace [^\n]*--all-packages --no-default-groups --group 'dev'/,
+  );
+  assert.match(
+    plan?.description ?? '',
+    /\(versions locked in uv\.lock\) \(packages\/units-core, packages\/units-format, vendor\/vendored installed editable\)/,
+  );
+  // A virtual root is no project: only the local packages are installed, one pip for all, one by one when that fails.
+  const install = plan?.projectInstall?.script ?? '';
+  assert.match(
+    install,
+    /if ! [^\n]*pip install [^\n]* --no-deps --editable '\.\/packages\/units-core' --editable '\.\/packages\/units-format' --editable '\.\/vendor\/vendored'; then\n/,
+  );
+  assert.match(install, /\n {2}[^\n]*pip install [^\n]* --no-deps --editable '\.\/vendor\/vendored' \|\| true\n/);
+  assert.doesNotMatch(install, /--editable \.[ ;]/);
+  assert.match(install, /echo "project: \$members installed editable from \/workspace \(uv\.lock's local packages\)"/);
+  // The project's probe is its build's check, run on the image with the repository.
+  assert.deepEqual(plan?.probes, []);
+
+  // A root that is a project too: it is installed after them, and its line names them.
+  const project = planEnvironment(files, {
+    'pyproject.toml': `[project]\nname = "units"\ndependencies = ["units-format"]\n[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n${root}`,
+    'uv.lock': lock,
+  });
+  assert.match(
+    project?.projectInstall?.script ?? '',
+    /--editable '\.\/vendor\/vendored' \|\| true\n[^]*if [^\n]*pip install [^\n]* --no-deps --editable \.; then\n {2}echo "project: units [^\n]* installed editable from \/workspace \(uv\.lock's local packages: \$members\)"/,
+  );
+
+  // Its dependencies on them are the workspace's, never the index's: pip would find no units-format there.
+  assert.equal(project?.files['durable-debugger-requirements.txt'], 'pytest>=8\n');
+
+  // Poetry's path dependencies: the export installs their dependencies, the build the packages.
+  const poetry = planEnvironment(['pyproject.toml', 'poetry.lock', 'libs/member/pyproject.toml'], {
+    'pyproject.toml':
+      '[tool.poetry]\nname = "app"\n[tool.poetry.dependencies]\npython = "^3.9"\nmember = { path = "libs/member", develop = true }\n',
+    'poetry.lock':
+      '# lock\n[[package]]\nname = "member"\nversion = "0.1.0"\ndevelop = true\n[package.source]\ntype = "directory"\nurl = "libs/member"\n',
+  });
+  assert.match(poetry?.projectInstall?.script ?? '', /--no-deps --editable '\.\/libs\/member'; then/);
+  assert.match(poetry?.projectInstall?.script ?? '', /\(poetry\.lock's local packages\)/);
+
+  // A lock that names none, or cannot be read, adds nothing.
+  assert.deepEqual(lockedLocalPackages('uv.lock', { 'uv.lock': 'version = [' }, files), []);
+  assert.equal(
+    planEnvironment(['pyproject.toml', 'uv.lock'], { 'pyproject.toml': root, 'uv.lock': 'version = 1\n' })
+      ?.projectInstall,
+    undefined,
+  );
 });
 
 test('poetry.lock: Poetry installs it as CI does, with the selected groups and extras, unless it names what the build cannot reach', () => {

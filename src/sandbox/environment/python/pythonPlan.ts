@@ -12,7 +12,9 @@ import { aptInstallScript } from '../debian/debianPackages.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from '../planTypes.js';
 import {
+  normalizeName,
   readPythonProject,
+  requirementName,
   selectedRequirements,
   selectExtrasAndGroups,
   type PythonProject,
@@ -25,6 +27,7 @@ import { noxRequirements, noxTestDeps } from './noxConfig.js';
 import { ciPipInstalls, ciRequirements } from './ciPipInstalls.js';
 import { ciTestJob } from '../ciTestJob.js';
 import { exportBuiltIn, lockToolsPlan, lockToolsVenv, poetryThatWrote } from './lockTools.js';
+import { lockedLocalPackages, localPackagesInstall, type LocalPackage } from './lockedLocalPackages.js';
 
 const pythonEnv = environmentImageEnv('VIRTUAL_ENV');
 
@@ -177,10 +180,17 @@ export function planPython(
     ...ci.extras,
   ];
   const selection = selectExtrasAndGroups(project, named, ciExtras);
-  const requirements = selectedRequirements(project, selection);
+  const lockFile = manifests['uv.lock'] !== undefined ? 'uv.lock' : 'poetry.lock';
+  const locals = manifests['pyproject.toml'] === undefined ? [] : lockedLocalPackages(lockFile, manifests, files);
+  // The lock's local packages come from the repository, installed with the project, never from an index.
+  const localNames = new Set(locals.map((local) => normalizeName(local.name)));
+  const requirements = selectedRequirements(project, selection).filter(
+    (requirement) => !localNames.has(requirementName(requirement)),
+  );
   if (requirements.length) sources.push(...declaredIn(manifests));
-  const lock = pythonLock(manifests, project, selection);
+  const lock = pythonLock(manifests, project, selection, locals.length > 0);
   if (lock) sources.push(`(versions locked in ${lock.file})`);
+  if (locals.length) sources.push(`(${locals.map((local) => local.folder).join(', ')} installed editable)`);
   const installable = isInstallableProject(manifests);
   if (sources.length === 0 && !installable) return null;
   if (sources.length === 0) sources.push('-e . (the project itself: no dependencies declared)');
@@ -248,6 +258,7 @@ export function planPython(
     `echo "packages: $(ls -d ${venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
   const probe = pythonImportProbe(files, manifests, false);
+  const installsOwn = installable || locals.length > 0;
   return {
     kind: 'python',
     installers: aptPackages.length ? ['pip', 'apt'] : ['pip'],
@@ -262,10 +273,12 @@ export function planPython(
     // The variables tox.ini sets for the tests, as CI's tox sets them.
     containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).
-    probes: probe && !installable ? [probe] : [],
-    ...(installable
+    probes: probe && !installsOwn ? [probe] : [],
+    ...(installsOwn
       ? {
-          projectInstall: { script: projectInstallScript(project, lock?.installer === 'poetry install') },
+          projectInstall: {
+            script: projectInstallScript(project, installable, lock?.installer === 'poetry install', locals, lockFile),
+          },
           ...(probe ? { checks: [probe] } : {}),
         }
       : {}),
@@ -277,9 +290,17 @@ export function planPython(
  * /workspace, the sandbox's own path, so the .pth or finder the backend writes points at the sandbox's
  * workspace. Dependencies are installed already (--no-deps). Version plugins that read git find no .git
  * here: they get the version of the user's checkout. A failed install leaves the project importable
- * from /workspace as before, without its metadata, and says so.
+ * from /workspace as before, without its metadata, and says so. The lock's local packages (a uv
+ * workspace's members, path dependencies) are installed first, the same way; `root` is false for a
+ * workspace whose root is no project (a virtual root).
  */
-function projectInstallScript(project: PythonProject, byPoetry: boolean): string {
+function projectInstallScript(
+  project: PythonProject,
+  root: boolean,
+  byPoetry: boolean,
+  locals: LocalPackage[],
+  lockFile: string,
+): string {
   const python = `${environmentPaths.venv}/bin/python3`;
   const pipEditable = `${pipInstallOf(python)} --no-deps --editable .`;
   // A project Poetry installed the dependencies of: Poetry installs it too (its own editable build, no
@@ -292,18 +313,25 @@ function projectInstallScript(project: PythonProject, byPoetry: boolean): string
     ? `$(${python} -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' ${shellQuote(name)} 2>/dev/null || echo '?')`
     : '';
   const label = name ? `${name} ${installed}` : 'the project';
+  // The build keeps the last `project:` line: the root's and the local packages' outcomes go in one.
+  const localsLine = locals.length ? ` (${lockFile}'s local packages: $members)` : '';
   return [
     'set -e',
     'cd /workspace',
     `version="\${${projectVersionVariable}:-0.0.0}"`,
     // hatch-vcs and setuptools-scm; pdm-backend's scm source; poetry- and uv-dynamic-versioning (dunamai).
     'export SETUPTOOLS_SCM_PRETEND_VERSION="$version" PDM_BUILD_SCM_VERSION="$version" POETRY_DYNAMIC_VERSIONING_BYPASS="$version" UV_DYNAMIC_VERSIONING_BYPASS="$version"',
-    `if ${install}; then`,
-    `  echo "project: ${label} installed editable from /workspace"`,
-    'else',
-    // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
-    `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata"`,
-    'fi',
+    ...localPackagesInstall(locals, pipInstallOf(python), python),
+    ...(root
+      ? [
+          `if ${install}; then`,
+          `  echo "project: ${label} installed editable from /workspace${localsLine}"`,
+          'else',
+          // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
+          `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata${localsLine}"`,
+          'fi',
+        ]
+      : [`echo "project: $members installed editable from /workspace (${lockFile}'s local packages)"`]),
     ...(byPoetry ? [`rm -rf ${environmentPaths.downloads}`] : []),
     `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
@@ -360,6 +388,8 @@ export function pythonLock(
   manifests: Record<string, string>,
   project: PythonProject = readPythonProject(manifests),
   selection: PythonSelection = selectExtrasAndGroups(project, {}),
+  /** Whether uv.lock installs packages from the repository's folders (a workspace's members): their dependencies are exported too, as `uv sync --all-packages` installs them. */
+  localPackages = false,
 ): { file: string; install: string[]; tools: EnvironmentPlan; installer?: string } | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
@@ -369,12 +399,13 @@ export function pythonLock(
       .filter((group) => group in project.groups)
       .map((group) => `--group ${shellQuote(group)}`);
     const own = project.ownNames.map((name) => `--no-emit-package ${shellQuote(name)}`);
+    const members = localPackages ? ['--all-packages'] : [];
     return {
       file: 'uv.lock',
       tools: lockToolsPlan('uv'),
       install: [
         // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
-        `UV_NO_CONFIG=1 ${lockToolsVenv}/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
+        `UV_NO_CONFIG=1 ${lockToolsVenv}/bin/uv export --frozen --no-hashes --no-emit-project --no-emit-workspace ${[...own, ...members, '--no-default-groups', ...groups, ...extras].join(' ')} --format requirements-txt -o /tmp/exported.txt`,
         dropLocalPaths,
         `echo "locked: $(grep -c '==' ${lockedRequirements}) versions from uv.lock"`,
       ],
