@@ -43,7 +43,7 @@ test("a line's release, once recorded, is read from the record: no proxy asked",
   }
 });
 
-test("the toolchain image fetches the module with Debian's go, installs it at /opt/go and purges that go", () => {
+test("the toolchain image fetches the module with Debian's go, installs it at /opt/go and purges that go, keeping gcc for cgo", () => {
   assert.equal(goToolchainModule('1.22.5'), 'golang.org/toolchain@v0.0.1-go1.22.5.linux-amd64');
   const plan = goToolchainPlan(need);
   assert.deepEqual(plan.installers, ['apt', 'go']);
@@ -51,6 +51,9 @@ test("the toolchain image fetches the module with Debian's go, installs it at /o
   const lines = plan.script.split('\n');
   const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
   const order = [
+    // gcc before the list of what is installed: the purge of what Debian's go added leaves it.
+    /install -y --no-install-recommends gcc libc6-dev$/,
+    /> \/tmp\/packages-before$/,
     /install -y --no-install-recommends golang-go$/,
     /go mod download "\$module"$/,
     /^mv .* \/opt\/go$/,
