@@ -11,7 +11,7 @@ export const rustEcosystem: Ecosystem = {
   kind: 'rust',
   isManifest: (path) => manifests.has(path) || isCargoManifest(path),
   plan: ({ files, manifests: read, chosen, host }) => {
-    const plan = planRust(files, read, host);
+    const plan = planRust(files, read, host, chosen.apt ?? []);
     return plan && { ...plan, testCommand: chosen.testCommand ?? plan.testCommand };
   },
   workspaceProbe: rustRepositoryProbe,

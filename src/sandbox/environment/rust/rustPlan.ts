@@ -17,6 +17,7 @@ import { chooseRustToolchain } from './rustToolchain.js';
 import type { HostRustToolchain } from './rustupToolchains.js';
 import { readRustProject, type RustProject } from './rustProject.js';
 import { rustWorkspaceProbe } from './rustProbes.js';
+import { systemLibrariesOf } from './systemLibraries.js';
 
 export const rustPaths = {
   toolchain: '/opt/rust',
@@ -48,9 +49,17 @@ const stubList = 'durable-debugger-rust-stubs.txt';
 /** A path the build's shell reads from a list: plain characters, no `..`. */
 const plainPath = /^(?!.*(^|\/)\.\.?(\/|$))[\w@+.-]+(\/[\w@+.-]+)*$/;
 
-export function planRust(files: string[], manifests: Record<string, string>, host: PlanHost): EnvironmentPlan | null {
+export function planRust(
+  files: string[],
+  manifests: Record<string, string>,
+  host: PlanHost,
+  /** Debian packages durable-debugger.json names, installed with those the crates need. */
+  apt: readonly string[] = [],
+): EnvironmentPlan | null {
   const project = readRustProject(files, manifests);
   if (!project) return null;
+  const system = systemLibrariesOf(manifests['Cargo.lock']);
+  const aptPackages = [...new Set([...system.packages, ...apt])];
   const choice = chooseRustToolchain(project, host.rustToolchains?.() ?? []);
   const manifestPaths = [
     ...project.packageFolders.map((folder) => (folder ? `${folder}/Cargo.toml` : 'Cargo.toml')),
@@ -65,6 +74,8 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
   const cargo = `cargo \${${cargoConfigVariable}:+--config "$${cargoConfigVariable}"}`;
   const script = [
     'set -e',
+    // What the crates' build scripts look for on the system (openssl-sys: pkg-config and OpenSSL's headers).
+    ...(aptPackages.length ? [aptInstallScript(aptPackages)] : []),
     `export PATH=${rustPaths.toolchain}/bin:$PATH CARGO_HOME=${rustPaths.cargoHome} CARGO_TARGET_DIR=${rustPaths.target}`,
     // Debian's cargo (bookworm's 1.65) reads crates.io's sparse index only as an unstable feature,
     // which it allows; its git index is on GitHub, which no build reaches.
@@ -101,8 +112,8 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
   ].join('\n');
   return {
     kind: 'rust',
-    installers: ['cargo'],
-    description: `rust · cargo fetch${locked}`,
+    installers: aptPackages.length ? ['cargo', 'apt'] : ['cargo'],
+    description: `rust · cargo fetch${locked}${aptPackages.length ? ` · apt ${aptPackages.join(' ')}` : ''}`,
     basePlan: toolchainImage,
     files: {
       ...Object.fromEntries(manifestPaths.map((path) => [path, manifests[path] as string])),
@@ -116,7 +127,14 @@ export function planRust(files: string[], manifests: Record<string, string>, hos
     containerEnv: rustContainerEnv,
     writableCopies: [rustPaths.target],
     // Debian's note is the build's (its real version), kept as the image's label.
-    toolchainNotes: choice.source === 'rustup' ? [choice.note] : [],
+    toolchainNotes: [
+      ...(choice.source === 'rustup' ? [choice.note] : []),
+      ...(aptPackages.length
+        ? [
+            `apt ${aptPackages.join(' ')}${system.crates.length ? ` (for the build scripts of ${system.crates.join(', ')}, as on CI's runners)` : ''}`,
+          ]
+        : []),
+    ],
     probes: [rustWorkspaceProbe(files, project, false)],
   };
 }
