@@ -10,6 +10,7 @@ import {
 } from '../../src/sandbox/environment/plan.js';
 import { parseDockerfile } from '../../src/sandbox/environment/dockerfile.js';
 import { lockedLocalPackages } from '../../src/sandbox/environment/python/lockedLocalPackages.js';
+import { goToolchainPlan } from '../../src/sandbox/environment/go/goToolchain.js';
 import { EnvironmentConfigError } from '../../src/sandbox/environment/planTypes.js';
 import { packedFileName } from '../../src/sandbox/environment/toolchain.js';
 import { nodePackageManager } from '../../src/sandbox/environment/node/nodePackageManager.js';
@@ -234,6 +235,16 @@ test('node: npm ci with the lockfile, npm install without; npm test is the test 
     /\nnode \/env-input\/durable-debugger-node-modules\.cjs \/opt\/env \/workspace 'node_modules'\n/,
   );
   assert.deepEqual(locked?.nodeModules, ['node_modules']);
+  // Native addons build as on CI's runners: node-gyp with make and g++, against the toolchain's Node headers.
+  assert.match(locked?.script ?? '', /\nexport npm_config_nodedir=\/usr\/local\n/);
+  assert.deepEqual(locked?.basePlan?.installers, []);
+  assert.match(locked?.basePlan?.script ?? '', / package\/bin\/node package\/include\/node\n/);
+  // The toolchain image is on the compilers' image every such toolchain shares (Go's too).
+  assert.match(
+    locked?.basePlan?.basePlan?.script ?? '',
+    /install -y --no-install-recommends gcc g\+\+ make libc6-dev$/m,
+  );
+  assert.deepEqual(locked?.basePlan?.basePlan, goToolchainPlan({ kind: 'go', version: '1.22.5', reason: '' }).basePlan);
   const unlocked = planEnvironment(['package.json'], { 'package.json': manifest });
   assert.equal(unlocked?.description, 'node · npm install');
 });

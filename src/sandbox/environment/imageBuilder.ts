@@ -188,7 +188,8 @@ export class EnvironmentBuilder {
 
   /**
    * The plan's image on its basePlan's (a toolchain image that every repository asking the same
-   * toolchain shares), made first when it is not there yet: the time of both is the build's.
+   * toolchain shares; itself on its own basePlan's, Debian's compilers), made first when it is not
+   * there yet: the time of all is the build's.
    */
   private async onBaseImage(
     plan: EnvironmentPlan,
@@ -196,9 +197,12 @@ export class EnvironmentBuilder {
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     if (!plan.basePlan) return this.prepareImage(plan, request, hooks);
-    const base = await this.prepareImage(plan.basePlan, request, {
+    const base = await this.onBaseImage(plan.basePlan, request, {
       ...hooks,
-      onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`toolchain image ${phase}`, ms)),
+      // Every base below the plan's own image counts as its toolchain image.
+      onPhase:
+        hooks.onPhase &&
+        ((phase, ms) => hooks.onPhase?.(phase.startsWith('toolchain image ') ? phase : `toolchain image ${phase}`, ms)),
     });
     const own = await this.prepareImage({ ...plan, baseImage: base.image, basePlan: undefined }, request, hooks);
     // The toolchain's notes are the base's (the Go release it fetched): the report names them first.

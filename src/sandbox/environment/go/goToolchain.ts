@@ -3,9 +3,10 @@
 // build the way Go's own toolchain switch fetches it, as the module golang.org/toolchain from the
 // host's module proxy through the registry proxy, by Go's own client: Debian's golang-go (apt),
 // whose `go mod download` checks the module against the checksum database as for any module
-// (GOSUMDB as the host sets it). Debian's Go is then purged: the image keeps only the release, and
-// Debian's gcc, which cgo builds with.
+// (GOSUMDB as the host sets it). Debian's Go is then purged: the image keeps only the release, on the
+// image with Debian's compilers, which cgo builds with.
 import { aptInstallScript } from '../debian/debianPackages.js';
+import { compilersPlan } from '../debian/compilersImage.js';
 import type { EnvironmentPlan, GoToolchain } from '../planTypes.js';
 import { goPlatform, goReleaseMount } from './goRelease.js';
 
@@ -20,12 +21,12 @@ export function goToolchainPlan(need: GoToolchain): EnvironmentPlan {
   return {
     kind: 'go',
     installers: ['apt', 'go'],
-    description: `go toolchain · go ${need.version} (golang.org/toolchain, fetched by Debian's go) · gcc for cgo`,
+    // cgo as in CI, whose runners have gcc: a module on a C library (mattn/go-sqlite3) builds, and -race works.
+    basePlan: compilersPlan(),
+    description: `go toolchain · go ${need.version} (golang.org/toolchain, fetched by Debian's go)`,
     files: {},
     script: [
       'set -e',
-      // cgo as in CI, whose runners have gcc: a module on a C library (mattn/go-sqlite3) builds, and -race works.
-      aptInstallScript(['gcc', 'libc6-dev']),
       `${installedPackages} > /tmp/packages-before`,
       aptInstallScript(['golang-go']),
       `release=$(cat ${goReleaseMount})`,

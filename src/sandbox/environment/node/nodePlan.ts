@@ -47,6 +47,9 @@ const installerEnv = [
   `YARN_GLOBAL_FOLDER=${downloads}/yarn-global`,
   // npm and pnpm ask the registry for their own latest version after an install, and print a notice.
   'npm_config_update_notifier=false',
+  // node-gyp builds native addons against the toolchain's Node headers: it would download them from
+  // nodejs.org, which no build reaches (as a prebuilt addon on GitHub, which prebuild-install tries first).
+  'npm_config_nodedir=/usr/local',
 ];
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */

@@ -2,6 +2,8 @@
 // shared by every repository asking for the same ones (plan.basePlan): the sandbox image with node,
 // npm and pnpm, yarn or bun unpacked into /usr/local from packages packed on the host (toolchain.ts).
 // Without it every Node repository's image unpacked and committed Node's binary (about 100 MB) again.
+// With Node's headers, on the image with Debian's compilers, native addons build as on CI's runners (node-gyp).
+import { compilersPlan } from '../debian/compilersImage.js';
 import { packedToolsFolder, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import type { ManagerTool } from './nodePackageManager.js';
 
@@ -11,6 +13,9 @@ export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, managers: M
     kind: 'node',
     // The packages are on the host already: the build only unpacks them.
     installers: [],
+    // node-gyp compiles an addon without a prebuilt binary for this machine (better-sqlite3, bcrypt) with
+    // make and g++ (and python3, which the sandbox image has).
+    basePlan: compilersPlan(),
     description: `node toolchain · ${[node.spec, npm.matchingNode ? 'npm (the release node ships with)' : npm.spec, ...managers.map((manager) => manager.spec)].join(', ')}`,
     files: {},
     script: ['set -e', installNodeAndNpm, ...managers.map(installPackageManager)].join('\n'),
@@ -23,9 +28,9 @@ export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, managers: M
   };
 }
 
-/** Copies node (only its binary: the package is mostly headers) and npm into /usr/local. */
+/** Copies node (its binary and headers, /usr/local/include/node: the nodedir node-gyp builds against) and npm into /usr/local. */
 const installNodeAndNpm = [
-  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node`,
+  `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node package/include/node`,
   'mkdir -p /usr/local/lib/node_modules/npm',
   `tar xzf ${packedToolsFolder}/npm.tgz --strip-components=1 -C /usr/local/lib/node_modules/npm`,
   'ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm',
