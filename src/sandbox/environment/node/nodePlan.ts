@@ -19,7 +19,7 @@ import {
 } from './nodePackageManager.js';
 import { environmentPaths, type EnvironmentPlan, type PackedTool } from '../planTypes.js';
 import { nodeOwnNameProbe } from './nodeProbes.js';
-import { nodeToolchainPlan } from './nodeToolchain.js';
+import { nodePrefix, nodeToolchainPlan } from './nodeToolchain.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import { shellQuote } from '../../shellQuote.js';
 
@@ -49,7 +49,7 @@ const installerEnv = [
   'npm_config_update_notifier=false',
   // node-gyp builds native addons against the toolchain's Node headers: it would download them from
   // nodejs.org, which no build reaches (as a prebuilt addon on GitHub, which prebuild-install tries first).
-  'npm_config_nodedir=/usr/local',
+  `npm_config_nodedir=${nodePrefix}`,
 ];
 
 /** The host the choice falls back on: its Node (the one the tests pass with on the user's machine), and today for the LTS. */

@@ -28,7 +28,10 @@ export function nodeToolchainPlan(node: PackedTool, npm: PackedTool, managers: M
   };
 }
 
-/** Copies node (its binary and headers, /usr/local/include/node: the nodedir node-gyp builds against) and npm into /usr/local. */
+/** Where node is installed: its headers are under include/node there, the nodedir node-gyp builds against. */
+export const nodePrefix = '/usr/local';
+
+/** Copies node (its binary and headers) and npm into /usr/local. */
 const installNodeAndNpm = [
   `tar xzf ${packedToolsFolder}/node.tgz -C /usr/local --strip-components=1 package/bin/node package/include/node`,
   'mkdir -p /usr/local/lib/node_modules/npm',

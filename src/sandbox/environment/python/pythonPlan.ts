@@ -180,15 +180,14 @@ export function planPython(
     ...ci.extras,
   ];
   const selection = selectExtrasAndGroups(project, named, ciExtras);
-  const lockFile = manifests['uv.lock'] !== undefined ? 'uv.lock' : 'poetry.lock';
-  const locals = manifests['pyproject.toml'] === undefined ? [] : lockedLocalPackages(lockFile, manifests, files);
+  const lock = pythonLock(manifests, project, selection, files);
+  const locals = lock?.localPackages ?? [];
   // The lock's local packages come from the repository, installed with the project, never from an index.
   const localNames = new Set(locals.map((local) => normalizeName(local.name)));
   const requirements = selectedRequirements(project, selection).filter(
     (requirement) => !localNames.has(requirementName(requirement)),
   );
   if (requirements.length) sources.push(...declaredIn(manifests));
-  const lock = pythonLock(manifests, project, selection, locals.length > 0);
   if (lock) sources.push(`(versions locked in ${lock.file})`);
   if (locals.length) sources.push(`(${locals.map((local) => local.folder).join(', ')} installed editable)`);
   const installable = isInstallableProject(manifests);
@@ -277,7 +276,13 @@ export function planPython(
     ...(installsOwn
       ? {
           projectInstall: {
-            script: projectInstallScript(project, installable, lock?.installer === 'poetry install', locals, lockFile),
+            script: projectInstallScript(
+              project,
+              installable,
+              lock?.installer === 'poetry install',
+              locals,
+              lock?.file ?? '',
+            ),
           },
           ...(probe ? { checks: [probe] } : {}),
         }
@@ -388,9 +393,16 @@ export function pythonLock(
   manifests: Record<string, string>,
   project: PythonProject = readPythonProject(manifests),
   selection: PythonSelection = selectExtrasAndGroups(project, {}),
-  /** Whether uv.lock installs packages from the repository's folders (a workspace's members): their dependencies are exported too, as `uv sync --all-packages` installs them. */
-  localPackages = false,
-): { file: string; install: string[]; tools: EnvironmentPlan; installer?: string } | null {
+  /** The repository's paths: the lock's local packages are those of its folders that hold a package. */
+  files: readonly string[] = [],
+): {
+  file: string;
+  install: string[];
+  tools: EnvironmentPlan;
+  installer?: string;
+  /** Packages the lock installs from the repository's folders (a uv workspace's members, path dependencies). */
+  localPackages: LocalPackage[];
+} | null {
   if (manifests['pyproject.toml'] === undefined) return null;
   const dropLocalPaths = `grep -v -E '^(-e |[^#]* @ file:)' /tmp/exported.txt > ${lockedRequirements} || true`;
   const extras = selection.extras.map((extra) => `--extra ${shellQuote(extra)}`);
@@ -399,9 +411,12 @@ export function pythonLock(
       .filter((group) => group in project.groups)
       .map((group) => `--group ${shellQuote(group)}`);
     const own = project.ownNames.map((name) => `--no-emit-package ${shellQuote(name)}`);
-    const members = localPackages ? ['--all-packages'] : [];
+    const localPackages = lockedLocalPackages('uv.lock', manifests, files);
+    // Their dependencies are exported too, as `uv sync --all-packages` installs them.
+    const members = localPackages.length ? ['--all-packages'] : [];
     return {
       file: 'uv.lock',
+      localPackages,
       tools: lockToolsPlan('uv'),
       install: [
         // --frozen: the lock as it is, never re-resolved; a lock that does not match pyproject.toml is the repository's to fix.
@@ -430,6 +445,7 @@ export function pythonLock(
     const native = poetryInstalls(manifests, version);
     return {
       file: 'poetry.lock',
+      localPackages: lockedLocalPackages('poetry.lock', manifests, files),
       tools: lockToolsPlan('poetry', version),
       ...(native ? { installer: 'poetry install' } : {}),
       install: native
