@@ -4,7 +4,7 @@
 // on the host with an empty module and build cache, the cached reuse, and the first test run after
 // the cold build (in a container as the sandbox makes it: the image's warm cache copied on first
 // use) against the same test command on an empty build cache.
-import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
@@ -13,7 +13,7 @@ import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
 import { figure, number, table, type Figure } from './stats.js';
 
-const goFixtures = ['40_go_module_gocmp', '41_go_compile_error'];
+const goFixtures = ['40_go_module_gocmp', '41_go_compile_error', '65_go_cgo_sqlite_notes'];
 
 export interface GoEnvironmentCost {
   fixture: string;
@@ -21,6 +21,8 @@ export interface GoEnvironmentCost {
   coldMs: number;
   hostMs: number;
   cachedMs: Figure;
+  /** The next snapshot (one source file changed, the same go.mod): its project image built on the reused dependencies. */
+  nextSnapshotMs: number;
   firstRunMs: number;
   coldCacheRunMs: number;
   imageMb: number;
@@ -68,6 +70,8 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
       // The real go, not the image's wrapper: an empty build cache, nothing copied.
       const coldCacheRunMs = await inContainer(`GOCACHE=/tmp/cold-cache /opt/go/bin/${testCommand}`);
       const hostMs = await hostGo(repo, join(scratch, `${name}-host`));
+      // After the runs above, which test the cold build's snapshot.
+      const nextSnapshotMs = await nextSnapshot(host, repo, name);
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       costs.push({
         fixture: name,
@@ -75,6 +79,7 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
         coldMs,
         hostMs,
         cachedMs: figure(cached),
+        nextSnapshotMs,
         firstRunMs,
         coldCacheRunMs,
         imageMb,
@@ -89,6 +94,27 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
     await rm(scratch, { recursive: true, force: true });
   }
   return costs;
+}
+
+/** The preparation of a snapshot that differs by a comment in one source file: what a run on the next commit waits for. */
+async function nextSnapshot(host: SandboxHost, repo: string, name: string): Promise<number> {
+  const source = (await readdir(repo, { recursive: true })).filter((path) => path.endsWith('.go')).sort()[0];
+  if (!source) throw new Error(`${name}: no Go source to change`);
+  await appendFile(join(repo, source), `\n// bench: the next snapshot\n`);
+  const snapshot = await host.snapshotRepository(repo, undefined);
+  const started = performance.now();
+  const prepared = await host.environments.prepare({
+    snapshotId: snapshot.snapshotId,
+    choice: {},
+    owner: {
+      workflowId: `bench-${name}`,
+      runId: 'bench',
+      host: host.options.hostId,
+      scope: `bench-${name}/${process.pid}`,
+    },
+  });
+  if (!prepared || prepared.reused) throw new Error(`${name}: the next snapshot's project image was not built`);
+  return performance.now() - started;
 }
 
 /** Go's own time on the host (its go, GOTOOLCHAIN=local): the modules and the tests compiled, with empty caches. */
@@ -108,15 +134,26 @@ async function hostGo(repo: string, folder: string): Promise<number> {
 
 export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {
   return [
-    "6d. Go environments: the repository's images built cold on the toolchain image (built once per Go release and host, in the cold time only when it was not there yet; the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
+    "6d. Go environments: the repository's images built cold on the toolchain image (built once per Go release and host, in the cold time only when it was not there yet; the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, the next snapshot (one source file changed: its project image on the reused dependencies), and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
     ...table(
-      ['repository', 'toolchain', 'cold s', 'host go s', 'cached ms', 'first run s', 'empty cache s', 'image MB'],
+      [
+        'repository',
+        'toolchain',
+        'cold s',
+        'host go s',
+        'cached ms',
+        'next snapshot s',
+        'first run s',
+        'empty cache s',
+        'image MB',
+      ],
       costs.map((cost) => [
         cost.fixture,
         cost.toolchain.slice(0, 40),
         number(cost.coldMs / 1000),
         number(cost.hostMs / 1000),
         number(cost.cachedMs.median, 0),
+        number(cost.nextSnapshotMs / 1000),
         number(cost.firstRunMs / 1000),
         number(cost.coldCacheRunMs / 1000),
         number(cost.imageMb, 0),

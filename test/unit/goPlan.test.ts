@@ -6,6 +6,7 @@ import { planEnvironment } from '../../src/sandbox/environment/plan.js';
 import { chooseGo } from '../../src/sandbox/environment/go/goPlan.js';
 import { parseGoModFile } from '../../src/sandbox/environment/go/goModule.js';
 import { ownModules } from '../../src/sandbox/environment/go/goProbes.js';
+import { importedPackages, importsOf, isGoSource } from '../../src/sandbox/environment/go/goImports.js';
 import { buildGoProxy, goProxyUrls, goSumDbUrl } from '../../src/sandbox/environment/go/goSettings.js';
 
 const goMod = (lines: string) => `module example.com/m\n\n${lines}\n`;
@@ -91,4 +92,80 @@ test("the host's GOPROXY as a build uses it: its proxies, never direct", () => {
   assert.equal(goSumDbUrl('sum.golang.org'), 'https://sum.golang.org');
   assert.equal(goSumDbUrl('off'), null);
   assert.equal(goSumDbUrl('sum.corp.example+abcd+key https://sumdb.corp.example'), 'https://sumdb.corp.example');
+});
+
+test('the packages the sources import: declarations only, comments and strings told apart, the own modules left out', () => {
+  const source = [
+    '// Package notes keeps notes. import "not/a.comment"',
+    '//go:build linux',
+    'package notes',
+    '',
+    'import "fmt"',
+    'import sq "github.com/mattn/go-sqlite3"',
+    '/* import "golang.org/x/commented" */',
+    'import (',
+    '\t"database/sql" // the driver registers itself',
+    '\t_ "embed"',
+    '\t. "github.com/google/go-cmp/cmp"',
+    '\tyaml `gopkg.in/yaml.v3`',
+    '\t"example.com/m/store"',
+    '\t"C"',
+    ')',
+    '',
+    'func f() { _ = "import \\"in/a.string\\"" }',
+    'import "after/the.body"',
+  ].join('\n');
+  assert.deepEqual(importsOf(source), [
+    'fmt',
+    'github.com/mattn/go-sqlite3',
+    'database/sql',
+    'embed',
+    'github.com/google/go-cmp/cmp',
+    'gopkg.in/yaml.v3',
+    'example.com/m/store',
+    'C',
+  ]);
+  assert.deepEqual(
+    importedPackages(
+      { 'a.go': source, 'b_test.go': 'package notes\nimport ("testing"; "../escape"; "x/.../y"; "a b"; "fmt")\n' },
+      ['example.com/m'],
+    ),
+    [
+      'database/sql',
+      'embed',
+      'fmt',
+      'github.com/google/go-cmp/cmp',
+      'github.com/mattn/go-sqlite3',
+      'gopkg.in/yaml.v3',
+      'testing',
+    ],
+  );
+  assert.ok(isGoSource('store/db.go') && isGoSource('db_test.go'));
+  for (const ignored of ['vendor/x/a.go', 'testdata/a.go', '.hidden/a.go', '_old/a.go', 'x/_a.go', 'a.go.txt'])
+    assert.equal(isGoSource(ignored), false, ignored);
+});
+
+test("a module's project install warms what its sources import first, in a layer of its own; vendor/ does not", () => {
+  const plan = planEnvironment(['go.mod', 'go.sum', 'a.go'], {
+    'go.mod': goMod('go 1.22\n\nrequire github.com/mattn/go-sqlite3 v1.14.53'),
+    'go.sum': 'github.com/mattn/go-sqlite3 v1.14.53 h1:x\n',
+  });
+  const warmup = plan?.projectInstall?.warmup;
+  assert.ok(warmup);
+  assert.equal(warmup.reads('a.go'), true);
+  const summary = warmup.summary({
+    'a.go': 'package m\nimport (\n"example.com/m/sub"\n"github.com/mattn/go-sqlite3"\n)\n',
+  });
+  assert.equal(summary, 'github.com/mattn/go-sqlite3');
+  const layer = warmup.plan(summary);
+  assert.equal(layer?.files['.durable-debugger-imports'], 'github.com/mattn/go-sqlite3\n');
+  assert.deepEqual(Object.keys(layer?.files ?? {}).sort(), ['.durable-debugger-imports', 'go.mod', 'go.sum']);
+  // No network, no repository: only the module's files and the list.
+  assert.deepEqual(layer?.installers, []);
+  assert.equal(layer?.needsRepository, false);
+  assert.match(layer?.script ?? '', /GOPROXY=off/);
+  assert.match(layer?.script ?? '', /go build \$packages/);
+  assert.equal(warmup.plan(''), null);
+  const vendored = planEnvironment(['go.mod', 'vendor/modules.txt'], { 'go.mod': goMod('go 1.22') });
+  assert.equal(vendored?.projectInstall?.warmup, undefined);
 });

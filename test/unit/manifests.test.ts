@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { excerpt, quoted } from '../../src/sandbox/environment/excerpt.js';
-import { inputFileContent, manifestSizeLimits, readManifests } from '../../src/sandbox/environment/manifests.js';
+import {
+  inputFileContent,
+  manifestSizeLimits,
+  readManifests,
+  readSourceFiles,
+  sourceReadLimits,
+} from '../../src/sandbox/environment/manifests.js';
 import { chooseNodeVersion } from '../../src/sandbox/environment/node/nodeVersion.js';
 import { parseRepositoryConfig } from '../../src/sandbox/environment/plan.js';
 import { FolderStore } from '../../src/sandbox/store/folderStore.js';
@@ -84,4 +90,22 @@ test('a bad value of a repository file is quoted as a short printable excerpt', 
     () => parseRepositoryConfig(`{"image": "${'s'.repeat(300)}\u0007`),
     (error: Error) => error.message.length < 300 && !error.message.includes('\u0007'),
   );
+});
+
+test("a warm-up's sources: the files it picks, never through a link, within the limits", async () => {
+  await writeFile(join(scratch, 'secret.go'), 'package secret // sk-ant-outside\n');
+  const { store, tree } = await snapshot(
+    'sources',
+    { 'a.go': 'package a\n', 'sub/b.go': 'package b\n', 'README.md': '# a\n' },
+    { 'out.go': join(scratch, 'secret.go'), 'in.go': 'a.go' },
+  );
+  const sources = await readSourceFiles(store, tree.entries, (path) => path.endsWith('.go'));
+  assert.deepEqual(sources, { 'a.go': 'package a\n', 'sub/b.go': 'package b\n' });
+  const limits = { ...sourceReadLimits };
+  try {
+    sourceReadLimits.files = 1;
+    assert.deepEqual(Object.keys(await readSourceFiles(store, tree.entries, (path) => path.endsWith('.go'))), ['a.go']);
+  } finally {
+    Object.assign(sourceReadLimits, limits);
+  }
 });

@@ -16,7 +16,7 @@ import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
 import { readHostPackageSettings, warmHostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
-import { inputFileContent, readManifests } from './manifests.js';
+import { inputFileContent, readManifests, readSourceFiles } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
@@ -36,6 +36,7 @@ import {
   type EnvironmentChoice,
   type EnvironmentPlan,
   type Installer,
+  type SourcesWarmup,
 } from './planTypes.js';
 import type { ContentStore } from '../store/contentStore.js';
 import { removeFolder } from '../workspace/ownerAccess.js';
@@ -128,6 +129,8 @@ const keptLines = 40;
 
 export class EnvironmentBuilder {
   private readonly pythons: SandboxPythons;
+  /** What a snapshot's sources name for a warm-up, kept per snapshot (the summary is all a cached run reads). */
+  private readonly sourceSummaries: KeptAnswers;
   /** The registry proxy and its holder container, kept warm between this worker's builds. */
   private readonly networks = new BuildNetworks();
   /** Builds' clean-ups (their containers and input folders removed), done after the build has returned. */
@@ -139,6 +142,7 @@ export class EnvironmentBuilder {
       options.baseImage,
       new KeptAnswers(join(options.home, 'python-versions')),
     );
+    this.sourceSummaries = new KeptAnswers(join(options.home, 'source-summaries'));
     warmHostPackageSettings();
   }
 
@@ -227,10 +231,13 @@ export class EnvironmentBuilder {
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     if (!plan.projectInstall) return dependencies;
+    const warm = plan.projectInstall.warmup
+      ? await this.withSourcesWarmup(plan.projectInstall.warmup, dependencies, request, hooks)
+      : null;
     const installed = await this.prepareImage(
       {
         ...plan,
-        baseImage: dependencies.image,
+        baseImage: (warm ?? dependencies).image,
         files: {},
         script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
         needsRepository: true,
@@ -245,12 +252,42 @@ export class EnvironmentBuilder {
     const toolchain = [...(dependencies.toolchain ?? []), ...(installed.toolchain ?? [])];
     return {
       ...installed,
-      reused: dependencies.reused && installed.reused,
-      buildMs: dependencies.buildMs + installed.buildMs,
+      reused: dependencies.reused && (warm?.reused ?? true) && installed.reused,
+      buildMs: dependencies.buildMs + (warm?.buildMs ?? 0) + installed.buildMs,
       packages: installed.packages ?? dependencies.packages,
       toolchain: toolchain.length ? toolchain : undefined,
       installScripts: dependencies.installScripts,
     };
+  }
+
+  /**
+   * The layer a warm-up makes from what the sources name (planTypes' SourcesWarmup), on the
+   * dependencies' image; null when they name nothing. The sources are read only for a snapshot
+   * whose summary is not kept yet.
+   */
+  private async withSourcesWarmup(
+    warmup: SourcesWarmup,
+    dependencies: PreparedEnvironment,
+    request: EnvironmentRequest,
+    hooks: BuildHooks,
+  ): Promise<PreparedEnvironment | null> {
+    const summary = await timed(hooks, 'project sources', async () => {
+      const key = createHash('sha256').update(`${warmup.name}\n${request.snapshotId}`).digest('hex');
+      const kept = await this.sourceSummaries.get(key);
+      if (kept !== null) return kept;
+      const { store } = this.options;
+      const found = warmup.summary(
+        await readSourceFiles(store, (await store.getTree(request.snapshotId)).entries, warmup.reads),
+      );
+      await this.sourceSummaries.keep(key, found);
+      return found;
+    });
+    const plan = warmup.plan(summary);
+    if (!plan) return null;
+    return this.prepareImage({ ...plan, baseImage: dependencies.image }, request, {
+      ...hooks,
+      onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`project warm-up ${phase}`, ms)),
+    });
   }
 
   private async prepareImage(

@@ -82,6 +82,28 @@ export async function readManifests(
   return manifests;
 }
 
+/** How much of a snapshot's sources a warm-up reads (planTypes' SourcesWarmup): more is left unread, the warm-up being a head start only. */
+export const sourceReadLimits = { files: 20_000, fileBytes: 4 * 1024 * 1024, totalBytes: 256 * 1024 * 1024 };
+
+/** The snapshot's files `reads` picks (path → text): files only, no link followed, within sourceReadLimits. */
+export async function readSourceFiles(
+  store: { getBlob(blob: string): Promise<Buffer> },
+  entries: readonly TreeEntry[],
+  reads: (path: string) => boolean,
+): Promise<Record<string, string>> {
+  const sources: Record<string, string> = {};
+  let files = 0;
+  let bytes = 0;
+  for (const entry of entries) {
+    if (entry.kind !== 'file' || !reads(entry.path) || entry.size > sourceReadLimits.fileBytes) continue;
+    if (files === sourceReadLimits.files || bytes + entry.size > sourceReadLimits.totalBytes) break;
+    sources[entry.path] = (await store.getBlob(entry.blob)).toString('utf8');
+    files += 1;
+    bytes += entry.size;
+  }
+  return sources;
+}
+
 function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -173,7 +173,24 @@ export interface EnvironmentPlan {
    * repository at /workspace: an image of its own, made again for each snapshot, while the rest is reused.
    * Its script reads the version of the user's checkout from the variable projectVersionVariable names.
    */
-  projectInstall?: { script: string };
+  projectInstall?: { script: string; warmup?: SourcesWarmup };
+}
+
+/**
+ * A layer between the dependencies' image and the project's, made from what the repository's
+ * sources name (Go: the packages they import, compiled) and shared by every snapshot that names the
+ * same: a new snapshot's project install then does only its own part. Nothing of the repository
+ * runs in it; its sources are read as text on the worker, only for a snapshot not seen before.
+ */
+export interface SourcesWarmup {
+  /** Names what it reads and makes, with a version: the answers kept per snapshot are under it. */
+  name: string;
+  /** The repository files it reads. */
+  reads(path: string): boolean;
+  /** What of those files decides the layer, as a short text kept per snapshot (Go: the imported packages, a line each). */
+  summary(sources: Record<string, string>): string;
+  /** The layer's plan (built on the dependencies' image) from a summary; null when there is nothing to make. */
+  plan(summary: string): EnvironmentPlan | null;
 }
 
 /** The variable the project's install reads the checkout's version from (git describe on the host, or 0.0.0). */

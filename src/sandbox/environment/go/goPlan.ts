@@ -6,8 +6,9 @@
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import type { EnvironmentPlan, GoToolchain } from '../planTypes.js';
 import { goRoot, goToolchainPlan } from './goToolchain.js';
+import { goDependencyWarmup, readableByAll } from './goDependencyWarmup.js';
 import { compareGoVersions, parseGoModFile } from './goModule.js';
-import { goOwnModulesProbe } from './goProbes.js';
+import { goOwnModulesProbe, ownModules } from './goProbes.js';
 
 export const goPaths = {
   root: goRoot,
@@ -94,6 +95,17 @@ export function planGo(files: string[], manifests: Record<string, string>): Envi
     containerEnv: sandboxEnv,
     probes: vendored ? [] : [goOwnModulesProbe(inputs, false)].filter((probe) => probe !== null),
     projectInstall: {
+      // What the sources import is compiled first, in a layer shared by the snapshots that import the
+      // same (vendor/ is the repository's: its packages are compiled here with the rest).
+      ...(vendored
+        ? {}
+        : {
+            warmup: goDependencyWarmup(
+              inputs,
+              ownModules(inputs).map((module) => module.path),
+              goEnv,
+            ),
+          }),
       // Every package and its tests compiled (and vetted, as go test does) into the build cache, nothing run:
       // the first test run links and runs. Code that does not compile yet is the agent's to fix.
       script: [
@@ -103,7 +115,7 @@ export function planGo(files: string[], manifests: Record<string, string>): Envi
         ...(vendored ? ['export GOFLAGS=-mod=vendor'] : ['unset GOFLAGS']),
         'cd /workspace',
         `if go test -exec /bin/true -run '^$' ./... >/tmp/go-warm.log 2>&1; then warm="every package compiled"; else warm="some packages do not compile yet"; tail -n 20 /tmp/go-warm.log; fi`,
-        `chmod -R a+rX ${goPaths.warmCache}`,
+        readableByAll(goPaths.warmCache),
         `echo "project: ${main.module ?? 'the Go module'} from /workspace, its packages and tests compiled into the image's build cache ($warm)"`,
       ].join('\n'),
     },
