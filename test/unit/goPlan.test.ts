@@ -127,7 +127,13 @@ test('the packages the sources import: declarations only, comments and strings t
   ]);
   assert.deepEqual(
     importedPackages(
-      { 'a.go': source, 'b_test.go': 'package notes\nimport ("testing"; "../escape"; "x/.../y"; "a b"; "fmt")\n' },
+      {
+        'a.go': source,
+        'b_test.go': 'package notes\nimport ("testing"; "../escape"; "x/.../y"; "a b"; "fmt")\n',
+        // Files go test never compiles: the tools.go that pins commands, a generator.
+        'tools.go': '//go:build tools\n\npackage m\n\nimport _ "github.com/golangci/golangci-lint/cmd/golangci-lint"\n',
+        'gen.go': '//go:build ignore\n\npackage main\n\nimport "golang.org/x/tools/go/packages"\n',
+      },
       ['example.com/m'],
     ),
     [

@@ -109,6 +109,9 @@ test("a Rust repository's plan: the toolchain image first, the warm target folde
     },
   ]);
   assert.deepEqual(plan?.installers, ['cargo']);
+  // The toolchain is copied from the host's folder (no installer, no network) onto Debian's compilers.
+  assert.equal(plan?.basePlan?.installers, undefined);
+  assert.equal(plan?.basePlan?.basePlan?.description, "compilers · Debian's gcc, g++, make");
   // The repository's sources are stand-ins in the build: its own code never runs there.
   assert.equal(plan?.files['durable-debugger-rust-stubs.txt'], 'crates/a/src/lib.rs\ncrates/b/src/lib.rs\n');
   assert.ok(!Object.keys(plan?.files ?? {}).some((path) => path.endsWith('.rs')));
@@ -210,7 +213,9 @@ test("Debian's plan: rustc and cargo from apt in the toolchain image, the instal
   assert.equal(plan?.basePlan?.description, "rust toolchain · Debian bookworm's rustc");
   assert.deepEqual(plan?.basePlan?.toolchains, []);
   assert.deepEqual(plan?.basePlan?.installers, ['apt']);
-  assert.match(plan?.basePlan?.script ?? '', /install -y --no-install-recommends gcc libc6-dev rustc cargo/);
+  assert.match(plan?.basePlan?.script ?? '', /install -y --no-install-recommends rustc cargo$/m);
+  // gcc, g++ and make are the compilers image's, which Go's and Node's toolchains share.
+  assert.equal(plan?.basePlan?.basePlan?.description, "compilers · Debian's gcc, g++, make");
   assert.match(plan?.script ?? '', /export CARGO_UNSTABLE_SPARSE_REGISTRY=true/);
   assert.match(plan?.script ?? '', /dpkg --compare-versions "\$cargo_version" ge '1\.56\.0'/);
   assert.match(

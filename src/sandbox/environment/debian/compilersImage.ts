@@ -1,6 +1,7 @@
 // The sandbox image with Debian's C and C++ compilers and make, built once per host and shared as the
-// base of the toolchain images that compile native code as CI's runners do: Go's (cgo) and Node's
-// (node-gyp's addons). One layer of about 250 MB on disk, where each toolchain image had its own copy.
+// base of the toolchain images that compile native code as CI's runners do: Go's (cgo), Node's
+// (node-gyp's addons) and Rust's (rustc links through cc; build scripts compile C and C++). One layer
+// of about 250 MB on disk, where each toolchain image had its own copy.
 import { aptInstallScript } from './debianPackages.js';
 import type { EnvironmentPlan } from '../planTypes.js';
 

@@ -46,9 +46,10 @@ export function goDependencyWarmup(
           'unset GOFLAGS',
           'mkdir -p /tmp/go-module && cp -r /env-input/. /tmp/go-module && cd /tmp/go-module',
           // Only what loads here: Go's own packages and other modules' (a locally replaced module, a
-          // file for another platform, a package of no required module are the project's warm-up's).
+          // file for another platform, a package of no required module are the project's warm-up's); no
+          // command (a tools.go without its build tag: a command is never imported, and may be large).
           // `go test` links every test with testing's own packages.
-          `packages=$(go list -e -f '{{if not .Error}}{{if not .DepsErrors}}{{if .Standard}}{{.ImportPath}}{{else if .Module}}{{if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}{{end}}' $(cat ${listFile}) testing testing/internal/testdeps 2>/dev/null) || packages=""`,
+          `packages=$(go list -e -f '{{if not .Error}}{{if not .DepsErrors}}{{if eq .Name "main"}}{{else if .Standard}}{{.ImportPath}}{{else if .Module}}{{if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}{{end}}' $(cat ${listFile}) testing testing/internal/testdeps 2>/dev/null) || packages=""`,
           'count=$(printf "%s\\n" $packages | grep -c . || true)',
           'if [ -n "$packages" ] && go build $packages >/tmp/go-warm.log 2>&1; then',
           '  echo "warm: $count packages the sources import compiled ahead, for every snapshot that imports them"',

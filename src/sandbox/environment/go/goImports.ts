@@ -42,14 +42,24 @@ export function importsOf(source: string): string[] {
 export function importedPackages(sources: Record<string, string>, ownModules: readonly string[]): string[] {
   const own = ownModules.filter(Boolean);
   const paths = new Set<string>();
-  for (const text of Object.values(sources))
+  for (const text of Object.values(sources)) {
+    if (neverBuilt(text)) continue;
     for (const path of importsOf(text)) {
       if (path === 'C' || path.length > importLimits.pathLength || !importPath.test(path)) continue;
       if (path.split('/').some((part) => part === '.' || part === '..' || part.includes('...'))) continue;
       if (own.some((module) => path === module || path.startsWith(`${module}/`))) continue;
       paths.add(path);
     }
+  }
   return [...paths].sort().slice(0, importLimits.paths);
+}
+
+/**
+ * A file `go test` never compiles: `//go:build ignore`, or `tools` (the tools.go that pins commands
+ * such as golangci-lint in go.mod: compiling them would take minutes no test needs).
+ */
+function neverBuilt(source: string): boolean {
+  return /^\/\/go:build\s+(ignore|tools)\s*$/m.test(source.slice(0, headChars));
 }
 
 /** The text with Go's comments blanked (string literals kept: an import path is one). */

@@ -8,6 +8,7 @@
 // no setting of the host's), and the dependencies compiled into /opt/rust-target, of which each
 // sandbox gets a writable copy: the first test run compiles only the workspace's own crates.
 import { aptInstallScript } from '../debian/debianPackages.js';
+import { compilersPlan } from '../debian/compilersImage.js';
 import { cargoConfigVariable } from '../buildSettings.js';
 import type { PlanHost } from '../ecosystem.js';
 import { defaultPath, environmentImageEnv } from '../../container/sandboxEnv.js';
@@ -147,8 +148,6 @@ function rustupToolchainImage(toolchain: HostRustToolchain): EnvironmentPlan {
     files: {},
     script: [
       'set -e',
-      // rustc links through cc: Debian's gcc and the C library's files.
-      aptInstallScript(['gcc', 'libc6-dev']),
       `mkdir -p ${rustPaths.toolchain}`,
       `cd ${packedToolsFolder}/rust`,
       `for part in bin lib libexec etc; do if [ -d "$part" ]; then cp -a "$part" ${rustPaths.toolchain}/; fi; done`,
@@ -164,27 +163,25 @@ function rustupToolchainImage(toolchain: HostRustToolchain): EnvironmentPlan {
         label: `rust ${toolchain.release} ${toolchain.name}`,
       },
     ],
-    installers: ['apt'],
+    // rustc links through cc, and build scripts compile C and C++ (the cc crate): on Debian's compilers, as on CI's runners.
+    basePlan: compilersPlan(),
     build: [],
     containerEnv: rustContainerEnv,
     probes: [],
   };
 }
 
-/** Debian's rustc and cargo (in /usr/bin) with gcc, from the image's own release: one image every such repository shares. */
+/** Debian's rustc and cargo (in /usr/bin) on Debian's compilers, from the image's own release: one image every such repository shares. */
 function debianToolchainImage(debian: DebianRust): EnvironmentPlan {
   return {
     kind: 'rust',
     description: `rust toolchain · Debian ${debian.release}'s rustc`,
     files: {},
-    script: [
-      'set -e',
-      aptInstallScript(['gcc', 'libc6-dev', 'rustc', 'cargo']),
-      'rustc --version && cargo --version',
-    ].join('\n'),
+    script: ['set -e', aptInstallScript(['rustc', 'cargo']), 'rustc --version && cargo --version'].join('\n'),
     needsRepository: false,
     toolchains: [],
     installers: ['apt'],
+    basePlan: compilersPlan(),
     build: [],
     containerEnv: rustContainerEnv,
     probes: [],

@@ -8,8 +8,9 @@ import { parse as parseToml } from 'smol-toml';
 /** Crates whose build scripts need Debian packages, and those packages. */
 const packagesOfCrate: Record<string, readonly string[]> = {
   'openssl-sys': ['pkg-config', 'libssl-dev'],
-  // openssl's `vendored` feature builds OpenSSL from source: its Configure is perl, its build make.
-  'openssl-src': ['perl', 'make'],
+  // openssl's `vendored` feature builds OpenSSL from source: its Configure is perl (its make and
+  // C compiler, as cmake's and cxx-build's g++, are the compilers image's: rustPlan.ts).
+  'openssl-src': ['perl'],
   'libsqlite3-sys': ['pkg-config', 'libsqlite3-dev'],
   'libz-sys': ['pkg-config', 'zlib1g-dev'],
   'curl-sys': ['pkg-config', 'libcurl4-openssl-dev'],
@@ -18,8 +19,7 @@ const packagesOfCrate: Record<string, readonly string[]> = {
   'libudev-sys': ['pkg-config', 'libudev-dev'],
   'libdbus-sys': ['pkg-config', 'libdbus-1-dev'],
   'clang-sys': ['libclang-dev'],
-  cmake: ['cmake', 'make', 'g++'],
-  'cxx-build': ['g++'],
+  cmake: ['cmake'],
   'prost-build': ['protobuf-compiler'],
 };
 
