@@ -6,14 +6,9 @@ import type { PreparedEnvironment } from '../src/agent/environment.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { repeat } from './stats.js';
 
-/** Prepares the snapshot's environment cold (it must build), then `repetitions` times again (it must be reused). */
-export async function preparedColdThenCached(
-  host: SandboxHost,
-  snapshotId: string,
-  label: string,
-  repetitions: number,
-): Promise<{ cold: PreparedEnvironment; coldMs: number; cached: number[] }> {
-  const request = {
+/** What a bench preparation of the snapshot asks, as a run of this host would. */
+export function benchRequest(host: SandboxHost, snapshotId: string, label: string) {
+  return {
     snapshotId,
     choice: {},
     owner: {
@@ -23,6 +18,16 @@ export async function preparedColdThenCached(
       scope: `bench-${label}/${process.pid}`,
     },
   };
+}
+
+/** Prepares the snapshot's environment cold (it must build), then `repetitions` times again (it must be reused). */
+export async function preparedColdThenCached(
+  host: SandboxHost,
+  snapshotId: string,
+  label: string,
+  repetitions: number,
+): Promise<{ cold: PreparedEnvironment; coldMs: number; cached: number[] }> {
+  const request = benchRequest(host, snapshotId, label);
   const started = performance.now();
   const cold = await host.environments.prepare(request);
   const coldMs = performance.now() - started;

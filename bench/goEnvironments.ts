@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { benchRequest, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
 import { figure, number, table, type Figure } from './stats.js';
 
 const goFixtures = ['40_go_module_gocmp', '41_go_compile_error', '65_go_cgo_sqlite_notes'];
@@ -103,16 +103,7 @@ async function nextSnapshot(host: SandboxHost, repo: string, name: string): Prom
   await appendFile(join(repo, source), `\n// bench: the next snapshot\n`);
   const snapshot = await host.snapshotRepository(repo, undefined);
   const started = performance.now();
-  const prepared = await host.environments.prepare({
-    snapshotId: snapshot.snapshotId,
-    choice: {},
-    owner: {
-      workflowId: `bench-${name}`,
-      runId: 'bench',
-      host: host.options.hostId,
-      scope: `bench-${name}/${process.pid}`,
-    },
-  });
+  const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, name));
   if (!prepared || prepared.reused) throw new Error(`${name}: the next snapshot's project image was not built`);
   return performance.now() - started;
 }

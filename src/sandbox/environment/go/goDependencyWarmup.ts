@@ -20,12 +20,12 @@ const listFile = '.durable-debugger-imports';
 
 /**
  * The warm-up of the packages the sources import, for a module whose go.mod and go.sum files are
- * `inputs`; `goEnv` is the line that sets the build's Go variables (the image's cache, no toolchain switch).
+ * `inputs`; `offlineGo` sets the build's Go variables as the project's warm-up has them (the image's cache, offline).
  */
 export function goDependencyWarmup(
   inputs: Record<string, string>,
   ownModules: readonly string[],
-  goEnv: string,
+  offlineGo: string,
 ): SourcesWarmup {
   return {
     name: 'go-imports-1',
@@ -40,10 +40,8 @@ export function goDependencyWarmup(
         files: { ...inputs, [listFile]: `${packages.join('\n')}\n` },
         script: [
           'set -e',
-          goEnv,
-          // As the project's warm-up compiles them: offline, the host's GOFLAGS unset.
-          'export GOPROXY=off',
-          'unset GOFLAGS',
+          // As the project's warm-up compiles them.
+          offlineGo,
           'mkdir -p /tmp/go-module && cp -r /env-input/. /tmp/go-module && cd /tmp/go-module',
           // Only what loads here: Go's own packages and other modules' (a locally replaced module, a
           // file for another platform, a package of no required module are the project's warm-up's); no

@@ -1,5 +1,6 @@
 // Go: go.mod and go.sum (and go.work, the nested go.mod files it uses, vendor/modules.txt).
 import type { Ecosystem } from '../ecosystem.js';
+import { goIgnores } from './goImports.js';
 import { planGo } from './goPlan.js';
 import { goOwnModulesProbe } from './goProbes.js';
 
@@ -8,11 +9,7 @@ function isGoManifest(path: string): boolean {
   const parts = path.split('/');
   const name = parts.at(-1) as string;
   if (parts.length === 1) return ['go.mod', 'go.sum', 'go.work', 'go.work.sum'].includes(name);
-  return (
-    parts.length <= 5 &&
-    (name === 'go.mod' || name === 'go.sum') &&
-    !parts.some((part) => part === 'vendor' || part === 'testdata' || part.startsWith('.') || part.startsWith('_'))
-  );
+  return parts.length <= 5 && (name === 'go.mod' || name === 'go.sum') && !goIgnores(path);
 }
 
 export const goEcosystem: Ecosystem = {

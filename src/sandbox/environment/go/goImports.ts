@@ -3,13 +3,16 @@
 // imports the same shares (goDependencyWarmup.ts). The sources are untrusted: what leaves here is a
 // sorted list of plain import paths, bounded, never a pattern.
 
-/** A .go file Go builds: not under vendor/ or testdata/, no name Go ignores on the way (a leading `.` or `_`). */
+/** Whether Go leaves the path out of a module's packages: under vendor/ or testdata/, or a name with a leading `.` or `_`. */
+export function goIgnores(path: string): boolean {
+  return path
+    .split('/')
+    .some((part) => part === 'vendor' || part === 'testdata' || part.startsWith('.') || part.startsWith('_'));
+}
+
+/** A .go file Go builds (goIgnores). */
 export function isGoSource(path: string): boolean {
-  if (!path.endsWith('.go')) return false;
-  const parts = path.split('/');
-  return !parts.some(
-    (part) => part === 'vendor' || part === 'testdata' || part.startsWith('.') || part.startsWith('_'),
-  );
+  return path.endsWith('.go') && !goIgnores(path);
 }
 
 /** Import declarations come first: the head of a file is enough, and a generated file's body is never read. */

@@ -103,16 +103,14 @@ export function planGo(files: string[], manifests: Record<string, string>): Envi
             warmup: goDependencyWarmup(
               inputs,
               ownModules(inputs).map((module) => module.path),
-              goEnv,
+              offlineGo(goEnv, false),
             ),
           }),
       // Every package and its tests compiled (and vetted, as go test does) into the build cache, nothing run:
       // the first test run links and runs. Code that does not compile yet is the agent's to fix.
       script: [
         'set -e',
-        goEnv,
-        'export GOPROXY=off',
-        ...(vendored ? ['export GOFLAGS=-mod=vendor'] : ['unset GOFLAGS']),
+        offlineGo(goEnv, vendored),
         'cd /workspace',
         `if go test -exec /bin/true -run '^$' ./... >/tmp/go-warm.log 2>&1; then warm="every package compiled"; else warm="some packages do not compile yet"; tail -n 20 /tmp/go-warm.log; fi`,
         readableByAll(goPaths.warmCache),
@@ -134,3 +132,8 @@ const wrapperScript = [
   'fi',
   `exec ${goPaths.root}/bin/go "$@"`,
 ].join('\n');
+
+/** The build's go offline, as the sandbox's: no proxy, and the host's GOFLAGS unset (vendor/'s own flag kept). */
+function offlineGo(goEnv: string, vendored: boolean): string {
+  return [goEnv, 'export GOPROXY=off', vendored ? 'export GOFLAGS=-mod=vendor' : 'unset GOFLAGS'].join('\n');
+}
