@@ -4,7 +4,7 @@
 // on the host with an empty module and build cache, the cached reuse, and the first test run after
 // the cold build (in a container as the sandbox makes it: the image's warm cache copied on first
 // use) against the same test command on an empty build cache.
-import { appendFile, cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
@@ -23,6 +23,8 @@ export interface GoEnvironmentCost {
   cachedMs: Figure;
   /** The next snapshot (one source file changed, the same go.mod): its project image built on the reused dependencies. */
   nextSnapshotMs: number;
+  /** A snapshot after it with one import more (one of Go's own packages): its warm layer made, and its project image. */
+  newImportMs: number;
   firstRunMs: number;
   coldCacheRunMs: number;
   imageMb: number;
@@ -71,7 +73,15 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
       const coldCacheRunMs = await inContainer(`GOCACHE=/tmp/cold-cache /opt/go/bin/${testCommand}`);
       const hostMs = await hostGo(repo, join(scratch, `${name}-host`));
       // After the runs above, which test the cold build's snapshot.
-      const nextSnapshotMs = await nextSnapshot(host, repo, name);
+      const nextSnapshotMs = await nextSnapshot(
+        host,
+        repo,
+        name,
+        (source) => `${source}\n// bench: the next snapshot\n`,
+      );
+      const newImportMs = await nextSnapshot(host, repo, name, (source) =>
+        source.replace(/^package (\w+)\n/m, 'package $1\n\nimport _ "encoding/csv"\n'),
+      );
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       costs.push({
         fixture: name,
@@ -80,6 +90,7 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
         hostMs,
         cachedMs: figure(cached),
         nextSnapshotMs,
+        newImportMs,
         firstRunMs,
         coldCacheRunMs,
         imageMb,
@@ -96,11 +107,20 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
   return costs;
 }
 
-/** The preparation of a snapshot that differs by a comment in one source file: what a run on the next commit waits for. */
-async function nextSnapshot(host: SandboxHost, repo: string, name: string): Promise<number> {
-  const source = (await readdir(repo, { recursive: true })).filter((path) => path.endsWith('.go')).sort()[0];
+/** The preparation of a snapshot with one source file changed by `change`: what a run on the next commit waits for. */
+async function nextSnapshot(
+  host: SandboxHost,
+  repo: string,
+  name: string,
+  change: (source: string) => string,
+): Promise<number> {
+  const source = (await readdir(repo, { recursive: true })).filter((path) => /(?<!_test)\.go$/.test(path)).sort()[0];
   if (!source) throw new Error(`${name}: no Go source to change`);
-  await appendFile(join(repo, source), `\n// bench: the next snapshot\n`);
+  const path = join(repo, source);
+  const before = await readFile(path, 'utf8');
+  const after = change(before);
+  if (after === before) throw new Error(`${name}: ${source} was not changed`);
+  await writeFile(path, after);
   const snapshot = await host.snapshotRepository(repo, undefined);
   const started = performance.now();
   const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, name));
@@ -125,7 +145,7 @@ async function hostGo(repo: string, folder: string): Promise<number> {
 
 export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {
   return [
-    "6d. Go environments: the repository's images built cold on the toolchain image (built once per Go release and host, in the cold time only when it was not there yet; the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, the next snapshot (one source file changed: its project image on the reused dependencies), and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
+    "6d. Go environments: the repository's images built cold on the toolchain image (built once per Go release and host, in the cold time only when it was not there yet; the modules downloaded, the build cache warmed with the snapshot's packages) against `go mod download` + `go test -run XXX ./...` on the host (empty module and build caches), the cached reuse, the next snapshot (one source file changed: its project image on the reused dependencies), the one after it with one import more (encoding/csv: its warm layer too), and the first test run after the cold build (warm cache copy) against the same run on an empty build cache",
     ...table(
       [
         'repository',
@@ -134,6 +154,7 @@ export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {
         'host go s',
         'cached ms',
         'next snapshot s',
+        'new import s',
         'first run s',
         'empty cache s',
         'image MB',
@@ -145,6 +166,7 @@ export function formatGoEnvironments(costs: GoEnvironmentCost[]): string[] {
         number(cost.hostMs / 1000),
         number(cost.cachedMs.median, 0),
         number(cost.nextSnapshotMs / 1000),
+        number(cost.newImportMs / 1000),
         number(cost.firstRunMs / 1000),
         number(cost.coldCacheRunMs / 1000),
         number(cost.imageMb, 0),

@@ -2,12 +2,15 @@
 // module of its own (cmp/, github.com/google/go-cmp) while its go.mod replaces that module by a
 // registry's copy (v0.5.9) would have its tests compile the registry's code, not the workspace's.
 // The environment step must refuse it before any model call, saying which module came from where.
-// And the build cache: what the sources import is compiled once, in a layer the next snapshot reuses.
+// And the build cache: what the sources import is compiled once, in a layer the next snapshot reuses
+// and the one with an import more builds on.
 import assert from 'node:assert/strict';
-import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import { connectDocker } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { BuildPhase } from '../../src/sandbox/environment/imageBuilder.js';
@@ -22,6 +25,22 @@ import {
 let server: TestServer;
 let worker: TestWorker;
 let scratch: string;
+
+/** What `script` prints in a container of `image`, without network. */
+async function inImage(image: string, script: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('docker', [
+    'run',
+    '--rm',
+    '--network',
+    'none',
+    '--entrypoint',
+    'sh',
+    image,
+    '-c',
+    script,
+  ]);
+  return stdout;
+}
 
 before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'go-environment-'));
@@ -55,7 +74,7 @@ test(
 );
 
 test(
-  "what the sources import is compiled in a layer of its own, which the next snapshot's project image reuses and does not copy",
+  "what the sources import is compiled in a layer of its own, which the next snapshot's project image reuses and does not copy, and one more import builds on",
   { timeout: 900_000 },
   async () => {
     const docker = connectDocker();
@@ -89,13 +108,44 @@ test(
     // The warm layer is found again; only the project's own install is built.
     assert.ok(!next.phases.includes('project warm-up install'), next.phases.join(', '));
     assert.ok(next.phases.includes('project install'));
-    const layers = (await docker.getImage(next.image).history()) as Array<{ Size: number; Comment: string }>;
+    const layers = (await docker.getImage(next.image).history()) as Array<{
+      Id: string;
+      Size: number;
+      Comment: string;
+    }>;
     const warm = layers.find((layer) => /the \d+ packages the sources import, compiled/.test(layer.Comment));
     assert.ok(warm, layers.map((layer) => layer.Comment).join(' | '));
     // The project's layer holds its own packages, not a copy of the warm cache it reads.
     const own = layers[0] as { Size: number };
     assert.ok(own.Size * 4 < warm.Size, `project layer ${own.Size} bytes, warm layer ${warm.Size} bytes`);
-    for (const image of [first.image, next.image])
+    // Nor will it a day later: go re-dates an entry it uses when its time is over an hour old (a
+    // copy of the file in the new layer), and the warm entries are dated ahead.
+    const dated = await inImage(
+      warm.Id,
+      `find /opt/go-cache -type f | wc -l; find /opt/go-cache -type f ! -newermt 2099-01-01 | wc -l`,
+    );
+    assert.match(dated, /^[1-9]\d*\n0\n$/, `cache files, then those dated before 2099:\n${dated}`);
+
+    // One import more: its layer is made on the first warm layer and holds only what that lacks.
+    const source = join(repo, 'datasize.go');
+    await writeFile(
+      source,
+      (await readFile(source, 'utf8')).replace('package datasize\n', 'package datasize\n\nimport _ "encoding/csv"\n'),
+    );
+    const more = await prepare();
+    assert.ok(more.phases.includes('project warm-up install'), more.phases.join(', '));
+    const stacked = (await docker.getImage(more.image).history()) as Array<{
+      Id: string;
+      Size: number;
+      Comment: string;
+    }>;
+    const warmLayers = stacked.filter((layer) => /the \d+ packages the sources import, compiled/.test(layer.Comment));
+    assert.equal(warmLayers.length, 2, stacked.map((layer) => layer.Comment).join(' | '));
+    const [added, beneath] = warmLayers as Array<{ Id: string; Size: number }>;
+    assert.ok(added && beneath);
+    assert.equal(beneath.Id, warm.Id, 'the first warm layer is the base');
+    assert.ok(added.Size * 4 < beneath.Size, `added warm layer ${added.Size} bytes, first ${beneath.Size} bytes`);
+    for (const image of [first.image, next.image, more.image])
       await docker
         .getImage(image)
         .remove()

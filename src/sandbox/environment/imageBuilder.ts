@@ -21,6 +21,7 @@ import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
+import { WarmLayers } from './warmLayers.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
@@ -131,6 +132,8 @@ export class EnvironmentBuilder {
   private readonly pythons: SandboxPythons;
   /** What a snapshot's sources name for a warm-up, kept per snapshot (the summary is all a cached run reads). */
   private readonly sourceSummaries: KeptAnswers;
+  /** The warm layers made on each dependencies' image, and for what (a new snapshot's is made on the nearest). */
+  private readonly warmLayers: WarmLayers;
   /** The registry proxy and its holder container, kept warm between this worker's builds. */
   private readonly networks = new BuildNetworks();
   /** Builds' clean-ups (their containers and input folders removed), done after the build has returned. */
@@ -143,6 +146,15 @@ export class EnvironmentBuilder {
       new KeptAnswers(join(options.home, 'python-versions')),
     );
     this.sourceSummaries = new KeptAnswers(join(options.home, 'source-summaries'));
+    this.warmLayers = new WarmLayers(new KeptAnswers(join(options.home, 'warm-layers')), (image) =>
+      options.docker
+        .getImage(image)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        ),
+    );
     warmHostPackageSettings();
   }
 
@@ -284,10 +296,18 @@ export class EnvironmentBuilder {
     });
     const plan = warmup.plan(summary);
     if (!plan) return null;
-    return this.prepareImage({ ...plan, baseImage: dependencies.image }, request, {
+    const { base, known } = await this.warmLayers.baseFor(dependencies.image, warmup.name, summary);
+    const warm = await this.prepareImage({ ...plan, baseImage: base }, request, {
       ...hooks,
       onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`project warm-up ${phase}`, ms)),
     });
+    if (!known)
+      await this.warmLayers.made(dependencies.image, warmup.name, {
+        summary,
+        image: warm.image,
+        base: base === dependencies.image ? null : base,
+      });
+    return warm;
   }
 
   private async prepareImage(

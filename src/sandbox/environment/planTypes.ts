@@ -179,8 +179,9 @@ export interface EnvironmentPlan {
 /**
  * A layer between the dependencies' image and the project's, made from what the repository's
  * sources name (Go: the packages they import, compiled) and shared by every snapshot that names the
- * same: a new snapshot's project install then does only its own part. Nothing of the repository
- * runs in it; its sources are read as text on the worker, only for a snapshot not seen before.
+ * same: a new snapshot's project install then does only its own part, and one that names more has
+ * its layer made on the nearest earlier one (warmLayers.ts). Nothing of the repository runs in it;
+ * its sources are read as text on the worker, only for a snapshot not seen before.
  */
 export interface SourcesWarmup {
   /** Names what it reads and makes, with a version: the answers kept per snapshot are under it. */
