@@ -85,6 +85,7 @@ export function createHostActivities(
       snapshotId: string;
       choice: EnvironmentRequest['choice'];
       projectVersion?: string;
+      repository?: string;
       workflowId: string;
       runId: string;
     }): Promise<PreparedEnvironment | null> {
@@ -98,6 +99,7 @@ export function createHostActivities(
               snapshotId: request.snapshotId,
               choice: request.choice,
               projectVersion: request.projectVersion,
+              repository: request.repository,
               owner: {
                 workflowId: request.workflowId,
                 runId: request.runId,

@@ -2,7 +2,7 @@
 // repository's image (the Debian toolchain image, made once per package list: its time is in cold
 // when this run had to make it; then the repository configured and built in /opt/build) against the
 // build tool's own time on the host (cmake configure + build, or make check), the cached reuse, and
-// the first test run after the cold build, in a container as the sandbox makes it (the workspace
+// the next snapshot, and the first test run after the cold build, in a container as the sandbox makes it (the workspace
 // written anew, a copy of the warm /opt/build, the sandbox's user), against a full rebuild.
 import { appendFile, chown, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { benchRequest, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
 import { figure, number, table, type Figure } from './stats.js';
 
 const cppFixtures = ['55_cpp_cmake_gtest_semver', '56_c_makefile_check_strbuf'];
@@ -21,6 +21,8 @@ export interface CppEnvironmentCost {
   coldMs: number;
   hostMs: number;
   cachedMs: Figure;
+  /** The next snapshot (one source file changed): its project image, on the previous one's build for CMake. */
+  nextSnapshotMs: number;
   firstRunMs: number;
   rebuildRunMs: number;
   imageMb: number;
@@ -42,7 +44,7 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
       const toolchainImages = async () =>
         (await docker.listImages({ filters: { label: [`durable-debugger.environment.kind=cpp`] } })).length;
       const before = await toolchainImages();
-      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions);
+      const { cold, coldMs, cached } = await preparedColdThenCached(host, snapshot.snapshotId, name, repetitions, repo);
       const testCommand = [...(plan?.build ?? []), plan?.testCommand as string].join(' && ');
       // The sandbox's workspace is written when the sandbox is made, owned by its user.
       const inContainer = async (command: string) => {
@@ -79,6 +81,7 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
           : `CCACHE_DISABLE=1 ${testCommand}`,
       );
       const hostMs = await hostBuild(repo, join(scratch, `${name}-host`), cmake);
+      const nextSnapshotMs = await nextSnapshot(host, repo, name);
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       costs.push({
         fixture: name,
@@ -86,6 +89,7 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
         coldMs,
         hostMs,
         cachedMs: figure(cached),
+        nextSnapshotMs,
         firstRunMs,
         rebuildRunMs,
         imageMb,
@@ -99,6 +103,18 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
     await rm(scratch, { recursive: true, force: true });
   }
   return costs;
+}
+
+/** The preparation of a snapshot with a comment added to one source file: what a run on the next commit waits for. */
+async function nextSnapshot(host: SandboxHost, repo: string, name: string): Promise<number> {
+  const source = (await readdir(join(repo, 'src'))).filter((file) => /\.(c|cc|cpp)$/.test(file)).sort()[0];
+  if (!source) throw new Error(`${name}: no source in src/ to change`);
+  await appendFile(join(repo, 'src', source), '\n// bench: the next snapshot\n');
+  const snapshot = await host.snapshotRepository(repo, undefined);
+  const started = performance.now();
+  const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, name, repo));
+  if (!prepared || prepared.reused) throw new Error(`${name}: the next snapshot's project image was not built`);
+  return performance.now() - started;
 }
 
 async function chownTree(path: string, uid: number): Promise<void> {
@@ -127,7 +143,7 @@ async function hostBuild(repo: string, folder: string, cmake: boolean): Promise<
 
 export function formatCppEnvironments(costs: CppEnvironmentCost[]): string[] {
   return [
-    "6c. C/C++ environments: the repository's image built cold (Debian's toolchain through apt, made once per package list, then configure + build in /opt/build) against the build tool on the host (cmake configure + build, or make check), the cached reuse, and the first test run after the cold build (a copy of the warm /opt/build or ccache) against a full rebuild",
+    "6c. C/C++ environments: the repository's image built cold (Debian's toolchain through apt, made once per package list, then configure + build in /opt/build) against the build tool on the host (cmake configure + build, or make check), the cached reuse, the next snapshot (a comment added to one source: its project image, on the previous snapshot's build for CMake), and the first test run after the cold build (a copy of the warm /opt/build or ccache) against a full rebuild",
     ...table(
       [
         'repository',
@@ -135,6 +151,7 @@ export function formatCppEnvironments(costs: CppEnvironmentCost[]): string[] {
         'cold s',
         'host build s',
         'cached ms',
+        'next snapshot s',
         'first run s',
         'full rebuild s',
         'image MB',
@@ -145,6 +162,7 @@ export function formatCppEnvironments(costs: CppEnvironmentCost[]): string[] {
         number(cost.coldMs / 1000),
         number(cost.hostMs / 1000),
         number(cost.cachedMs.median, 0),
+        number(cost.nextSnapshotMs / 1000),
         number(cost.firstRunMs / 1000),
         number(cost.rebuildRunMs / 1000),
         number(cost.imageMb, 0),

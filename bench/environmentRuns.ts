@@ -6,11 +6,12 @@ import type { PreparedEnvironment } from '../src/agent/environment.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { repeat } from './stats.js';
 
-/** What a bench preparation of the snapshot asks, as a run of this host would. */
-export function benchRequest(host: SandboxHost, snapshotId: string, label: string) {
+/** What a bench preparation of the snapshot asks, as a run of this host would (on the repository at `repository`). */
+export function benchRequest(host: SandboxHost, snapshotId: string, label: string, repository?: string) {
   return {
     snapshotId,
     choice: {},
+    repository,
     owner: {
       workflowId: `bench-${label}`,
       runId: 'bench',
@@ -26,8 +27,9 @@ export async function preparedColdThenCached(
   snapshotId: string,
   label: string,
   repetitions: number,
+  repository?: string,
 ): Promise<{ cold: PreparedEnvironment; coldMs: number; cached: number[] }> {
-  const request = benchRequest(host, snapshotId, label);
+  const request = benchRequest(host, snapshotId, label, repository);
   const started = performance.now();
   const cold = await host.environments.prepare(request);
   const coldMs = performance.now() - started;

@@ -180,6 +180,7 @@ async function prepareEnvironment(state: RunState, input: DebugInput): Promise<v
         snapshotId: (state.snapshot as RepositorySnapshot).snapshotId,
         choice: input.environment ?? {},
         projectVersion: state.snapshot?.projectVersion,
+        repository: input.repo,
         workflowId: info.workflowId,
         runId: info.runId,
       },

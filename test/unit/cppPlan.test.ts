@@ -51,6 +51,9 @@ test('CMake: find_package names Debian packages, GoogleTest from FetchContent ge
   assert.equal(plan.testCommand, 'ctest --test-dir /opt/build --output-on-failure');
   assert.deepEqual(plan.build, ['sh /opt/build/.durable-debugger-build.sh']);
   assert.deepEqual(plan.writableCopies, ['/opt/build']);
+  // The same repository's previous build is put in /opt/build first: only files it saw unchanged get the old time.
+  assert.equal(plan.projectInstall?.previousBuild, '/opt/build');
+  assert.match(install, /if \[ -f \/opt\/build\/\.durable-debugger-sources\.sha256 \]; then\n {2}sha256sum -c/);
   assert.ok(plan.toolchainNotes?.some((note) => /not fetchable: json/.test(note)));
 });
 
@@ -60,6 +63,7 @@ test('a Makefile with a check target and C sources is a C build; a task-runner M
   assert.equal(plan?.kind, 'cpp');
   assert.equal(plan?.testCommand, 'make check');
   assert.ok(plan?.containerEnv.includes('CCACHE_DIR=/opt/ccache'));
+  assert.equal(plan?.projectInstall?.previousBuild, undefined, 'make builds in the workspace: ccache, per snapshot');
   assert.equal(readCppProject(['Makefile', 'docs/index.md'], { Makefile: makefile }), null);
   assert.equal(readCppProject(['Makefile', 'src/a.c'], { Makefile: 'all:\n\tcc a.c\n' }), null);
   assert.deepEqual(readCppProject(['Makefile', 'a.c'], { Makefile: 'test:\n\t./t\n' })?.build, {

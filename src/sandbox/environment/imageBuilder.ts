@@ -22,6 +22,7 @@ import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
 import { WarmLayers } from './warmLayers.js';
+import { PreviousBuilds, type RepositoryBuild } from './previousBuilds.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
@@ -68,6 +69,11 @@ export interface EnvironmentRequest {
   choice: EnvironmentChoice;
   /** The version of the user's checkout (git describe on the host at snapshot time), for the project's own install. */
   projectVersion?: string;
+  /**
+   * The repository's path as the run's input names it: with the owner's scope, what finds the same
+   * repository's previous project image for a project install that builds on it (projectInstall.previousBuild).
+   */
+  repository?: string;
   owner: { workflowId: string; runId: string; host: string; scope: string };
 }
 
@@ -107,6 +113,7 @@ export type BuildPhase =
   | 'toolchain'
   | 'inputs'
   | 'network'
+  | 'previous build'
   | 'container start'
   | 'install'
   | 'commit'
@@ -128,12 +135,20 @@ async function timed<T>(hooks: BuildHooks, phase: BuildPhase, step: () => Promis
 
 const keptLines = 40;
 
+/** The same repository's last project image, and the folder of it a project install starts from. */
+interface PreviousBuild {
+  image: string;
+  folder: string;
+}
+
 export class EnvironmentBuilder {
   private readonly pythons: SandboxPythons;
   /** What a snapshot's sources name for a warm-up, kept per snapshot (the summary is all a cached run reads). */
   private readonly sourceSummaries: KeptAnswers;
   /** The warm layers made on each dependencies' image, and for what (a new snapshot's is made on the nearest). */
   private readonly warmLayers: WarmLayers;
+  /** Each repository's last project image, for a project install that builds on its own previous build. */
+  private readonly previousBuilds: PreviousBuilds;
   /** The registry proxy and its holder container, kept warm between this worker's builds. */
   private readonly networks = new BuildNetworks();
   /** Builds' clean-ups (their containers and input folders removed), done after the build has returned. */
@@ -146,15 +161,16 @@ export class EnvironmentBuilder {
       new KeptAnswers(join(options.home, 'python-versions')),
     );
     this.sourceSummaries = new KeptAnswers(join(options.home, 'source-summaries'));
-    this.warmLayers = new WarmLayers(new KeptAnswers(join(options.home, 'warm-layers')), (image) =>
+    const imageExists = (image: string) =>
       options.docker
         .getImage(image)
         .inspect()
         .then(
           () => true,
           () => false,
-        ),
-    );
+        );
+    this.warmLayers = new WarmLayers(new KeptAnswers(join(options.home, 'warm-layers')), imageExists);
+    this.previousBuilds = new PreviousBuilds(new KeptAnswers(join(options.home, 'previous-builds')), imageExists);
     warmHostPackageSettings();
   }
 
@@ -246,10 +262,17 @@ export class EnvironmentBuilder {
     const warm = plan.projectInstall.warmup
       ? await this.withSourcesWarmup(plan.projectInstall.warmup, dependencies, request, hooks)
       : null;
+    const baseImage = (warm ?? dependencies).image;
+    const { previousBuild: folder } = plan.projectInstall;
+    const repositoryBuild: RepositoryBuild | null =
+      folder && request.repository
+        ? { scope: request.owner.scope, repository: request.repository, dependencies: baseImage, folder }
+        : null;
+    const previous = repositoryBuild && (await this.previousBuilds.of(repositoryBuild));
     const installed = await this.prepareImage(
       {
         ...plan,
-        baseImage: (warm ?? dependencies).image,
+        baseImage,
         files: {},
         script: `${projectVersionVariable}=${safeProjectVersion(request.projectVersion)}\n${plan.projectInstall.script}`,
         needsRepository: true,
@@ -260,7 +283,9 @@ export class EnvironmentBuilder {
       },
       request,
       { ...hooks, onPhase: hooks.onPhase && ((phase, ms) => hooks.onPhase?.(`project ${phase}`, ms)) },
+      previous && folder ? { image: previous, folder } : undefined,
     );
+    if (repositoryBuild && !installed.reused) await this.previousBuilds.made(repositoryBuild, installed.image);
     const toolchain = [...(dependencies.toolchain ?? []), ...(installed.toolchain ?? [])];
     return {
       ...installed,
@@ -314,6 +339,7 @@ export class EnvironmentBuilder {
     plan: EnvironmentPlan,
     request: EnvironmentRequest,
     hooks: BuildHooks,
+    previousBuild?: PreviousBuild,
   ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
@@ -407,7 +433,7 @@ export class EnvironmentBuilder {
       if (madeMeanwhile) return madeMeanwhile;
       if (toolchainNotes.length) hooks.onLine?.(`toolchain: ${toolchainNotes.join(', ')}`);
       const started = Date.now();
-      const built = await this.build(plan, baseImage, image, toolchain, settings, request, hooks);
+      const built = await this.build(plan, baseImage, image, toolchain, settings, request, hooks, previousBuild);
       return {
         image,
         containerEnv: plan.containerEnv,
@@ -419,6 +445,31 @@ export class EnvironmentBuilder {
         ...described(built.installScripts, built.project),
       };
     });
+  }
+
+  /**
+   * The previous build's folder, from a stopped container of its image into the build's, before the
+   * build starts. The worker passes the archive on and never unpacks it: it holds the repository's files.
+   */
+  private async putPreviousBuild(
+    container: Docker.Container,
+    previous: PreviousBuild,
+    request: EnvironmentRequest,
+  ): Promise<void> {
+    const source = await this.options.docker.createContainer({
+      name: `${buildContainerPrefix}previous-${randomBytes(3).toString('hex')}`,
+      Image: previous.image,
+      Cmd: ['true'],
+      NetworkDisabled: true,
+      Labels: ownerLabels(request),
+      HostConfig: { NetworkMode: 'none', LogConfig: { Type: 'none', Config: {} } },
+    });
+    try {
+      const archive = await source.getArchive({ path: previous.folder });
+      await container.putArchive(archive, { path: dirname(previous.folder) });
+    } finally {
+      await source.remove({ force: true }).catch(() => undefined);
+    }
   }
 
   /** Runs a build in one of the host's build slots, saying so while it waits for one. */
@@ -715,6 +766,7 @@ export class EnvironmentBuilder {
     settings: BuildSettings,
     request: EnvironmentRequest,
     hooks: BuildHooks,
+    previousBuild?: PreviousBuild,
   ): Promise<{ packages: number | null; installScripts: InstallScriptProblem[]; project?: string }> {
     const { docker, store } = this.options;
     const buildsRoot = join(this.options.home, 'env-builds');
@@ -821,6 +873,10 @@ export class EnvironmentBuilder {
         partial = parts.pop() ?? '';
         for (const line of parts) if (line.trim()) log(line);
       };
+      if (previousBuild) {
+        await this.putPreviousBuild(container, previousBuild, request);
+        phaseDone('previous build');
+      }
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
       const allOutput = outputEnd(stream);
       const merged = new LineMergedOutput((chunk) => onText(chunk.toString('utf8')));

@@ -173,7 +173,17 @@ export interface EnvironmentPlan {
    * repository at /workspace: an image of its own, made again for each snapshot, while the rest is reused.
    * Its script reads the version of the user's checkout from the variable projectVersionVariable names.
    */
-  projectInstall?: { script: string; warmup?: SourcesWarmup };
+  projectInstall?: {
+    script: string;
+    warmup?: SourcesWarmup;
+    /**
+     * The folder the install builds in (CMake's /opt/build): the same repository's previous project
+     * image's copy is put there first (same user, same path, same dependencies' image), so that the
+     * install builds only what differs from that snapshot. Never another repository's: its objects
+     * would be linked as this one's.
+     */
+    previousBuild?: string;
+  };
 }
 
 /**

@@ -65,7 +65,9 @@ export function planCpp(
     toolchains: [],
     toolchainNotes,
     probes: [cppWorkspaceProbe(files, project, true)],
-    projectInstall: { script: cmake ? cmakeBuildScript(project) : makeBuildScript(project) },
+    projectInstall: cmake
+      ? { script: cmakeBuildScript(project), previousBuild: cppPaths.build }
+      : { script: makeBuildScript(project) },
   };
   if (cmake) {
     return {
@@ -96,8 +98,11 @@ function fetchNote(project: CppProject): string {
 /**
  * The repository's copy configured and built in /opt/build: the sources first set to an old time, so
  * every object is newer; their hashes kept, so a sandbox's first build gives its unchanged files that
- * time again (restoreTimes) and compiles only what differs. A failed compile is the tests' business:
- * each test run builds again and shows it. A failed configure (a missing library) ends the environment.
+ * time again (unchangedToSourcesTime) and compiles only what differs. When /opt/build holds the same
+ * repository's previous build (projectInstall.previousBuild), only the files that build saw unchanged
+ * get the old time: the others, written for this build, are newer than its objects and are compiled
+ * again. A failed compile is the tests' business: each test run builds again and shows it. A failed
+ * configure (a missing library) ends the environment.
  */
 function cmakeBuildScript(project: CppProject): string {
   const build = cppPaths.build;
@@ -111,7 +116,15 @@ function cmakeBuildScript(project: CppProject): string {
   return [
     'set -e',
     'cd /workspace',
-    `find /workspace -exec touch -h -d ${sourcesTime} {} +`,
+    `if [ -f ${cppPaths.sources} ]; then`,
+    `  sha256sum -c ${cppPaths.sources} > /tmp/durable-debugger-sources.check 2>/dev/null || true`,
+    `  ${unchangedToSourcesTime('cat /tmp/durable-debugger-sources.check')} || true`,
+    `  from="on the previous snapshot's build ($(grep -vc ': OK$' /tmp/durable-debugger-sources.check || true) of its files differ)"`,
+    '  rm -f /tmp/durable-debugger-sources.check',
+    'else',
+    `  find /workspace -exec touch -h -d ${sourcesTime} {} +`,
+    '  from="from /workspace"',
+    'fi',
     `if ! ${configure}; then`,
     ...(project.fetched.length ? [`  ${fetchNote(project)}`] : []),
     `  echo "durable-debugger: CMake could not configure the repository: a library it needs may be missing; name its Debian package in durable-debugger.json (\\"apt\\": [\\"libfoo-dev\\"])"`,
@@ -123,7 +136,7 @@ function cmakeBuildScript(project: CppProject): string {
     // The sandbox's user owns its copy: CMake and ar replace, re-time and chmod files there (a
     // root-owned libfoo.a that cannot be removed gets the new objects appended, and the old ones link).
     ownedBySandbox(build),
-    `echo "project: configured with CMake in ${build} and $built from /workspace"`,
+    `echo "project: configured with CMake in ${build} and $built $from"`,
   ].join('\n');
 }
 
@@ -143,10 +156,15 @@ function firstBuildInSandbox(): string[] {
     `  if [ "$(stat -c %u ${build}/CMakeCache.txt)" != "$(id -u)" ]; then`,
     `    own=$(mktemp -d) && cp -a ${build}/. "$own"/ && find ${build} -mindepth 1 -delete && cp -a "$own"/. ${build}/ && rm -rf "$own"`,
     '  fi',
-    `  sha256sum -c ${cppPaths.sources} 2>/dev/null | sed -n 's/: OK$//p' | tr '\\n' '\\0' | xargs -0 -r touch -h -d ${sourcesTime} 2>/dev/null`,
+    `  ${unchangedToSourcesTime(`sha256sum -c ${cppPaths.sources} 2>/dev/null`)}`,
     `  touch ${marker}`,
     'fi',
   ];
+}
+
+/** The files `check` (sha256sum -c of the kept hashes) finds unchanged get the sources' old time again. */
+function unchangedToSourcesTime(check: string): string {
+  return `${check} | sed -n 's/: OK$//p' | tr '\\n' '\\0' | xargs -0 -r touch -h -d ${sourcesTime} 2>/dev/null`;
 }
 
 /** A Makefile project: its test target run once through ccache, so each sandbox's build of unchanged files is a cache hit. */

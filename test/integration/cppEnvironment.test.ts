@@ -1,0 +1,112 @@
+// The C/C++ environment's next snapshot, through the real worker, Docker, CMake and GoogleTest: a
+// snapshot's project image configures and builds the repository in /opt/build, which took the whole
+// tree each time (GoogleTest included). The next snapshot of the same repository builds on that one's
+// build and compiles only what changed; another repository never builds on it.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import { connectDocker } from '../../src/sandbox/container/container.js';
+import { loadFixture } from '../../src/demo/fixtures.js';
+import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+
+let server: TestServer;
+let worker: TestWorker;
+let scratch: string;
+
+/** What `script` prints in a container of `image`, without network. */
+async function inImage(image: string, script: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('docker', [
+    'run',
+    '--rm',
+    '--network',
+    'none',
+    '--entrypoint',
+    'sh',
+    image,
+    '-c',
+    script,
+  ]);
+  return stdout.trim();
+}
+
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'cpp-environment-'));
+  server = await startTestServer();
+  worker = await startTestWorker(server, { fake: { scripts: {} } });
+});
+
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+test(
+  "the next snapshot of a CMake repository builds on its previous build; another repository's does not",
+  { timeout: 900_000 },
+  async () => {
+    const docker = connectDocker();
+    const { host } = worker.worker;
+    const fixture = (await loadFixture('55_cpp_cmake_gtest_semver')).path;
+    const prepare = async (repo: string) => {
+      const { snapshotId } = await host.snapshotRepository(repo, undefined);
+      const owner = {
+        workflowId: 'cpp-next-snapshot',
+        runId: 'test',
+        host: host.options.hostId,
+        scope: host.options.scope,
+      };
+      const prepared = await host.environments.prepare({ snapshotId, choice: {}, owner, repository: repo }, {});
+      assert.ok(prepared && !prepared.reused);
+      const project = (prepared.toolchain ?? []).find((line) => line.startsWith('configured with CMake')) ?? '';
+      return { image: prepared.image, project };
+    };
+    /** The times of GoogleTest's library and of the object of src/version.cpp in an image's build. */
+    const times = async (image: string) =>
+      (
+        await inImage(
+          image,
+          "find /opt/build -name 'libgtest.a' -printf '%T@ '; find /opt/build -name 'version.cpp.o' -printf '%T@'",
+        )
+      )
+        .split(' ')
+        .map(Number);
+
+    const repo = join(scratch, 'semver');
+    await cp(fixture, repo, { recursive: true });
+    await appendFile(join(repo, 'README.md'), `\n<!-- ${process.pid}-${Date.now()} -->\n`);
+    const first = await prepare(repo);
+    assert.match(first.project, /built from \/workspace$/);
+
+    await appendFile(join(repo, 'src', 'version.cpp'), '\n// the next commit\n');
+    const next = await prepare(repo);
+    assert.match(next.project, /built on the previous snapshot's build \(1 of its files differ\)$/);
+    const [gtestBefore, versionBefore] = await times(first.image);
+    const [gtestAfter, versionAfter] = await times(next.image);
+    assert.ok(gtestBefore && versionBefore && gtestAfter && versionAfter, 'both files in both builds');
+    assert.equal(gtestAfter, gtestBefore, 'GoogleTest is not compiled again');
+    assert.ok(versionAfter > versionBefore, 'the changed file is');
+    // The tests built on it pass and fail as the sources say: ctest runs the new build.
+    assert.match(
+      await inImage(next.image, "ctest --test-dir /opt/build 2>&1 | grep -E 'tests passed' || true"),
+      /\d+% tests passed, \d+ tests failed out of \d+/,
+    );
+
+    // The same files at another path are another repository: built from its own sources.
+    const other = join(scratch, 'semver-copy');
+    await cp(repo, other, { recursive: true });
+    await appendFile(join(other, 'README.md'), '\n<!-- another repository -->\n');
+    const copied = await prepare(other);
+    assert.match(copied.project, /built from \/workspace$/);
+
+    for (const image of [first.image, next.image, copied.image])
+      await docker
+        .getImage(image)
+        .remove()
+        .catch(() => undefined);
+  },
+);
