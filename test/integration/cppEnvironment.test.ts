@@ -11,7 +11,13 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { connectDocker } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
-import { startTestServer, startTestWorker, type TestServer, type TestWorker } from '../../harness/devStack.js';
+import {
+  runToReport,
+  startTestServer,
+  startTestWorker,
+  type TestServer,
+  type TestWorker,
+} from '../../harness/devStack.js';
 
 let server: TestServer;
 let worker: TestWorker;
@@ -108,5 +114,70 @@ test(
         .getImage(image)
         .remove()
         .catch(() => undefined);
+  },
+);
+
+test(
+  "the next snapshot of a Makefile repository compiles through the previous snapshot's ccache",
+  { timeout: 900_000 },
+  async () => {
+    const { host } = worker.worker;
+    const repo = join(scratch, 'strbuf');
+    await cp((await loadFixture('56_c_makefile_check_strbuf')).path, repo, { recursive: true });
+    await appendFile(join(repo, 'README.md'), `\n<!-- ${process.pid}-${Date.now()} -->\n`);
+    const prepare = async () => {
+      const { snapshotId } = await host.snapshotRepository(repo, undefined);
+      const owner = {
+        workflowId: 'make-next-snapshot',
+        runId: 'test',
+        host: host.options.hostId,
+        scope: host.options.scope,
+      };
+      const prepared = await host.environments.prepare({ snapshotId, choice: {}, owner, repository: repo }, {});
+      assert.ok(prepared && !prepared.reused);
+      const project = (prepared.toolchain ?? []).find((line) => line.startsWith('make ')) ?? '';
+      const hits = await inImage(
+        prepared.image,
+        "CCACHE_DIR=/opt/ccache ccache --print-stats | awk '/^(direct|preprocessed)_cache_hit[[:space:]]/ { n += $2 } END { print n + 0 }'",
+      );
+      return { image: prepared.image, project, hits: Number(hits) };
+    };
+    const first = await prepare();
+    assert.doesNotMatch(first.project, /previous snapshot/);
+    assert.equal(first.hits, 0, 'a cold cache');
+    await appendFile(join(repo, 'src', 'strbuf.c'), '\n/* the next commit */\n');
+    const next = await prepare();
+    assert.match(next.project, /once on the previous snapshot's cache,/);
+    assert.ok(next.hits > 0, `ccache hits in the next snapshot's build: ${next.hits}`);
+    for (const image of [first.image, next.image])
+      await connectDocker()
+        .getImage(image)
+        .remove()
+        .catch(() => undefined);
+  },
+);
+
+test(
+  'a run on the next commit finds the previous build by the path its input names',
+  { timeout: 900_000 },
+  async () => {
+    const repo = join(scratch, 'semver-runs');
+    await cp((await loadFixture('55_cpp_cmake_gtest_semver')).path, repo, { recursive: true });
+    await appendFile(join(repo, 'README.md'), `\n<!-- ${process.pid}-${Date.now()} runs -->\n`);
+    const projectLine = async (workflowId: string) => {
+      const { report } = await runToReport(
+        server,
+        worker.taskQueue,
+        { repo, budgets: { maxIterations: 1 } },
+        workflowId,
+      );
+      return (report.environment?.toolchain ?? []).find((line) => line.startsWith('configured with CMake')) ?? '';
+    };
+    assert.match(await projectLine(`cpp-first-${process.pid}`), /built from \/workspace$/);
+    await appendFile(join(repo, 'include', 'semver', 'version.hpp'), '\n// the next commit\n');
+    assert.match(
+      await projectLine(`cpp-next-${process.pid}`),
+      /built on the previous snapshot's build \(1 of its files differ\)$/,
+    );
   },
 );

@@ -63,7 +63,8 @@ test('a Makefile with a check target and C sources is a C build; a task-runner M
   assert.equal(plan?.kind, 'cpp');
   assert.equal(plan?.testCommand, 'make check');
   assert.ok(plan?.containerEnv.includes('CCACHE_DIR=/opt/ccache'));
-  assert.equal(plan?.projectInstall?.previousBuild, undefined, 'make builds in the workspace: ccache, per snapshot');
+  // Make builds in the workspace: the same repository's previous ccache is what carries over.
+  assert.equal(plan?.projectInstall?.previousBuild, '/opt/ccache');
   assert.equal(readCppProject(['Makefile', 'docs/index.md'], { Makefile: makefile }), null);
   assert.equal(readCppProject(['Makefile', 'src/a.c'], { Makefile: 'all:\n\tcc a.c\n' }), null);
   assert.deepEqual(readCppProject(['Makefile', 'a.c'], { Makefile: 'test:\n\t./t\n' })?.build, {

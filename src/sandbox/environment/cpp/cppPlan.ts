@@ -67,7 +67,7 @@ export function planCpp(
     probes: [cppWorkspaceProbe(files, project, true)],
     projectInstall: cmake
       ? { script: cmakeBuildScript(project), previousBuild: cppPaths.build }
-      : { script: makeBuildScript(project) },
+      : { script: makeBuildScript(project), previousBuild: cppPaths.ccache },
   };
   if (cmake) {
     return {
@@ -167,16 +167,21 @@ function unchangedToSourcesTime(check: string): string {
   return `${check} | sed -n 's/: OK$//p' | tr '\\n' '\\0' | xargs -0 -r touch -h -d ${sourcesTime} 2>/dev/null`;
 }
 
-/** A Makefile project: its test target run once through ccache, so each sandbox's build of unchanged files is a cache hit. */
+/**
+ * A Makefile project: its test target run once through ccache, so each sandbox's build of unchanged
+ * files is a cache hit; on the same repository's previous cache when there is one
+ * (projectInstall.previousBuild), so that this run too compiles only what differs.
+ */
 function makeBuildScript(project: CppProject): string {
   const target = project.build.kind === 'make' ? project.build.target : 'check';
   return [
     'cd /workspace',
+    `if [ -n "$(ls -A ${cppPaths.ccache} 2>/dev/null)" ]; then from=" on the previous snapshot's cache"; else from=""; fi`,
     `export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=${cppPaths.ccache}`,
     `if timeout 900 make -k ${target} > /tmp/durable-debugger-make.log 2>&1; then result="built and tested"; else result="built as far as it goes (make ${target} fails: each test run shows why)"; fi`,
     'tail -n 5 /tmp/durable-debugger-make.log; rm -f /tmp/durable-debugger-make.log',
     ownedBySandbox(cppPaths.ccache),
-    `echo "project: make ${target} $result once, its objects kept by ccache in ${cppPaths.ccache}"`,
+    `echo "project: make ${target} $result once$from, its objects kept by ccache in ${cppPaths.ccache}"`,
   ].join('\n');
 }
 
