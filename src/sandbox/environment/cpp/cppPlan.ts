@@ -43,6 +43,8 @@ export function planCpp(
     aptInstallScript(packages),
     `echo "toolchain: $(gcc --version | head -n 1)${cmake ? '; $(cmake --version | head -n 1)' : ''}"`,
     `mkdir -p ${cmake ? cppPaths.build : cppPaths.ccache}`,
+    // Debian's ccache links gcc and g++ in its folder, not cc and c++: make's own CC is cc.
+    ...(cmake ? [] : ['ln -sf ../../bin/ccache /usr/lib/ccache/cc', 'ln -sf ../../bin/ccache /usr/lib/ccache/c++']),
   ].join('\n');
   const target = project.build.kind === 'make' ? project.build.target : 'check';
   const description = `c/c++ · ${cmake ? 'cmake' : `make ${target}`} · apt ${packages.join(' ')}`;
