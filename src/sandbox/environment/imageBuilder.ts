@@ -22,7 +22,7 @@ import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
 import { WarmLayers } from './warmLayers.js';
-import { PreviousBuilds, type RepositoryBuild } from './previousBuilds.js';
+import { PreviousBuilds, type PreviousBuild, type RepositoryBuild } from './previousBuilds.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
 import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
@@ -134,12 +134,6 @@ async function timed<T>(hooks: BuildHooks, phase: BuildPhase, step: () => Promis
 }
 
 const keptLines = 40;
-
-/** The same repository's last project image, and the folder of it a project install starts from. */
-interface PreviousBuild {
-  image: string;
-  folder: string;
-}
 
 export class EnvironmentBuilder {
   private readonly pythons: SandboxPythons;

@@ -177,7 +177,7 @@ export interface EnvironmentPlan {
     script: string;
     warmup?: SourcesWarmup;
     /**
-     * The folder the install builds in (CMake's /opt/build): the same repository's previous project
+     * The folder the install builds in (CMake's /opt/build, make's ccache): the same repository's previous project
      * image's copy is put there first (same user, same path, same dependencies' image), so that the
      * install builds only what differs from that snapshot. Never another repository's: its objects
      * would be linked as this one's.

@@ -18,6 +18,12 @@ export interface RepositoryBuild {
   folder: string;
 }
 
+/** The same repository's last project image, and the folder of it a project install starts from. */
+export interface PreviousBuild {
+  image: string;
+  folder: string;
+}
+
 export class PreviousBuilds {
   constructor(
     private readonly kept: KeptAnswers,
