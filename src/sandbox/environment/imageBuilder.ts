@@ -868,7 +868,12 @@ export class EnvironmentBuilder {
         for (const line of parts) if (line.trim()) log(line);
       };
       if (previousBuild) {
-        await this.putPreviousBuild(container, previousBuild, request);
+        // Only time is lost without it: the build then starts from nothing, as a first one does.
+        await this.putPreviousBuild(container, previousBuild, request).catch((error: unknown) =>
+          log(
+            `durable-debugger: the previous snapshot's ${previousBuild.folder} could not be copied (${(error as Error).message.slice(0, 200)}): building from the start`,
+          ),
+        );
         phaseDone('previous build');
       }
       const stream = await container.attach({ stream: true, stdout: true, stderr: true });
