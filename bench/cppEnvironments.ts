@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { benchRequest, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { preparedAfterChange, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
 import { figure, number, table, type Figure } from './stats.js';
 
 const cppFixtures = ['55_cpp_cmake_gtest_semver', '56_c_makefile_check_strbuf'];
@@ -81,7 +81,15 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
           : `CCACHE_DISABLE=1 ${testCommand}`,
       );
       const hostMs = await hostBuild(repo, join(scratch, `${name}-host`), cmake);
-      const nextSnapshotMs = await nextSnapshot(host, repo, name);
+      const source = (await readdir(join(repo, 'src'))).filter((file) => /\.(c|cc|cpp)$/.test(file)).sort()[0];
+      if (!source) throw new Error(`${name}: no source in src/ to change`);
+      const nextSnapshotMs = await preparedAfterChange(
+        host,
+        repo,
+        name,
+        join('src', source),
+        (text) => `${text}\n// bench: the next snapshot\n`,
+      );
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       costs.push({
         fixture: name,
@@ -103,18 +111,6 @@ export async function measureCppEnvironments(host: SandboxHost, repetitions: num
     await rm(scratch, { recursive: true, force: true });
   }
   return costs;
-}
-
-/** The preparation of a snapshot with a comment added to one source file: what a run on the next commit waits for. */
-async function nextSnapshot(host: SandboxHost, repo: string, name: string): Promise<number> {
-  const source = (await readdir(join(repo, 'src'))).filter((file) => /\.(c|cc|cpp)$/.test(file)).sort()[0];
-  if (!source) throw new Error(`${name}: no source in src/ to change`);
-  await appendFile(join(repo, 'src', source), '\n// bench: the next snapshot\n');
-  const snapshot = await host.snapshotRepository(repo, undefined);
-  const started = performance.now();
-  const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, name, repo));
-  if (!prepared || prepared.reused) throw new Error(`${name}: the next snapshot's project image was not built`);
-  return performance.now() - started;
 }
 
 async function chownTree(path: string, uid: number): Promise<void> {

@@ -1,7 +1,9 @@
 // What the per-language environment rows of the bench share (6a–6d): the cold preparation of a
 // repository's environment followed by its cached reuse, and running a host command.
 import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PreparedEnvironment } from '../src/agent/environment.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
 import { repeat } from './stats.js';
@@ -42,6 +44,29 @@ export async function preparedColdThenCached(
     return performance.now() - at;
   });
   return { cold, coldMs, cached };
+}
+
+/**
+ * The preparation of `repo` after `change` rewrote its file `source`, as a run on that path would
+ * ask it: what a run on the next commit waits for. Its project image must be built.
+ */
+export async function preparedAfterChange(
+  host: SandboxHost,
+  repo: string,
+  label: string,
+  source: string,
+  change: (text: string) => string,
+): Promise<number> {
+  const path = join(repo, source);
+  const before = await readFile(path, 'utf8');
+  const after = change(before);
+  if (after === before) throw new Error(`${label}: ${source} was not changed`);
+  await writeFile(path, after);
+  const snapshot = await host.snapshotRepository(repo, undefined);
+  const started = performance.now();
+  const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, label, repo));
+  if (!prepared || prepared.reused) throw new Error(`${label}: the next snapshot's project image was not built`);
+  return performance.now() - started;
 }
 
 /** Runs a host command to its end; its standard output, or an error with the end of its standard error. */

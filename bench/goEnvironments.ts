@@ -4,13 +4,13 @@
 // on the host with an empty module and build cache, the cached reuse, and the first test run after
 // the cold build (in a container as the sandbox makes it: the image's warm cache copied on first
 // use) against the same test command on an empty build cache.
-import { appendFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadFixture } from '../src/demo/fixtures.js';
 import { sandboxContainerEnv } from '../src/sandbox/container/sandboxEnv.js';
 import type { SandboxHost } from '../src/sandbox/sandboxHost.js';
-import { benchRequest, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
+import { preparedAfterChange, preparedColdThenCached, runToEnd as run } from './environmentRuns.js';
 import { figure, number, table, type Figure } from './stats.js';
 
 const goFixtures = ['40_go_module_gocmp', '41_go_compile_error', '65_go_cgo_sqlite_notes'];
@@ -73,14 +73,19 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
       const coldCacheRunMs = await inContainer(`GOCACHE=/tmp/cold-cache /opt/go/bin/${testCommand}`);
       const hostMs = await hostGo(repo, join(scratch, `${name}-host`));
       // After the runs above, which test the cold build's snapshot.
-      const nextSnapshotMs = await nextSnapshot(
+      const source = (await readdir(repo, { recursive: true }))
+        .filter((path) => /(?<!_test)\.go$/.test(path))
+        .sort()[0];
+      if (!source) throw new Error(`${name}: no Go source to change`);
+      const nextSnapshotMs = await preparedAfterChange(
         host,
         repo,
         name,
-        (source) => `${source}\n// bench: the next snapshot\n`,
+        source,
+        (text) => `${text}\n// bench: the next snapshot\n`,
       );
-      const newImportMs = await nextSnapshot(host, repo, name, (source) =>
-        source.replace(/^package (\w+)\n/m, 'package $1\n\nimport _ "encoding/csv"\n'),
+      const newImportMs = await preparedAfterChange(host, repo, name, source, (text) =>
+        text.replace(/^package (\w+)\n/m, 'package $1\n\nimport _ "encoding/csv"\n'),
       );
       const imageMb = ((await docker.getImage(cold.image).inspect()).Size ?? 0) / 1e6;
       costs.push({
@@ -105,27 +110,6 @@ export async function measureGoEnvironments(host: SandboxHost, repetitions: numb
     await rm(scratch, { recursive: true, force: true });
   }
   return costs;
-}
-
-/** The preparation of a snapshot with one source file changed by `change`: what a run on the next commit waits for. */
-async function nextSnapshot(
-  host: SandboxHost,
-  repo: string,
-  name: string,
-  change: (source: string) => string,
-): Promise<number> {
-  const source = (await readdir(repo, { recursive: true })).filter((path) => /(?<!_test)\.go$/.test(path)).sort()[0];
-  if (!source) throw new Error(`${name}: no Go source to change`);
-  const path = join(repo, source);
-  const before = await readFile(path, 'utf8');
-  const after = change(before);
-  if (after === before) throw new Error(`${name}: ${source} was not changed`);
-  await writeFile(path, after);
-  const snapshot = await host.snapshotRepository(repo, undefined);
-  const started = performance.now();
-  const prepared = await host.environments.prepare(benchRequest(host, snapshot.snapshotId, name));
-  if (!prepared || prepared.reused) throw new Error(`${name}: the next snapshot's project image was not built`);
-  return performance.now() - started;
 }
 
 /** Go's own time on the host (its go, GOTOOLCHAIN=local): the modules and the tests compiled, with empty caches. */

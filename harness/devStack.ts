@@ -1,11 +1,12 @@
 // The integration-test harness: a real Temporal dev server (the Temporal CLI binary, started
 // by @temporalio/testing), real Docker, and workers whose model client talks real HTTP to the
 // fake Anthropic API.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DebugInputJson } from '../src/agent/input.js';
@@ -204,6 +205,12 @@ export async function runToReport(
 export async function containersOf(server: TestServer): Promise<number> {
   const containers = await listProjectContainers(connectDocker());
   return containers.filter((container) => container.Labels[labels.scope]?.startsWith(server.address)).length;
+}
+
+/** What `script` prints in a container of `image`, without network. */
+export async function inImage(image: string, script: string): Promise<string> {
+  const args = ['run', '--rm', '--network', 'none', '--entrypoint', 'sh', image, '-c', script];
+  return (await promisify(execFile)('docker', args)).stdout;
 }
 
 export { freePort };

@@ -3,15 +3,15 @@
 // tree each time (GoogleTest included). The next snapshot of the same repository builds on that one's
 // build and compiles only what changed; another repository never builds on it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import { connectDocker } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
+import type { PreparedEnvironment } from '../../src/agent/environment.js';
 import {
+  inImage,
   runToReport,
   startTestServer,
   startTestWorker,
@@ -23,20 +23,19 @@ let server: TestServer;
 let worker: TestWorker;
 let scratch: string;
 
-/** What `script` prints in a container of `image`, without network. */
-async function inImage(image: string, script: string): Promise<string> {
-  const { stdout } = await promisify(execFile)('docker', [
-    'run',
-    '--rm',
-    '--network',
-    'none',
-    '--entrypoint',
-    'sh',
-    image,
-    '-c',
-    script,
-  ]);
-  return stdout.trim();
+/** A new snapshot of `repo`'s environment, prepared as a run on that path would; it must be built. */
+async function preparedBuilt(repo: string, label: string): Promise<PreparedEnvironment> {
+  const { host } = worker.worker;
+  const { snapshotId } = await host.snapshotRepository(repo, undefined);
+  const owner = { workflowId: label, runId: 'test', host: host.options.hostId, scope: host.options.scope };
+  const prepared = await host.environments.prepare({ snapshotId, choice: {}, owner, repository: repo }, {});
+  assert.ok(prepared && !prepared.reused);
+  return prepared;
+}
+
+/** The environment line of the project's own build. */
+function projectLine(prepared: PreparedEnvironment, start: string): string {
+  return (prepared.toolchain ?? []).find((line) => line.startsWith(start)) ?? '';
 }
 
 before(async () => {
@@ -56,20 +55,10 @@ test(
   { timeout: 900_000 },
   async () => {
     const docker = connectDocker();
-    const { host } = worker.worker;
     const fixture = (await loadFixture('55_cpp_cmake_gtest_semver')).path;
     const prepare = async (repo: string) => {
-      const { snapshotId } = await host.snapshotRepository(repo, undefined);
-      const owner = {
-        workflowId: 'cpp-next-snapshot',
-        runId: 'test',
-        host: host.options.hostId,
-        scope: host.options.scope,
-      };
-      const prepared = await host.environments.prepare({ snapshotId, choice: {}, owner, repository: repo }, {});
-      assert.ok(prepared && !prepared.reused);
-      const project = (prepared.toolchain ?? []).find((line) => line.startsWith('configured with CMake')) ?? '';
-      return { image: prepared.image, project };
+      const prepared = await preparedBuilt(repo, 'cpp-next-snapshot');
+      return { image: prepared.image, project: projectLine(prepared, 'configured with CMake') };
     };
     /** The times of GoogleTest's library and of the object of src/version.cpp in an image's build. */
     const times = async (image: string) =>
@@ -79,6 +68,7 @@ test(
           "find /opt/build -name 'libgtest.a' -printf '%T@ '; find /opt/build -name 'version.cpp.o' -printf '%T@'",
         )
       )
+        .trim()
         .split(' ')
         .map(Number);
 
@@ -98,7 +88,7 @@ test(
     assert.ok(versionAfter > versionBefore, 'the changed file is');
     // The tests built on it pass and fail as the sources say: ctest runs the new build.
     assert.match(
-      await inImage(next.image, "ctest --test-dir /opt/build 2>&1 | grep -E 'tests passed' || true"),
+      (await inImage(next.image, "ctest --test-dir /opt/build 2>&1 | grep -E 'tests passed' || true")).trim(),
       /\d+% tests passed, \d+ tests failed out of \d+/,
     );
 
@@ -121,26 +111,17 @@ test(
   "the next snapshot of a Makefile repository compiles through the previous snapshot's ccache",
   { timeout: 900_000 },
   async () => {
-    const { host } = worker.worker;
     const repo = join(scratch, 'strbuf');
     await cp((await loadFixture('56_c_makefile_check_strbuf')).path, repo, { recursive: true });
     await appendFile(join(repo, 'README.md'), `\n<!-- ${process.pid}-${Date.now()} -->\n`);
     const prepare = async () => {
-      const { snapshotId } = await host.snapshotRepository(repo, undefined);
-      const owner = {
-        workflowId: 'make-next-snapshot',
-        runId: 'test',
-        host: host.options.hostId,
-        scope: host.options.scope,
-      };
-      const prepared = await host.environments.prepare({ snapshotId, choice: {}, owner, repository: repo }, {});
-      assert.ok(prepared && !prepared.reused);
-      const project = (prepared.toolchain ?? []).find((line) => line.startsWith('make ')) ?? '';
+      const prepared = await preparedBuilt(repo, 'make-next-snapshot');
+      const project = projectLine(prepared, 'make ');
       const hits = await inImage(
         prepared.image,
         "CCACHE_DIR=/opt/ccache ccache --print-stats | awk '/^(direct|preprocessed)_cache_hit[[:space:]]/ { n += $2 } END { print n + 0 }'",
       );
-      return { image: prepared.image, project, hits: Number(hits) };
+      return { image: prepared.image, project, hits: Number(hits.trim()) };
     };
     const first = await prepare();
     assert.doesNotMatch(first.project, /previous snapshot/);

@@ -5,16 +5,15 @@
 // And the build cache: what the sources import is compiled once, in a layer the next snapshot reuses
 // and the one with an import more builds on.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import { connectDocker } from '../../src/sandbox/container/container.js';
 import { loadFixture } from '../../src/demo/fixtures.js';
 import type { BuildPhase } from '../../src/sandbox/environment/imageBuilder.js';
 import {
+  inImage,
   runToReport,
   startTestServer,
   startTestWorker,
@@ -25,22 +24,6 @@ import {
 let server: TestServer;
 let worker: TestWorker;
 let scratch: string;
-
-/** What `script` prints in a container of `image`, without network. */
-async function inImage(image: string, script: string): Promise<string> {
-  const { stdout } = await promisify(execFile)('docker', [
-    'run',
-    '--rm',
-    '--network',
-    'none',
-    '--entrypoint',
-    'sh',
-    image,
-    '-c',
-    script,
-  ]);
-  return stdout;
-}
 
 before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'go-environment-'));
