@@ -36,7 +36,8 @@ export function formatReport(
     `${pc.bold('Tokens:')} ${t.inputTokens} input, ${t.cacheReadTokens} cache read, ${t.cacheWriteTokens} cache write, ${t.outputTokens} output · ` +
       `cost ${report.costUsd === null ? 'unknown (no price for this model)' : `$${report.costUsd.toFixed(4)}`}`,
   );
-  if (report.environment !== undefined)
+  // An environment that could not be made is the status's own story: "the sandbox image as it is" would not be true.
+  if (report.environment !== undefined && !(report.environment === null && report.status === 'environment_error'))
     lines.push(
       `${pc.bold('Environment:')} ${describeEnvironment(report.environment, { lastLines: 8 }).replace(/^environment: /, '')}`,
     );

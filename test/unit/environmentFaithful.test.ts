@@ -160,6 +160,30 @@ test('a copy of the project that a dependency pulls from the index is removed, a
   );
 });
 
+test('with no test-ish extra or group, those that install pytest are the tests’ (idna’s `all`)', () => {
+  const idna = `[project]
+name = "idna"
+requires-python = ">=3.10"
+dynamic = ["version"]
+[project.optional-dependencies]
+all = ["ruff >= 0.16.0", "pytest >= 8.3.2", "hypothesis >= 6.141.1"]
+speedups = ["idna-ext"]
+[dependency-groups]
+docs = ["sphinx"]
+`;
+  const project = readPythonProject({ 'pyproject.toml': idna });
+  assert.deepEqual(selectExtrasAndGroups(project, {}), { extras: ['all'], groups: [] });
+  const plan = planEnvironment(['pyproject.toml', 'idna/__init__.py', 'tests/test_idna.py'], {
+    'pyproject.toml': idna,
+  });
+  assert.match(plan?.files['durable-debugger-requirements.txt'] ?? '', /^hypothesis >= 6\.141\.1$/m);
+  assert.doesNotMatch(plan?.files['durable-debugger-requirements.txt'] ?? '', /idna-ext|sphinx/);
+  // A test-ish name, or names durable-debugger.json gives, decide alone.
+  const withTest = readPythonProject({ 'pyproject.toml': `${idna}test = ["pytest"]\n` });
+  assert.deepEqual(selectExtrasAndGroups(withTest, {}), { extras: [], groups: ['test'] });
+  assert.deepEqual(selectExtrasAndGroups(project, { extras: ['speedups'] }), { extras: ['speedups'], groups: [] });
+});
+
 test('requirements files for docs, linting or releases are left out', () => {
   const plan = planEnvironment(['requirements.txt', 'requirements-docs.txt', 'requirements_test.txt', 'a.py'], {
     'requirements.txt': 'requests\n',

@@ -285,3 +285,28 @@ test("what the repository and the model wrote cannot drive the terminal: escapes
   assert.match(report, /the loop␛\[1A␛\[2K stops short/);
   assert.match(report, /\+\+\+ b\/x\.py\r\n\+a = 1<U\+202E>/, 'a CRLF patch keeps its line ends');
 });
+
+test('the report of a run whose environment could not be made does not call it the sandbox image as it is', () => {
+  const base = {
+    toolCalls: [],
+    iterations: 0,
+    durationMs: 1000,
+    costUsd: 0,
+    tokens: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    environment: null,
+  } as unknown as DebugReport;
+  const failed = formatReport({
+    ...base,
+    status: 'environment_error',
+    stopCondition: 'environment_error',
+    stopDetail: 'cargo: …',
+  } as DebugReport);
+  assert.doesNotMatch(failed, /Environment:/);
+  const none = formatReport({
+    ...base,
+    status: 'no_failing_tests',
+    stopCondition: 'no_failing_tests',
+    stopDetail: 'ok',
+  } as DebugReport);
+  assert.match(none, /Environment:.*the sandbox image as it is \(no dependencies declared\)/);
+});

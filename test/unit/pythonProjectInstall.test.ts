@@ -149,3 +149,36 @@ test('the version of a real git checkout: its tag, commits after it, and 0.0.0 w
   execFileSync('mkdir', ['-p', plain]);
   assert.equal(await describeProjectVersion(plain), fallbackProjectVersion, 'a folder that is no checkout');
 });
+
+test('the version file a version plugin writes on install is kept aside and put into the workspace before each test run', () => {
+  const hatchHook = `${hatchVcs}\n[tool.hatch.version]\nsource = "vcs"\n\n[tool.hatch.build.hooks.vcs]\nversion-file = "src/natsize/_version.py"\n`;
+  const plan = planEnvironment(['pyproject.toml', 'src/natsize/__init__.py'], { 'pyproject.toml': hatchHook });
+  const script = plan?.projectInstall?.script ?? '';
+  assert.match(
+    script,
+    /if \[ -f 'src\/natsize\/_version\.py' \]; then mkdir -p "\/opt\/durable-debugger-version-files\/\$\(dirname 'src\/natsize\/_version\.py'\)" && cp 'src\/natsize\/_version\.py' '\/opt\/durable-debugger-version-files\/src\/natsize\/_version\.py'/,
+  );
+  // After the install, whose plugin writes it.
+  assert.ok(script.indexOf('--editable .') < script.indexOf('_version.py'));
+  assert.deepEqual(plan?.build, ['cp -rn /opt/durable-debugger-version-files/. . 2>/dev/null || true']);
+  // setuptools-scm's names, in pyproject.toml or setup.py; a path out of the repository is not taken.
+  const scm = (table: string) =>
+    planEnvironment(['pyproject.toml', 'pkg/__init__.py'], {
+      'pyproject.toml': `[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "pkg"\ndynamic = ["version"]\n${table}`,
+    });
+  assert.match(
+    scm('[tool.setuptools_scm]\nversion_file = "pkg/_version.py"\n')?.projectInstall?.script ?? '',
+    /cp 'pkg\/_version\.py'/,
+  );
+  assert.match(
+    scm('[tool.setuptools_scm]\nwrite_to = "pkg/version.py"\n')?.projectInstall?.script ?? '',
+    /cp 'pkg\/version\.py'/,
+  );
+  assert.deepEqual(scm('[tool.setuptools_scm]\nwrite_to = "../outside.py"\n')?.build, []);
+  assert.deepEqual(scm('')?.build, []);
+  const setupPy = planEnvironment(['setup.py', 'pkg/__init__.py'], {
+    'setup.py':
+      'from setuptools import setup\nsetup(name="pkg", use_scm_version={"write_to": "pkg/_version.py"}, setup_requires=["setuptools_scm"])\n',
+  });
+  assert.match(setupPy?.projectInstall?.script ?? '', /cp 'pkg\/_version\.py'/);
+});

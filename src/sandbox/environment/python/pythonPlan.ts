@@ -8,6 +8,7 @@ import { posix } from 'node:path';
 import { installedAlready, installedAlreadyCheck } from './installedAlready.js';
 import { pythonImportProbe } from './pythonProbes.js';
 import { buildExtensionsInPlace, buildRequirements, cExtensionPackages, hasCExtensions } from './pythonExtensions.js';
+import { keepVersionFiles, restoreVersionFiles, versionFilesOf } from './versionFiles.js';
 import { aptInstallScript } from '../debian/debianPackages.js';
 import { environmentImageEnv } from '../../container/sandboxEnv.js';
 import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from '../planTypes.js';
@@ -258,6 +259,7 @@ export function planPython(
   ].join('\n');
   const probe = pythonImportProbe(files, manifests, false);
   const installsOwn = installable || locals.length > 0;
+  const versionFiles = installable ? versionFilesOf(manifests) : [];
   return {
     kind: 'python',
     installers: aptPackages.length ? ['pip', 'apt'] : ['pip'],
@@ -268,7 +270,10 @@ export function planPython(
     toolchains: ['pip'],
     // A lock's export tool is in the image this one is built on.
     ...(lock ? { basePlan: lock.tools } : {}),
-    build: extensions ? [buildExtensionsInPlace] : [],
+    build: [
+      ...(extensions ? [buildExtensionsInPlace] : []),
+      ...(installsOwn && versionFiles.length ? [restoreVersionFiles] : []),
+    ],
     // The variables tox.ini sets for the tests, as CI's tox sets them.
     containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).
@@ -282,6 +287,7 @@ export function planPython(
               lock?.installer === 'poetry install',
               locals,
               lock?.file ?? '',
+              versionFiles,
             ),
           },
           ...(probe ? { checks: [probe] } : {}),
@@ -297,7 +303,8 @@ export function planPython(
  * here: they get the version of the user's checkout. A failed install leaves the project importable
  * from /workspace as before, without its metadata, and says so. The lock's local packages (a uv
  * workspace's members, path dependencies) are installed first, the same way; `root` is false for a
- * workspace whose root is no project (a virtual root).
+ * workspace whose root is no project (a virtual root). The version files the install wrote are kept
+ * aside for the sandbox's workspace (versionFiles.ts).
  */
 function projectInstallScript(
   project: PythonProject,
@@ -305,6 +312,7 @@ function projectInstallScript(
   byPoetry: boolean,
   locals: LocalPackage[],
   lockFile: string,
+  versionFiles: string[],
 ): string {
   const python = `${environmentPaths.venv}/bin/python3`;
   const pipEditable = `${pipInstallOf(python)} --no-deps --editable .`;
@@ -337,6 +345,7 @@ function projectInstallScript(
           'fi',
         ]
       : [`echo "project: $members installed editable from /workspace (${lockFile}'s local packages)"`]),
+    ...keepVersionFiles(versionFiles),
     ...(byPoetry ? [`rm -rf ${environmentPaths.downloads}`] : []),
     `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');

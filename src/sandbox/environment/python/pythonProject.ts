@@ -260,7 +260,7 @@ export function setupPyRequirements(text: string): string[] {
  * The extras and groups to install. Named in durable-debugger.json: exactly those (each must be
  * defined); else the test-ish ones the project defines, and the extras its CI installs it with
  * (`ciExtras`: a `-e .[socks]` line, tox's `extras`, nox's and the CI job's installs) where the
- * project defines them. Docs, lint and
+ * project defines them; with none of those, the ones that install pytest. Docs, lint and
  * release groups stay out.
  */
 export function selectExtrasAndGroups(
@@ -287,7 +287,15 @@ export function selectExtrasAndGroups(
     }
     return defined.filter((candidate) => wanted.some((name) => normalizeName(name) === normalizeName(candidate)));
   };
-  return { extras: pick('extras', Object.keys(project.extras)), groups: pick('groups', definedGroups) };
+  const selection = { extras: pick('extras', Object.keys(project.extras)), groups: pick('groups', definedGroups) };
+  if (named.extras || named.groups || selection.extras.length || selection.groups.length) return selection;
+  // No test-ish name: the extras and groups that install the test runner are the tests' (idna's `all`).
+  const runsTests = (requirements: string[] = []) =>
+    requirements.some((requirement) => requirementName(requirement) === 'pytest');
+  return {
+    extras: Object.keys(project.extras).filter((name) => runsTests(project.extras[name])),
+    groups: Object.keys(project.groups).filter((name) => runsTests(project.groups[name])),
+  };
 }
 
 /**

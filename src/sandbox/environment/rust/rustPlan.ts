@@ -130,6 +130,8 @@ export function planRust(
     // Debian's note is the build's (its real version), kept as the image's label.
     toolchainNotes: [
       ...(choice.source === 'rustup' ? [choice.note] : []),
+      // CI resolves such a repository's dependencies on each run; the image, once, when it is built.
+      ...(project.lockfile ? [] : ['no Cargo.lock: the dependencies resolved when the image was built']),
       ...(aptPackages.length
         ? [
             `apt ${aptPackages.join(' ')}${system.crates.length ? ` (for the build scripts of ${system.crates.join(', ')}, as on CI's runners)` : ''}`,
