@@ -3,7 +3,7 @@
 import type { Ecosystem } from '../ecosystem.js';
 import { isGradleManifest, planGradle } from './gradlePlan.js';
 import { mavenConfigFiles, mavenReactorProbe, planMaven } from './mavenPlan.js';
-import { readReactor } from './mavenProject.js';
+import { isProfileMarker, readReactor } from './mavenProject.js';
 
 /** pom.xml at the root and in module folders; not those of test resources or build output. */
 function isPom(path: string): boolean {
@@ -18,7 +18,7 @@ const manifests = new Set(['.java-version', '.sdkmanrc', ...mavenConfigFiles]);
 
 export const javaEcosystem: Ecosystem = {
   kind: 'java',
-  isManifest: (path) => isPom(path) || manifests.has(path) || isGradleManifest(path),
+  isManifest: (path) => isPom(path) || manifests.has(path) || isProfileMarker(path) || isGradleManifest(path),
   plan: ({ manifests: read, chosen }) => {
     const plan = planMaven(read) ?? planGradle(read);
     return plan && (chosen.testCommand ? { ...plan, testCommand: chosen.testCommand } : plan);

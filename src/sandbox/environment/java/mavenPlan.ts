@@ -10,7 +10,7 @@ import { aptInstallScript } from '../debian/debianPackages.js';
 import type { EnvironmentPlan, EnvironmentProbe, GradleToolchain } from '../planTypes.js';
 import { chooseJdk, enforcerRules, requestedJava, type DebianJdk } from './javaVersion.js';
 import { mavenVariables, mavenCentral } from './mavenSettings.js';
-import { pomPath, readReactor, type MavenModule } from './mavenProject.js';
+import { isProfileMarker, pomPath, readReactor, type MavenModule } from './mavenProject.js';
 import { surefireScript, surefireTestCommand } from './surefireReports.js';
 import { shellQuote } from '../../shellQuote.js';
 
@@ -130,6 +130,10 @@ export function javaToolchainPlan(
   };
 }
 
+/** The skip switches of the plugins that check sources (license headers, style) before the tests. */
+export const sourceChecksSkipped =
+  '-Drat.skip=true -Dlicense.skip=true -Dcheckstyle.skip=true -Dspotless.check.skip=true -Dformatter.skip=true -Dimpsort.skip=true -Dpmd.skip=true -Dcpd.skip=true';
+
 /** Modules whose build runs Surefire (packaging other than pom). */
 function testedModules(reactor: MavenModule[]): MavenModule[] {
   return reactor.filter((module) => module.packaging !== 'pom');
@@ -188,6 +192,8 @@ export function planMaven(manifests: Record<string, string>): EnvironmentPlan | 
   for (const module of reactor)
     files[`project/${pomPath(module.folder)}`] = manifests[pomPath(module.folder)] as string;
   for (const path of mavenConfigFiles) if (manifests[path] !== undefined) files[`project/${path}`] = manifests[path];
+  // Files whose existence turns on a profile (commons-parent's jacoco, japicmp): the build resolves its plugins too.
+  for (const path of Object.keys(manifests).filter(isProfileMarker)) files[`project/${path}`] = '';
 
   const warmUp = testedModules(reactor).map((module) => {
     const folder = `/tmp/project/${module.folder ? `${module.folder}/` : ''}src/test/java/durabledebugger`;
@@ -204,7 +210,9 @@ export function planMaven(manifests: Record<string, string>): EnvironmentPlan | 
     ...warmUp,
     // Resolves what `mvn -o test` needs, as it needs it: the plugins of the phases up to test, the
     // dependencies of every scope the tests see, and Surefire's provider (the warm-up classes run).
-    `${mvn} -fae test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false`,
+    // The checks that read the sources would read the warm-up classes, which carry no license header
+    // and no style (Apache RAT fails every Apache project's build so): skipped here, still resolved.
+    `${mvn} -fae test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false ${sourceChecksSkipped}`,
     ...ownArtifactFolders(reactor).map(
       ({ coordinate, folder }) =>
         `if [ -d ${mavenRepository}/${shellQuote(folder)} ]; then echo "maven: removing ${coordinate}, pulled from the registry by a dependency: the tests use the workspace's own module"; rm -rf ${mavenRepository}/${shellQuote(folder)}; fi`,

@@ -139,6 +139,14 @@ function normalize(path: string): string | null {
   return parts.join('/');
 }
 
+/**
+ * commons-parent's profile markers (src/site/resources/profile.jacoco, profile.japicmp): empty files
+ * whose existence turns on a profile, and with it the plugins `mvn test` runs; the build must see them.
+ */
+export function isProfileMarker(path: string): boolean {
+  return /^([\w.-]+\/){0,3}src\/site\/resources\/profile\.[\w-]+$/.test(path);
+}
+
 export function pomPath(folder: string): string {
   return folder ? `${folder}/pom.xml` : 'pom.xml';
 }
