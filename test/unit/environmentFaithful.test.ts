@@ -7,6 +7,7 @@ import { nodeOwnNameProbe } from '../../src/sandbox/environment/node/nodeProbes.
 import { pytestPythonPath, pythonTopLevelModules } from '../../src/sandbox/environment/python/pythonProbes.js';
 import { pythonLock, workspaceFirst } from '../../src/sandbox/environment/python/pythonPlan.js';
 import { readPythonProject, selectExtrasAndGroups } from '../../src/sandbox/environment/python/pythonProject.js';
+import { toxDependencyGroups } from '../../src/sandbox/environment/python/toxConfig.js';
 import {
   allowsPython,
   explainPythonMismatch,
@@ -289,4 +290,36 @@ test('requires-python: which Pythons it allows, and what to do when the sandbox�
     explainPythonMismatch({ specifier: '==3.12.*', source: 'pyproject.toml' }, sandbox),
     /No Debian suite on the package mirror has a Python it allows \(3\.13\.5 in trixie, 3\.11\.2 in bookworm, 3\.9\.2 in bullseye\): Name an image/,
   );
+});
+
+test('the dependency groups CI’s tox installs are the tests’: tox.toml’s, tox.ini’s, [tool.tox]’s (platformdirs: test, not dev)', () => {
+  const platformdirs = `[project]
+name = "platformdirs"
+requires-python = ">=3.10"
+dynamic = ["version"]
+[dependency-groups]
+dev = [{ include-group = "docs" }, { include-group = "test" }]
+docs = ["sphinx>=9.1"]
+test = ["pytest>=8", "pytest-mock>=3.15"]
+`;
+  const toxToml = 'env_list = ["3.13", "docs"]\n[env_run_base]\npackage = "wheel"\ndependency_groups = [ "test" ]\n';
+  const plan = planEnvironment(['pyproject.toml', 'tox.toml', 'src/platformdirs/__init__.py'], {
+    'pyproject.toml': platformdirs,
+    'tox.toml': toxToml,
+  });
+  assert.match(plan?.description ?? '', /\(group test\)$/);
+  assert.doesNotMatch(plan?.files['durable-debugger-requirements.txt'] ?? '', /sphinx/);
+  const project = readPythonProject({ 'pyproject.toml': platformdirs });
+  assert.deepEqual(
+    toxDependencyGroups({ 'tox.ini': '[tox]\nenv_list = py3\n[testenv]\ndependency_groups =\n    test\n' }),
+    ['test'],
+  );
+  assert.deepEqual(
+    toxDependencyGroups({ 'pyproject.toml': `${platformdirs}[tool.tox.env_run_base]\ndependency_groups = ["test"]\n` }),
+    ['test'],
+  );
+  assert.equal(toxDependencyGroups({ 'tox.ini': '[testenv]\ndeps = pytest\n' }), null);
+  // Without tox's word, the test-ish names as before; a group tox names that the project lacks changes nothing.
+  assert.deepEqual(selectExtrasAndGroups(project, {}).groups, ['dev', 'test']);
+  assert.deepEqual(selectExtrasAndGroups(project, {}, [], ['nope']).groups, ['dev', 'test']);
 });

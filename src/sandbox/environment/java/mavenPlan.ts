@@ -139,15 +139,31 @@ function testedModules(reactor: MavenModule[]): MavenModule[] {
   return reactor.filter((module) => module.packaging !== 'pom');
 }
 
-/** groupId path/artifactId folders of the reactor's own modules in a local repository. */
+/**
+ * The reactor's own modules in a local repository, each at its own version's folder (groupId
+ * path/artifactId/version): a copy of that version would be taken for the workspace's module.
+ * Other releases of the project are left: a plugin may need one (maven-enforcer-plugin 3.0.0-M3 runs
+ * on commons-lang3 3.8.1, which commons-lang3's own build uses), and the tests compile against the
+ * workspace's version. A version that cannot be read here (an undefined property) means every version.
+ */
 function ownArtifactFolders(reactor: MavenModule[]): Array<{ coordinate: string; folder: string; module: string }> {
   return reactor
     .filter((module) => module.groupId && module.artifactId && !/\$\{/.test(`${module.groupId}${module.artifactId}`))
-    .map((module) => ({
-      coordinate: `${module.groupId}:${module.artifactId}`,
-      folder: `${(module.groupId as string).replace(/\./g, '/')}/${module.artifactId}`,
-      module: module.folder || '.',
-    }));
+    .map((module) => {
+      const version = plainVersion(module, reactor[0]);
+      return {
+        coordinate: `${module.groupId}:${module.artifactId}${version ? `:${version}` : ''}`,
+        folder: `${(module.groupId as string).replace(/\./g, '/')}/${module.artifactId}${version ? `/${version}` : ''}`,
+        module: module.folder || '.',
+      };
+    });
+}
+
+/** The module's version as written, or a `${property}` of it or of the root's (CI-friendly `${revision}`); null otherwise. */
+function plainVersion(module: MavenModule, root: MavenModule | undefined): string | null {
+  const property = module.version?.match(/^\$\{([\w.-]+)\}$/)?.[1];
+  const version = property ? (module.properties[property] ?? root?.properties[property]) : module.version;
+  return version && /^[\w.+-]+$/.test(version) ? version : null;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   type PythonSelection,
 } from './pythonProject.js';
 import { shellQuote, shellWord } from '../../shellQuote.js';
-import { toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
+import { toxDependencyGroups, toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from './toxConfig.js';
 import { projectExtrasNamed, projectLineExtras } from './projectLine.js';
 import { noxRequirements, noxTestDeps } from './noxConfig.js';
 import { ciPipInstalls, ciRequirements } from './ciPipInstalls.js';
@@ -180,7 +180,7 @@ export function planPython(
     ...nox.extras,
     ...ci.extras,
   ];
-  const selection = selectExtrasAndGroups(project, named, ciExtras);
+  const selection = selectExtrasAndGroups(project, named, ciExtras, toxDependencyGroups(manifests));
   const lock = pythonLock(manifests, project, selection, files);
   const locals = lock?.localPackages ?? [];
   // The lock's local packages come from the repository, installed with the project, never from an index.

@@ -260,18 +260,24 @@ export function setupPyRequirements(text: string): string[] {
  * The extras and groups to install. Named in durable-debugger.json: exactly those (each must be
  * defined); else the test-ish ones the project defines, and the extras its CI installs it with
  * (`ciExtras`: a `-e .[socks]` line, tox's `extras`, nox's and the CI job's installs) where the
- * project defines them; with none of those, the ones that install pytest. Docs, lint and
- * release groups stay out.
+ * project defines them; the groups CI's tox names (`ciGroups`) instead of the test-ish ones; with
+ * none of those, the ones that install pytest. Docs, lint and release groups stay out.
  */
 export function selectExtrasAndGroups(
   project: PythonProject,
   named: { extras?: string[]; groups?: string[] },
   ciExtras: readonly string[] = [],
+  ciGroups: readonly string[] | null = null,
 ): PythonSelection {
   const definedGroups = [...new Set([...Object.keys(project.groups), ...project.poetryGroups])];
   const byCi = new Set(ciExtras.map(normalizeName));
+  const ciDefined = definedGroups.filter((group) =>
+    ciGroups?.some((name) => normalizeName(name) === normalizeName(group)),
+  );
   const pick = (kind: 'extras' | 'groups', defined: string[]): string[] => {
     const wanted = named[kind];
+    // The groups CI's tox installs are the tests' (platformdirs' `test`, not its `dev` of docs and linters).
+    if (!wanted && kind === 'groups' && ciDefined.length) return ciDefined;
     if (!wanted)
       return defined.filter(
         (name) => testExtras.includes(normalizeName(name)) || (kind === 'extras' && byCi.has(normalizeName(name))),

@@ -2,6 +2,7 @@
 // beside the project (many libraries declare their test tools, pytest plugins, freezegun, hypothesis,
 // nowhere else), the extras it installs the project with, and its `setenv` variables. Read without
 // an INI parser: tox's own rules for the lines that matter here.
+import { parse as parseToml } from 'smol-toml';
 import { keptBySandbox } from '../../container/sandboxEnv.js';
 import { projectExtrasNamed } from './projectLine.js';
 
@@ -27,6 +28,35 @@ export function toxExtras(text: string | undefined): string[] {
     ...testenvLines(text, 'extras').flatMap((line) => line.split(',').map((extra) => extra.trim())),
     ...projectExtrasNamed(deps),
   ].filter(Boolean);
+}
+
+/**
+ * The dependency groups CI's tox installs (tox 4.22's `dependency_groups`): [testenv]'s in tox.ini,
+ * [env_run_base]'s in tox.toml or pyproject.toml's [tool.tox]; null when tox names none.
+ */
+export function toxDependencyGroups(manifests: Record<string, string>): string[] | null {
+  const fromIni = testenvLines(manifests['tox.ini'], 'dependency_groups').flatMap((line) => line.split(','));
+  const fromToml = [envRunBase(manifests['tox.toml']), envRunBase(manifests['pyproject.toml'], 'tool', 'tox')].flatMap(
+    (base) => (Array.isArray(base?.dependency_groups) ? base.dependency_groups : []),
+  );
+  const groups = [...fromIni, ...fromToml]
+    .filter((group): group is string => typeof group === 'string')
+    .map((group) => group.trim())
+    .filter((group) => /^[\w.-]+$/.test(group));
+  return groups.length ? [...new Set(groups)] : null;
+}
+
+/** The [env_run_base] table of a TOML file (under `keys`), if it has one. */
+function envRunBase(text: string | undefined, ...keys: string[]): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    let node: unknown = parseToml(text);
+    for (const key of [...keys, 'env_run_base'])
+      node = node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
+    return node && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
