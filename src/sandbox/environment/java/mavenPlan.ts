@@ -131,7 +131,7 @@ export function javaToolchainPlan(
 }
 
 /** The skip switches of the plugins that check sources (license headers, style) before the tests. */
-export const sourceChecksSkipped =
+const sourceChecksSkipped =
   '-Drat.skip=true -Dlicense.skip=true -Dcheckstyle.skip=true -Dspotless.check.skip=true -Dformatter.skip=true -Dimpsort.skip=true -Dpmd.skip=true -Dcpd.skip=true';
 
 /** Modules whose build runs Surefire (packaging other than pom). */

@@ -1,5 +1,6 @@
 // Python: requirements files, pyproject.toml (PEP 621, dependency groups, uv and Poetry locks),
-// setup.cfg and setup.py, tox.ini's test deps and tox's dependency groups (tox.ini, tox.toml), and pytest's settings (read by the probe).
+// setup.cfg and setup.py, tox.ini's test deps and tox's dependency groups (tox.ini, tox.toml), and
+// pytest's settings (read by the probe).
 import type { Ecosystem } from '../ecosystem.js';
 import { isRequirementsFile, planPython } from './pythonPlan.js';
 import { pythonImportProbe } from './pythonProbes.js';

@@ -270,10 +270,7 @@ export function planPython(
     toolchains: ['pip'],
     // A lock's export tool is in the image this one is built on.
     ...(lock ? { basePlan: lock.tools } : {}),
-    build: [
-      ...(extensions ? [buildExtensionsInPlace] : []),
-      ...(installsOwn && versionFiles.length ? [restoreVersionFiles] : []),
-    ],
+    build: [...(extensions ? [buildExtensionsInPlace] : []), ...(versionFiles.length ? [restoreVersionFiles] : [])],
     // The variables tox.ini sets for the tests, as CI's tox sets them.
     containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).

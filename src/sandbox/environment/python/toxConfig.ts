@@ -5,6 +5,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { keptBySandbox } from '../../container/sandboxEnv.js';
 import { projectExtrasNamed } from './projectLine.js';
+import { valueAt } from './tomlPath.js';
 
 /** The file the build gets them in, beside the repository's requirements files (`-r` lines stay relative to the root). */
 export const toxRequirements = 'durable-debugger-tox-deps.txt';
@@ -50,10 +51,8 @@ export function toxDependencyGroups(manifests: Record<string, string>): string[]
 function envRunBase(text: string | undefined, ...keys: string[]): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   try {
-    let node: unknown = parseToml(text);
-    for (const key of [...keys, 'env_run_base'])
-      node = node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
-    return node && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
+    const base = valueAt(parseToml(text), ...keys, 'env_run_base');
+    return base && typeof base === 'object' ? (base as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

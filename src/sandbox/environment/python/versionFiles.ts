@@ -5,6 +5,7 @@
 // copy of the repository, which the sandbox's /workspace hides; so the install keeps a copy aside,
 // and each test run puts it into /workspace where the workspace has none.
 import { parse as parseToml } from 'smol-toml';
+import { valueAt } from './tomlPath.js';
 
 /** Where the project's install keeps the version files it wrote, at their paths in the repository. */
 export const versionFilesFolder = '/opt/durable-debugger-version-files';
@@ -12,23 +13,15 @@ export const versionFilesFolder = '/opt/durable-debugger-version-files';
 /** A path inside the repository: plain characters, no `..`, not absolute. */
 const plainPath = /^(?!.*(^|\/)\.\.?(\/|$))[\w@+.-]+(\/[\w@+.-]+)*$/;
 
-/** The value at a path of keys in parsed TOML; undefined where the path is not there. */
-function at(value: unknown, ...keys: string[]): unknown {
-  return keys.reduce<unknown>(
-    (node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
-    value,
-  );
-}
-
 /** The version files the project's version plugin writes, as its pyproject.toml or setup.py names them. */
 export function versionFilesOf(manifests: Record<string, string>): string[] {
   const named: unknown[] = [];
   try {
     const pyproject: unknown = parseToml(manifests['pyproject.toml'] ?? '');
     named.push(
-      at(pyproject, 'tool', 'setuptools_scm', 'version_file'),
-      at(pyproject, 'tool', 'setuptools_scm', 'write_to'),
-      at(pyproject, 'tool', 'hatch', 'build', 'hooks', 'vcs', 'version-file'),
+      valueAt(pyproject, 'tool', 'setuptools_scm', 'version_file'),
+      valueAt(pyproject, 'tool', 'setuptools_scm', 'write_to'),
+      valueAt(pyproject, 'tool', 'hatch', 'build', 'hooks', 'vcs', 'version-file'),
     );
   } catch {
     // an unreadable pyproject.toml is reported by the planner
