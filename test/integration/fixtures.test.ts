@@ -259,12 +259,14 @@ function toolResultsSent(requests: RecordedRequest[]): string[] {
 async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Promise<void> {
   assert.ok(report.patch, 'a fixed run has a patch');
   const copy = await mkdtemp(join(tmpdir(), `patched-${fixture.name}-`));
+  const patchFile = `${copy}.patch`;
   const container = `fixture-check-${fixture.name.replace(/_/g, '-')}-${process.pid}-${Date.now()}`;
   try {
     await cp(fixture.path, copy, { recursive: true });
-    await writeFile(join(copy, 'fix.patch'), report.patch);
-    execFileSync('git', ['apply', '--verbose', 'fix.patch'], { cwd: copy, stdio: 'pipe' });
-    await assertExpectedBytes(fixture, report, copy);
+    // Beside the copy, not in it: a check of every file (Apache RAT in fixture 70) would read it as the project's.
+    await writeFile(patchFile, report.patch);
+    execFileSync('git', ['apply', '--verbose', patchFile], { cwd: copy, stdio: 'pipe' });
+    await assertExpectedBytes(fixture, report, copy, patchFile);
     // A repository with dependencies runs in its environment image (without network), not on the host.
     const [command, args] = report.environment
       ? [
@@ -341,14 +343,20 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
     if (report.environment)
       await execFileAsync('docker', ['rm', '--force', '--volumes', container]).catch(() => undefined);
     await rm(copy, { recursive: true, force: true });
+    await rm(patchFile, { force: true });
   }
 }
 
 /** A fixture that names its fix byte for byte: the patch changes exactly those files, to exactly those bytes. */
-async function assertExpectedBytes(fixture: Fixture, report: DebugReport, copy: string): Promise<void> {
+async function assertExpectedBytes(
+  fixture: Fixture,
+  report: DebugReport,
+  copy: string,
+  patchFile: string,
+): Promise<void> {
   const expected = fixture.meta.expectedChanges;
   if (!expected) return;
-  const changed = execFileSync('git', ['apply', '--numstat', '-z', 'fix.patch'], { cwd: copy })
+  const changed = execFileSync('git', ['apply', '--numstat', '-z', patchFile], { cwd: copy })
     .toString()
     .split('\0')
     .filter(Boolean)
