@@ -6,12 +6,10 @@
 // and each test run puts it into /workspace where the workspace has none.
 import { parse as parseToml } from 'smol-toml';
 import { valueAt } from './tomlPath.js';
+import { isPlainPath } from '../plainPath.js';
 
 /** Where the project's install keeps the version files it wrote, at their paths in the repository. */
 export const versionFilesFolder = '/opt/durable-debugger-version-files';
-
-/** A path inside the repository: plain characters, no `..`, not absolute. */
-const plainPath = /^(?!.*(^|\/)\.\.?(\/|$))[\w@+.-]+(\/[\w@+.-]+)*$/;
 
 /** The version files the project's version plugin writes, as its pyproject.toml or setup.py names them. */
 export function versionFilesOf(manifests: Record<string, string>): string[] {
@@ -31,7 +29,7 @@ export function versionFilesOf(manifests: Record<string, string>): string[] {
     /["']?\b(?:write_to|version_file)["']?\s*[:=]\s*["']([^"']+)["']/g,
   ))
     named.push(match[1]);
-  const paths = named.filter((path): path is string => typeof path === 'string' && plainPath.test(path));
+  const paths = named.filter((path): path is string => typeof path === 'string' && isPlainPath(path));
   return [...new Set(paths)];
 }
 

@@ -19,6 +19,8 @@ import type { HostRustToolchain } from './rustupToolchains.js';
 import { readRustProject, type RustProject } from './rustProject.js';
 import { rustWorkspaceProbe } from './rustProbes.js';
 import { systemLibrariesOf } from './systemLibraries.js';
+import { shellQuote } from '../../shellQuote.js';
+import { isPlainPath } from '../plainPath.js';
 
 export const rustPaths = {
   toolchain: '/opt/rust',
@@ -42,13 +44,9 @@ for name, entry in config.get("registries", {}).items():
     if isinstance(index, str) and re.fullmatch(r"[\w-]+", name):
         print('\n[registries."%s"]\nindex = "%s"' % (name, re.sub(r"//[^/@]*@", "//", index).replace('"', "")))
 `;
-import { shellQuote } from '../../shellQuote.js';
 
 /** The file listing the sources that stand in for the repository's while the dependencies compile. */
 const stubList = 'durable-debugger-rust-stubs.txt';
-
-/** A path the build's shell reads from a list: plain characters, no `..`. */
-const plainPath = /^(?!.*(^|\/)\.\.?(\/|$))[\w@+.-]+(\/[\w@+.-]+)*$/;
 
 export function planRust(
   files: string[],
@@ -65,7 +63,7 @@ export function planRust(
   const manifestPaths = [
     ...project.packageFolders.map((folder) => (folder ? `${folder}/Cargo.toml` : 'Cargo.toml')),
     ...(project.lockfile ? ['Cargo.lock'] : []),
-  ].filter((path) => plainPath.test(path));
+  ].filter((path) => isPlainPath(path));
   const stubs = standInSources(files, project);
   const locked = project.lockfile ? ' --locked' : '';
   const testCommand = `cargo test${project.workspace ? ' --workspace' : ''} --no-fail-fast --offline${locked}`;
@@ -200,7 +198,7 @@ function standInSources(files: string[], project: RustProject): string[] {
   return files.filter(
     (path) =>
       path.endsWith('.rs') &&
-      plainPath.test(path) &&
+      isPlainPath(path) &&
       !path.split('/').some((part) => part === 'target') &&
       folders.some((folder) => folder === '' || path.startsWith(`${folder}/`)),
   );
