@@ -5,7 +5,7 @@ import { TimeoutType } from '@temporalio/common';
 import { environmentFailure } from '../src/agent/environment.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
 import type { Stop } from '../src/agent/budgets.js';
-import { describeCommandThatCannotStart, type TestSummary } from '../src/agent/testResults.js';
+import { describeCommandThatCannotStart, describeNoTests, type TestSummary } from '../src/agent/testResults.js';
 
 /** The run's input, validated; a bad one fails the run at once (non-retryable InvalidInput, naming the field). */
 export function validateInput(raw: unknown): DebugInput {
@@ -67,9 +67,17 @@ export function environmentFailureMessage(error: unknown): string {
 /** Runs recorded before a baseline that cannot start ended the run went on to the model: they replay as they ran. */
 const baselineCannotStartPatch = 'baseline-that-cannot-start-ends-the-run';
 
-/** A baseline whose test command cannot start (exit 126/127) is the environment's to fix, not the model's: the run ends. */
+/**
+ * A baseline whose test command cannot start (exit 126/127), or that found no tests, is the
+ * environment's to fix, not the model's: the run ends.
+ */
 export function baselineCannotStart(baseline: TestSummary): Stop | null {
   const detail = describeCommandThatCannotStart(baseline);
-  if (!detail || !patched(baselineCannotStartPatch)) return null;
-  return { condition: 'environment_error', detail };
+  if (detail && patched(baselineCannotStartPatch)) return { condition: 'environment_error', detail };
+  const none = describeNoTests(baseline);
+  if (none && patched(baselineWithoutTestsPatch)) return { condition: 'environment_error', detail: none };
+  return null;
 }
+
+/** Runs recorded before a baseline without tests ended the run went on to the model: they replay as they ran. */
+const baselineWithoutTestsPatch = 'baseline-without-tests-ends-the-run';

@@ -21,6 +21,8 @@ export interface TestSummary {
   missingModule?: string;
   /** The test command could not start (exit 126 or 127, no runner's summary): the program, and the shell's line. */
   cannotStart?: { program: string; line: string };
+  /** The runner found no tests at all and exited non-zero (pytest's exit 5, jest's "No tests found"): its line. */
+  noTests?: string;
   /** The run ran out of the sandbox's memory: the OOM killer struck, or Node's heap (about half of it) filled up. */
   outOfMemory?: OutOfMemory;
 }
@@ -50,13 +52,35 @@ export function summarizeTestOutput(
   const output = stripAnsi(rawOutput);
   const summary = parseRecursiveRun(output) ?? parseAny(output);
   const missing = missingModuleIn(output);
-  const extra = { ...(missing ? { missingModule: missing } : {}), ...(outOfMemory ? { outOfMemory } : {}) };
+  const ranSome = summary !== null && summary.passed + summary.failed + summary.skipped > 0;
+  const noTests = timedOut || ranSome ? undefined : noTestsLine(output, exitCode);
+  const extra = {
+    ...(missing ? { missingModule: missing } : {}),
+    ...(outOfMemory ? { outOfMemory } : {}),
+    ...(noTests ? { noTests } : {}),
+  };
   if (summary) return { ...summary, exitCode, timedOut, recognized: true, ...extra };
   const cannotStart = timedOut ? undefined : programThatCannotStart(output, exitCode);
   return {
     ...{ passed: 0, failed: 0, skipped: 0, failing: [], exitCode, timedOut, recognized: false, ...extra },
     ...(cannotStart ? { cannotStart } : {}),
   };
+}
+
+/**
+ * The line of a runner that found no tests and failed for it: pytest ("no tests ran in 0.01s", exit
+ * 5), unittest on Python 3.12+ ("NO TESTS RAN", exit 5), jest, vitest and mocha (exit 1). A run that
+ * exited 0 passes as it is: the repository's CI accepts it too.
+ */
+function noTestsLine(output: string, exitCode: number | null): string | undefined {
+  if (exitCode === 0 || exitCode === null) return undefined;
+  const lines = output.split('\n').map((line) => line.trim());
+  const said = lines.find((line) =>
+    /^=*\s*no tests ran in [\d.]+s\s*=*$|^NO TESTS RAN\b|^No tests found, exiting with code \d+|^No test files found(?:, exiting with code \d+)?|^Error: No test files found\b/.test(
+      line,
+    ),
+  );
+  return said?.slice(0, 300);
 }
 
 /**
@@ -90,6 +114,12 @@ export function describeCommandThatCannotStart(summary: TestSummary): string | n
       : `${what} is not installed in the sandbox (exit 127)`;
   const said = cannotStart.line ? ` ("${cannotStart.line}")` : '';
   return `the test command cannot start: ${why}${said}. The environment has no toolchain that provides it: name the tool in durable-debugger.json (an image, setup commands or apt packages), or pass a test command that the sandbox can run.`;
+}
+
+/** Why a run ends when its baseline ran no tests: there is nothing failing to fix, and nothing to verify a fix by. */
+export function describeNoTests(summary: TestSummary): string | null {
+  if (!summary.noTests) return null;
+  return `the test command ran no tests: its runner said "${summary.noTests}" (exit code ${summary.exitCode}). There is no failing test to fix and none to verify a fix by: pass the test command that runs the repository's tests (--test-command, or "testCommand" in durable-debugger.json), or check that the tests are in the repository (a package's sdist often leaves them out).`;
 }
 
 /**

@@ -100,6 +100,7 @@ function describeTests(summary: TestSummary | null): string {
   if (summary.timedOut) return 'timed out';
   if (summary.outOfMemory) return `ran out of memory (${summary.outOfMemory.limitMb} MB)`;
   if (summary.missingModule) return `could not import ${summary.missingModule} (exit code ${summary.exitCode})`;
+  if (summary.noTests) return `no tests ran (exit code ${summary.exitCode})`;
   if (!summary.recognized) return `exit code ${summary.exitCode}`;
   return `${summary.passed} passed, ${summary.failed} failed`;
 }

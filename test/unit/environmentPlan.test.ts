@@ -378,6 +378,30 @@ test('a failed install says whether the registries were unreachable', () => {
   );
 });
 
+test('a failed install names the dependency that comes from a git repository', () => {
+  // pip's own lines, from urllib3 2.8.0's uv.lock (hypercorn pinned to a GitHub commit).
+  const pip = explainInstallFailure(
+    'python · pip install (pyproject.toml dependencies) (versions locked in uv.lock)',
+    1,
+    [
+      'Collecting hypercorn @ git+https://github.com/urllib3/hypercorn@d1719f8c1570cbd8e6a3719ffdb14a4d72880abb (from -r /tmp/durable-debugger-locked.txt (line 61))',
+      '  Cloning https://github.com/urllib3/hypercorn (to revision d1719f8c1570cbd8e6a3719ffdb14a4d72880abb) to /tmp/pip-install-qi4o79xr/hypercorn_ca7318b1938449aeae21b6779442fba1',
+      "  ERROR: Error [Errno 2] No such file or directory: 'git' while executing command git version",
+      "ERROR: Cannot find command 'git' - do you have 'git' installed and in your PATH?",
+    ],
+  );
+  assert.match(
+    pip,
+    /^A dependency comes from a git repository \(hypercorn, git\+https:\/\/github\.com\/urllib3\/hypercorn\), not from a package registry: builds have no git/,
+  );
+  assert.match(pip, /Cannot find command 'git'/, "the installer's lines follow");
+  // A git URL in a failure that is not git's stays the install's failure.
+  const other = explainInstallFailure('node · npm install', 1, [
+    'npm error 404 Not Found - GET https://registry.npmjs.org/x.git',
+  ]);
+  assert.match(other, /^Installing the repository's dependencies failed/);
+});
+
 test('a package whose entry point is build output missing from the repository gets its build before every test run', () => {
   const manifest = (scripts: Record<string, string>, entry: Record<string, unknown> = { main: 'lib/index.js' }) =>
     JSON.stringify({
@@ -713,7 +737,7 @@ test("a lock's local packages (a uv workspace's members, path dependencies) are 
   });
   assert.match(
     project?.projectInstall?.script ?? '',
-    /--editable '\.\/vendor\/vendored' \|\| true\n[^]*if [^\n]*pip install [^\n]* --no-deps --editable \.; then\n {2}echo "project: units [^\n]* installed editable from \/workspace \(uv\.lock's local packages: \$members\)"/,
+    /--editable '\.\/vendor\/vendored' \|\| true\n[^]*if [^\n]*pip install [^\n]* --no-deps --editable \.; \} 2>\S+; then\n {2}cat \S+ >&2\n {2}echo "project: units [^\n]* installed editable from \/workspace \(uv\.lock's local packages: \$members\)"/,
   );
 
   // Its dependencies on them are the workspace's, never the index's: pip would find no units-format there.
@@ -754,7 +778,7 @@ test('poetry.lock: Poetry installs it as CI does, with the selected groups and e
   );
   assert.match(
     built?.projectInstall?.script ?? '',
-    /poetry install --no-ansi --only-root; \} \|\| [^\n]*pip install [^\n]* --no-deps --editable \.; then/,
+    /if \{ \{ [^\n]*poetry install --no-ansi --only-root; \} \|\| [^\n]*pip install [^\n]* --no-deps --editable \.; \} 2>\S+; then/,
   );
   // Poetry before 1.2 has no groups; a source of the repository's own, or a path or git package, is the export's
   // (and the project's install is pip's).

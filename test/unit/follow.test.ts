@@ -7,6 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DebugReport } from '../../src/agent/report.js';
 import type { RunStatusView } from '../../src/agent/runState.js';
+import { summarizeTestOutput } from '../../src/agent/testResults.js';
 import { followRun, type FollowOptions } from '../../src/cli/follow.js';
 import { formatReport } from '../../src/cli/printReport.js';
 import type { TranscriptView } from '../../src/temporal/definitions.js';
@@ -309,4 +310,21 @@ test('the report of a run whose environment could not be made does not call it t
     stopDetail: 'ok',
   } as DebugReport);
   assert.match(none, /Environment:.*the sandbox image as it is \(no dependencies declared\)/);
+});
+
+test('the report says a baseline ran no tests, not that it passed and failed none', () => {
+  const report = formatReport({
+    toolCalls: [],
+    iterations: 0,
+    durationMs: 1000,
+    costUsd: 0,
+    tokens: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    environment: null,
+    status: 'environment_error',
+    stopCondition: 'environment_error',
+    stopDetail: 'the test command ran no tests: …',
+    testsBefore: summarizeTestOutput('no tests ran in 0.01s\n', 5),
+    testsAfter: null,
+  } as unknown as DebugReport);
+  assert.match(report, /Tests: before no tests ran \(exit code 5\) → after not run/);
 });

@@ -31,7 +31,7 @@ test('a hatch-vcs project is installed editable in /workspace, with the checkout
   assert.equal(plan?.kind, 'python');
   const script = plan?.projectInstall?.script ?? '';
   assert.match(script, /^cd \/workspace$/m);
-  assert.match(script, /pip install [^\n]*--no-deps --editable \.; then/);
+  assert.match(script, /pip install [^\n]*--no-deps --editable \.; \} 2>\S+; then/);
   // pip is the venv's own, unpacked there from its wheel by the dependencies' build.
   assert.match(script, /\/opt\/venv\/bin\/python3 -m pip install /);
   assert.match(plan?.script ?? '', /-m zipfile -e \/toolchain\/pip\.whl "\$purelib"/);
@@ -39,10 +39,48 @@ test('a hatch-vcs project is installed editable in /workspace, with the checkout
   assert.match(script, /version="\$\{DURABLE_DEBUGGER_PROJECT_VERSION:-0\.0\.0\}"/);
   assert.match(script, /export SETUPTOOLS_SCM_PRETEND_VERSION="\$version" PDM_BUILD_SCM_VERSION="\$version"/);
   // A failed install is said, not fatal: the workspace stays importable as before.
-  assert.match(script, /else\n {2}echo "project: its editable install failed \(pip install -e \.\$\(command -v cc/);
+  assert.match(
+    script,
+    /else\n {2}cat \S+ >&2\n {2}why=\$\(.*\)\n {2}echo "project: its editable install failed \(pip install -e \.\$\{why:\+: \$why\}/,
+  );
   // The dependencies' image does not depend on the repository: only the project's install does.
   assert.equal(plan?.needsRepository, false);
   assert.match(plan?.script ?? '', /durable-debugger-workspace\.pth/);
+});
+
+test('a failed editable install quotes the line of pip’s output that says why', async () => {
+  const plan = planEnvironment(['pyproject.toml', 'src/natsize/__init__.py'], { 'pyproject.toml': hatchVcs });
+  const whyLine = (plan?.projectInstall?.script ?? '').split('\n').find((line) => line.trim().startsWith('why=$('));
+  assert.ok(whyLine);
+  const folder = await mkdtemp(join(tmpdir(), 'pip-errors-'));
+  after(() => rm(folder, { recursive: true, force: true }));
+  const why = async (stderr: string) => {
+    const file = join(folder, 'install.err');
+    await writeFile(file, stderr);
+    const line = whyLine.trim().replaceAll('/tmp/durable-debugger-project-install.err', file);
+    return execFileSync('sh', ['-c', `${line}; printf %s "$why"`], { encoding: 'utf8' });
+  };
+  // pip 25's lines: a build requirement no index has (filelock's python-sbom), then a C extension
+  // whose compiler is missing: the backend's own error, not pip's summary after it.
+  const buildRequirement = [
+    '  error: subprocess-exited-with-error',
+    '  × pip subprocess to install build dependencies did not run successfully.',
+    '  ╰─> [6 lines of output]',
+    '      ERROR: Could not find a version that satisfies the requirement python-sbom[hatch] (from versions: none)',
+    '      ERROR: No matching distribution found for python-sbom[hatch]',
+    '      [end of output]',
+    'error: subprocess-exited-with-error',
+  ].join('\n');
+  assert.equal(await why(buildRequirement), 'No matching distribution found for python-sbom[hatch]');
+  const compiler = [
+    "  Building editable for b (pyproject.toml): finished with status 'error'",
+    '  error: subprocess-exited-with-error',
+    "      error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory",
+    '  ERROR: Failed building editable for b',
+    'ERROR: Could not build wheels for b, which is required to install pyproject.toml-based projects',
+  ].join('\n');
+  assert.equal(await why(compiler), "command 'x86_64-linux-gnu-gcc' failed: No such file or directory");
+  assert.equal(await why('Traceback (most recent call last):\n'), '');
 });
 
 test('a src-layout library with no dependencies, its test requirements in requirements/tests.txt, gets an environment', () => {

@@ -61,6 +61,21 @@ async function runWorkspace(files: Record<string, string>) {
   };
 }
 
+test('a folder that holds only symlinks is made with them (commander’s tests/fixtures/another-dir)', async () => {
+  const repository = join(root, 'only-symlinks');
+  await mkdir(join(repository, 'fixtures', 'other-dir'), { recursive: true });
+  await mkdir(join(repository, 'fixtures', 'another-dir'));
+  await writeFile(join(repository, 'fixtures', 'pm'), '#!/usr/bin/env node\n');
+  await symlink('../pm', join(repository, 'fixtures', 'other-dir', 'pm'));
+  await symlink('../other-dir/pm', join(repository, 'fixtures', 'another-dir', 'pm'));
+  const snapshot = await readTree(repository, { onFile: (blob, content) => store.putBlob(blob, content) });
+  await store.putTree(snapshot);
+  const live = new WorkspaceFolder(join(root, 'only-symlinks-live', 'workspace'), store, user);
+  const tree = await live.rebuild(snapshot.digest, []);
+  assert.equal(tree.digest, snapshot.digest);
+  assert.equal(await readFile(join(live.path, 'fixtures', 'another-dir', 'pm'), 'utf8'), '#!/usr/bin/env node\n');
+});
+
 test('a folder that becomes a symlink to another folder of the workspace replays without deleting through it', async () => {
   const run = await runWorkspace({ 'src/x.py': 'x = 1\n', 'lib/x.py': 'y = 2\n' });
   await run.change(async (path) => {

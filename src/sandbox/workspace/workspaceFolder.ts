@@ -87,7 +87,8 @@ export class WorkspaceFolder {
     this.hashCache.clear();
     // Files first, symlinks last: no file is ever written through a symlink.
     const files = snapshot.entries.filter((entry) => entry.kind === 'file');
-    const folders = new Set(files.map((entry) => posix.dirname(posix.join(this.path, entry.path))));
+    // A folder that holds only symlinks (commander's tests/fixtures/another-dir) is made too.
+    const folders = new Set(snapshot.entries.map((entry) => posix.dirname(posix.join(this.path, entry.path))));
     await inBatches([...folders], async (folder) => {
       await mkdir(folder, { recursive: true });
     });

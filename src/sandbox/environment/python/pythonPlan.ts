@@ -334,11 +334,15 @@ function projectInstallScript(
     ...localPackagesInstall(locals, pipInstallOf(python), python),
     ...(root
       ? [
-          `if ${install}; then`,
+          // Its errors are kept to quote the one that says why, then shown as they came.
+          `if { ${install}; } 2>${installErrors}; then`,
+          `  cat ${installErrors} >&2`,
           `  echo "project: ${label} installed editable from /workspace${localsLine}"`,
           'else',
-          // The sandbox image has no C compiler: a setup.py that must build an extension fails here.
-          `  echo "project: its editable install failed (pip install -e .$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata${localsLine}"`,
+          `  cat ${installErrors} >&2`,
+          `  why=$(${installErrorLine})`,
+          // Without a C compiler in the image, a setup.py that must build an extension fails here.
+          `  echo "project: its editable install failed (pip install -e .\${why:+: $why}$(command -v cc >/dev/null 2>&1 || echo '; the image has no C compiler')): it is imported from /workspace without its metadata${localsLine}"`,
           'fi',
         ]
       : [`echo "project: $members installed editable from /workspace (${lockFile}'s local packages)"`]),
@@ -347,6 +351,17 @@ function projectInstallScript(
     `echo "packages: $(ls -d ${environmentPaths.venv}/lib/python3*/site-packages/*.dist-info | wc -l)"`,
   ].join('\n');
 }
+
+const installErrors = '/tmp/durable-debugger-project-install.err';
+
+/**
+ * pip's line that says why the install failed: the build backend's own first `error:` (a compiler
+ * that failed, a bad setup.py), else pip's last `ERROR:`, its own or its build environment's (a
+ * build requirement no index has).
+ */
+const installErrorLine =
+  `{ grep -E '^ +error: ' ${installErrors} | grep -v subprocess-exited-with-error | head -n 1; ` +
+  `grep -E '^ *ERROR: ' ${installErrors} | tail -n 1; } | head -n 1 | sed -E 's/^ *(error|ERROR): //' | cut -c1-240`;
 
 /** Which manifests declare requirements, for the plan's description: "(pyproject.toml dependencies)". */
 function declaredIn(manifests: Record<string, string>): string[] {
