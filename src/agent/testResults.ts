@@ -223,7 +223,8 @@ function parsePytest(output: string): Counts | null {
     .find((line) => /\b(passed|failed|errors?|no tests ran)\b.* in [\d.]+s/.test(line));
   if (!finalLine) return null;
   const failing = lines
-    .map((line) => line.match(/^(?:FAILED|ERROR) (\S+)/)?.[1])
+    // A parametrized id may hold spaces (click's `test_echo_via_pager[test0- less ]`): it ends at " - ".
+    .map((line) => line.match(/^(?:FAILED|ERROR) (\S.*?)(?: - .*)?$/)?.[1])
     .filter((name): name is string => Boolean(name));
   return {
     passed: count(finalLine, /(\d+) passed/),

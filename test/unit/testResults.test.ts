@@ -234,3 +234,17 @@ test('a test run that ran out of memory says so, with the limit and how to raise
   assert.equal(verdict.fixed, false);
   assert.match(verdict.reason, /^the test run ran out of memory \(256 MB\)/);
 });
+
+test('a parametrized pytest id with spaces is read whole, up to " - " (click’s pager tests)', () => {
+  const output = [
+    "FAILED tests/test_utils/test_echo_via_pager.py::test_echo_via_pager[test0- less ] - AssertionError: Unexpected pager output in test case 'Plain string argument'",
+    'FAILED tests/test_utils/test_echo_via_pager.py::test_echo_via_pager[test0-less] - AssertionError: Unexpe...',
+    'ERROR tests/test_db.py::test_query[select 1]',
+    '2 failed, 2410 passed, 1 error in 41.2s',
+  ].join('\n');
+  assert.deepEqual(summarizeTestOutput(output, 1).failing, [
+    'tests/test_utils/test_echo_via_pager.py::test_echo_via_pager[test0- less ]',
+    'tests/test_utils/test_echo_via_pager.py::test_echo_via_pager[test0-less]',
+    'tests/test_db.py::test_query[select 1]',
+  ]);
+});

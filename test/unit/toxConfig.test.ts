@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planEnvironment } from '../../src/sandbox/environment/plan.js';
-import { toxRequirements, toxTestDeps, toxTestEnv } from '../../src/sandbox/environment/python/toxConfig.js';
+import { toxExtras, toxRequirements, toxTestDeps, toxTestEnv } from '../../src/sandbox/environment/python/toxConfig.js';
 
 const toxIni = `[tox]
 envlist = py39, py312, lint
@@ -57,6 +57,30 @@ test('a project tested through tox gets its [testenv] deps, and the files they n
   assert.doesNotMatch(plan?.files['durable-debugger-requirements.txt'] ?? '', /^pytest$/m);
 });
 
+test('when tox names the requirements files it installs, the root’s others are left out (wcwidth’s wheels and update pins)', () => {
+  const manifests = {
+    'pyproject.toml': '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+    'tox.ini': '[testenv]\ndeps = -r requirements-tests39.txt\n       setuptools\ncommands = pytest\n',
+    'requirements.txt': 'six\n',
+    'requirements-tests39.txt': 'pytest==8.4.2\npackaging==25.0\n',
+    'requirements-wheels.txt': 'build==1.6.1\npackaging==26.3\n',
+    'requirements-update.txt': 'jinja2==3.1.6\n',
+    'requirements-develop.txt': 'jinja2>=3\n',
+  };
+  const plan = planEnvironment(Object.keys(manifests), manifests);
+  assert.match(
+    plan?.script ?? '',
+    /-r requirements-tests39\.txt -r requirements\.txt -r durable-debugger-tox-deps\.txt/,
+  );
+  assert.doesNotMatch(plan?.script ?? '', /requirements-(wheels|update|develop)\.txt/);
+  // Without a runner naming files, every root requirements file but the docs' and lint's is the tests'.
+  const { 'tox.ini': _tox, ...untested } = manifests;
+  assert.match(
+    planEnvironment(Object.keys(untested), untested)?.script ?? '',
+    /-r requirements-develop\.txt -r requirements-tests39\.txt -r requirements-update\.txt -r requirements-wheels\.txt -r requirements\.txt/,
+  );
+});
+
 test('after Poetry installs the lock, pip is skipped only when every file it would install is satisfied, the requirements files too', () => {
   const manifests = {
     'pyproject.toml': '[tool.poetry]\nname = "ledger"\n[tool.poetry.dependencies]\npython = "^3.9"\nsix = "^1.15"\n',
@@ -85,4 +109,32 @@ test('tox.ini: [testenv] setenv for the sandbox, {toxinidir} as the workspace; t
   });
   assert.ok(plan?.containerEnv.includes('REMIND_CONFIG=/workspace/tests/remind.ini'), String(plan?.containerEnv));
   assert.ok(plan?.containerEnv.includes('VIRTUAL_ENV=/opt/venv'));
+});
+
+test('tox.ini: the lines conditional on the test environments’ factor are kept (pyparsing 3.3’s unit envs)', () => {
+  const pyparsing = `[tox]
+envlist =
+    py39-unit,py{310,311,312,313,314,314t,315,315t,py3}-{unit,doctest},mypy-check
+
+[testenv]
+deps =
+    unit: pytest
+    unit-!py315t: matplotlib; implementation_name != 'pypy' and python_version <= '3.15'
+    doctest: sphinx
+    py39: importlib-resources
+    py312,test: hypothesis
+extras = unit: diagrams
+setenv =
+    PYTHONPATH = {env:PYTHONPATH}{:}{toxinidir}
+    unit: PYTHONWARNINGS = error
+commands =
+    unit: pytest tests examples/tiny/tests {posargs}
+`;
+  assert.deepEqual(toxTestDeps(pyparsing), [
+    'pytest',
+    "matplotlib; implementation_name != 'pypy' and python_version <= '3.15'",
+    'hypothesis',
+  ]);
+  assert.deepEqual(toxExtras(pyparsing), ['diagrams']);
+  assert.deepEqual(toxTestEnv(pyparsing, '/workspace'), ['PYTHONWARNINGS=error']);
 });

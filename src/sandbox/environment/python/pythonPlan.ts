@@ -107,22 +107,29 @@ function requiredFilesNamed(inputs: Record<string, string>, manifests: Record<st
 
 /**
  * The requirements files the tests need: the root's requirements*.txt, but for docs, lint and
- * release ones, and its test-requirements.txt or dev-requirements.txt (also with `_`; OpenStack's
+ * release ones (and only requirements.txt and those named when tox, nox or the CI job names the
+ * files it installs), and its test-requirements.txt or dev-requirements.txt (also with `_`; OpenStack's
  * and urllib3's names), and tests/requirements.txt; in a requirements/ folder, tests.txt, test.txt
  * or testing.txt, else dev.txt (which often adds docs and lint tools). The folder's other files are
  * inputs all the same: one may `-r` or `-c` another.
  */
-function testRequirementFiles(paths: string[]): string[] {
+function testRequirementFiles(paths: string[], namedByRunners: Set<string>): string[] {
   const atRoot = paths.filter(
     (path) =>
       (/^requirements[^/]*\.txt$/.test(path) && !nonTestRequirementFile.test(path.slice(12))) ||
       /^(tests?|testing|dev)[-_]requirements\.txt$/.test(path) ||
       /^tests?\/requirements\.txt$/.test(path),
   );
+  // When tox, nox or the CI job names the files it installs, the root's others are not the tests'
+  // (wcwidth's requirements-update.txt and requirements-wheels.txt pin what pip-tools and
+  // cibuildwheel need): requirements.txt stays, the project's own.
+  const kept = namedByRunners.size
+    ? atRoot.filter((path) => path === 'requirements.txt' || namedByRunners.has(path))
+    : atRoot;
   const inFolder = (names: string[]) =>
     paths.filter((path) => names.some((name) => path.toLowerCase() === `requirements/${name}.txt`));
   const tests = inFolder(['tests', 'test', 'testing']);
-  return [...atRoot, ...(tests.length ? tests : inFolder(['dev']))].sort();
+  return [...kept, ...(tests.length ? tests : inFolder(['dev']))].sort();
 }
 
 /**
@@ -141,7 +148,25 @@ export function planPython(
   manifests: Record<string, string>,
   named: { extras?: string[]; groups?: string[]; apt?: string[] } = {},
 ): EnvironmentPlan | null {
-  const requirementFiles = testRequirementFiles(Object.keys(manifests));
+  // What CI installs beside the project: tox's [testenv] deps, nox's session.install, the CI test job's pip install.
+  const nox = noxTestDeps(manifests['noxfile.py']);
+  const ciJob = ciTestJob(manifests);
+  const ci = ciPipInstalls(ciJob?.commands ?? []);
+  const runnerLines = [
+    { file: toxRequirements, lines: toxTestDeps(manifests['tox.ini']), source: '(tox.ini [testenv] deps)' },
+    { file: noxRequirements, lines: nox.requirements, source: '(noxfile.py test sessions)' },
+    { file: ciRequirements, lines: ci.requirements, source: `(pip install in ${ciJob?.from})` },
+  ];
+  const namedByRunners = new Set(
+    runnerLines.flatMap((deps) =>
+      deps.lines.flatMap((line) => {
+        const named = fileNamed(line);
+        const path = named && !named.constraint ? posix.normalize(named.path) : null;
+        return path !== null && manifests[path] !== undefined ? [path] : [];
+      }),
+    ),
+  );
+  const requirementFiles = testRequirementFiles(Object.keys(manifests), namedByRunners);
   const sources: string[] = [];
   const inputFiles: Record<string, string> = {};
   const folderFiles = Object.keys(manifests).filter(
@@ -153,15 +178,7 @@ export function planPython(
     if (requirementFiles.includes(path) && lines.some((line) => line.trim() && !line.trim().startsWith('#')))
       sources.push(`-r ${path}`);
   }
-  // What CI installs beside the project: tox's [testenv] deps, nox's session.install, the CI test job's pip install.
-  const nox = noxTestDeps(manifests['noxfile.py']);
-  const ciJob = ciTestJob(manifests);
-  const ci = ciPipInstalls(ciJob?.commands ?? []);
-  const runnerDeps = [
-    { file: toxRequirements, lines: toxTestDeps(manifests['tox.ini']), source: '(tox.ini [testenv] deps)' },
-    { file: noxRequirements, lines: nox.requirements, source: '(noxfile.py test sessions)' },
-    { file: ciRequirements, lines: ci.requirements, source: `(pip install in ${ciJob?.from})` },
-  ]
+  const runnerDeps = runnerLines
     .map((deps) => ({
       ...deps,
       lines: deps.lines.filter((line) => namesReadFile(line, manifests) && !namesInstalledFile(line, sources)),

@@ -12,9 +12,9 @@ export const toxRequirements = 'durable-debugger-tox-deps.txt';
 
 /**
  * [testenv]'s `deps`, one requirement or pip option a line: continuation lines are indented; a
- * factor-conditional line (`py38: mock`) is for one named environment, not the base one, and a line
- * with any other substitution than {toxinidir} cannot be read without tox: both are left out, as
- * are the project itself (`.`, `-e .`, `.[tests]`) and comments.
+ * factor-conditional line is kept only for the test environments (`unit: pytest`; `py38: mock` is
+ * left out), and a line with any other substitution than {toxinidir} cannot be read without tox: it
+ * is left out, as are the project itself (`.`, `-e .`, `.[tests]`) and comments.
  */
 export function toxTestDeps(text: string | undefined): string[] {
   return testenvLines(text, 'deps')
@@ -60,7 +60,8 @@ function envRunBase(text: string | undefined, ...keys: string[]): Record<string,
 
 /**
  * [testenv]'s `setenv`, as NAME=value lines: {toxinidir} is the workspace; a line with any other
- * substitution, a factor condition, or a name the sandbox keeps (sandboxEnv.ts) is left out.
+ * substitution, a factor condition other than the test environments', or a name the sandbox keeps
+ * (sandboxEnv.ts) is left out.
  */
 export function toxTestEnv(text: string | undefined, workspace: string): string[] {
   return testenvLines(text, 'setenv').flatMap((line) => {
@@ -71,7 +72,11 @@ export function toxTestEnv(text: string | undefined, workspace: string): string[
   });
 }
 
-/** A key's value in [testenv], one entry a line (continuation lines are indented), without comments or factor-conditional lines. */
+/**
+ * A key's value in [testenv], one entry a line (continuation lines are indented), without comments.
+ * A factor-conditional line is kept, its condition taken off, when the condition holds for the
+ * environments CI runs the tests in (testFactorCondition); other factor-conditional lines are left out.
+ */
 function testenvLines(text: string | undefined, key: string): string[] {
   if (text === undefined) return [];
   const section = text.replace(/\r\n/g, '\n').match(/^\[testenv\][ \t]*\n((?:(?!\[)[^\n]*\n?)*)/m)?.[1] ?? '';
@@ -81,5 +86,29 @@ function testenvLines(text: string | undefined, key: string): string[] {
   return value
     .split('\n')
     .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
-    .filter((line) => line && !/^[\w{},.!-]+:\s/.test(line));
+    .flatMap((line) => {
+      const conditional = line.match(/^([\w{},.!-]+):\s+(.*)$/);
+      if (!conditional) return line ? [line] : [];
+      return testFactorCondition(conditional[1] as string) ? [conditional[2] as string] : [];
+    });
+}
+
+/** Factors that name the environments running the tests: pyparsing's `py3{10,11}-unit`, `test`, `pytest`. */
+const testFactors = new Set(['unit', 'test', 'tests', 'testing', 'pytest']);
+
+/**
+ * Whether a factor condition (`unit`, `unit-!py315t`, `py39,unit`) holds in a test environment: one
+ * of its alternatives (`,`) has a test factor, and its other factors (`-`) are negated or name a
+ * Python (`py312`, `pypy3`). `py38: mock` alone is for one interpreter's environment, and left out.
+ */
+function testFactorCondition(condition: string): boolean {
+  if (/[{}]/.test(condition)) return false;
+  return condition.split(',').some((alternative) => {
+    const factors = alternative.split('-').filter(Boolean);
+    const positive = factors.filter((factor) => !factor.startsWith('!'));
+    return (
+      positive.some((factor) => testFactors.has(factor)) &&
+      positive.every((factor) => testFactors.has(factor) || /^(py|pypy)\d*t?$/.test(factor))
+    );
+  });
 }
