@@ -115,6 +115,8 @@ test("a Rust repository's plan: the toolchain image first, the warm target folde
   // The repository's sources are stand-ins in the build: its own code never runs there.
   assert.equal(plan?.files['durable-debugger-rust-stubs.txt'], 'crates/a/src/lib.rs\ncrates/b/src/lib.rs\n');
   assert.ok(!Object.keys(plan?.files ?? {}).some((path) => path.endsWith('.rs')));
+  // A crate with no dependencies has nothing to vendor: the folder the image's cargo reads is made all the same.
+  assert.match(plan?.script ?? '', / vendor [^\n]* \/opt\/cargo-vendor > [^\n]*\nmkdir -p \/opt\/cargo-vendor\n/);
 });
 
 test('without a Cargo.lock (a library that ignores it): resolved in the build, checked where cargo may write one, and said', () => {

@@ -94,6 +94,8 @@ export function planRust(
           `${cargo} fetch`,
         ]),
     `${cargo} vendor${locked} --versioned-dirs --respect-source-config ${rustPaths.vendor} > ${rustPaths.cargoHome}/config.toml`,
+    // A crate with no dependencies at all (strsim, a `cargo new` binary): cargo vendors nothing and makes no folder.
+    `mkdir -p ${rustPaths.vendor}`,
     // A manifest's `registry = "name"` needs the name's index in the sandbox too: the URL only, no token.
     `if [ -n "\${${cargoConfigVariable}:-}" ]; then python3 -c ${shellQuote(registryIndexes)} "$${cargoConfigVariable}" >> ${rustPaths.cargoHome}/config.toml; fi`,
     // The same for the sandbox's cargo, for a registry a manifest names by a sparse+ index.
