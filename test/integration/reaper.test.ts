@@ -195,7 +195,7 @@ test('every worker sweeps periodically: a run terminated while the worker runs l
 test('a worker sweeps once more as it stops: a sandbox made for a run after it ended (terminated while its sandbox was being made) does not outlive the worker', async () => {
   const worker = await startTestWorker(server, { fake: { scripts: { responses: [] } } });
   const ended = await runningWorkflow('ended-before-its-sandbox');
-  let sandbox: string | null = null;
+  let sandbox: string;
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000)); // the startup sweep is over; the next is minutes away
     await server.client.workflow.getHandle(ended).terminate('terminated while its sandbox is being made');
