@@ -123,16 +123,9 @@ async function releaseQueuePlaces(
 }
 
 export interface PeriodicSweep {
-  /**
-   * Stops sweeping after one last sweep, once the worker's activities are over: a run terminated
-   * while its sandbox was being made gets that container only after it ended. Resolves when that
-   * sweep is over (it uses the worker's connections).
-   */
+  /** Stops sweeping; resolves once a sweep under way is over (it uses the worker's connections). */
   stop(): Promise<void>;
 }
-
-/** How long a worker's shutdown waits for its last sweep. */
-const lastSweepMs = 10_000;
 
 /**
  * Sweeps now and then every `everyMs`, so the sandboxes of runs that could not clean up after
@@ -157,11 +150,6 @@ export function sweepPeriodically(
     stop: async () => {
       clearInterval(timer);
       await sweeping;
-      sweep();
-      // Never longer than that at shutdown: with the server gone, its questions would wait on.
-      let giveUp: NodeJS.Timeout | undefined;
-      await Promise.race([sweeping, new Promise((resolve) => (giveUp = setTimeout(resolve, lastSweepMs)))]);
-      clearTimeout(giveUp);
     },
   };
 }
