@@ -262,7 +262,8 @@ async function assertPatchFixesACopy(fixture: Fixture, report: DebugReport): Pro
   const patchFile = `${copy}.patch`;
   const container = `fixture-check-${fixture.name.replace(/_/g, '-')}-${process.pid}-${Date.now()}`;
   try {
-    await cp(fixture.path, copy, { recursive: true });
+    // Symlinks as they are: resolved, a relative link (fixture 72's) would point into the fixture itself.
+    await cp(fixture.path, copy, { recursive: true, verbatimSymlinks: true });
     // Beside the copy, not in it: a check of every file (Apache RAT in fixture 70) would read it as the project's.
     await writeFile(patchFile, report.patch);
     execFileSync('git', ['apply', '--verbose', patchFile], { cwd: copy, stdio: 'pipe' });
