@@ -70,19 +70,20 @@ function withoutLocalPaths(text: string): string {
  */
 function namesReadFile(line: string, manifests: Record<string, string>): boolean {
   const named = fileNamed(line);
-  return named === null || manifests[posix.normalize(named.path)] !== undefined;
+  return named === null || manifests[named.path] !== undefined;
 }
 
 /** Whether a runner's `-r` line names a requirements file the build installs already (`-r requirements-dev.txt` in `sources`). */
 function namesInstalledFile(line: string, sources: readonly string[]): boolean {
   const named = fileNamed(line);
-  return named?.constraint === false && sources.includes(`-r ${posix.normalize(named.path)}`);
+  return named?.constraint === false && sources.includes(`-r ${named.path}`);
 }
 
-/** The file a requirements line names with -r or -c (--requirement, --constraint), or null. */
+/** The file a requirements line names with -r or -c (--requirement, --constraint), its path normalized, or null. */
 function fileNamed(line: string): { path: string; constraint: boolean } | null {
   const match = line.match(/^\s*(-[rc]|--requirement|--constraint)[\s=]\s*(\S+)/);
-  return match ? { path: match[2] as string, constraint: match[1] === '-c' || match[1] === '--constraint' } : null;
+  if (!match) return null;
+  return { path: posix.normalize(match[2] as string), constraint: match[1] === '-c' || match[1] === '--constraint' };
 }
 
 /**
@@ -158,13 +159,12 @@ export function planPython(
     { file: ciRequirements, lines: ci.requirements, source: `(pip install in ${ciJob?.from})` },
   ];
   const namedByRunners = new Set(
-    runnerLines.flatMap((deps) =>
-      deps.lines.flatMap((line) => {
+    runnerLines
+      .flatMap((deps) => deps.lines.filter((line) => namesReadFile(line, manifests)))
+      .flatMap((line) => {
         const named = fileNamed(line);
-        const path = named && !named.constraint ? posix.normalize(named.path) : null;
-        return path !== null && manifests[path] !== undefined ? [path] : [];
+        return named && !named.constraint ? [named.path] : [];
       }),
-    ),
   );
   const requirementFiles = testRequirementFiles(Object.keys(manifests), namedByRunners);
   const sources: string[] = [];
