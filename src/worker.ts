@@ -41,6 +41,7 @@ import { checkSandboxImage } from './setup/sandboxImage.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
 import { admissionCounts } from './agent/admission.js';
+import { closedReason } from './temporal/closedRuns.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
@@ -330,7 +331,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     identity,
     ...grace,
     ...traced,
-    activities: createHostActivities(host, options.onToolRun, metrics),
+    activities: createHostActivities(host, options.onToolRun, metrics, (workflowId) =>
+      closedReason(client, workflowId),
+    ),
   });
   // Polls for sandbox claims only while this host has room: a full host leaves them to others.
   const claimWorker = Worker.create({
