@@ -5,7 +5,8 @@ import { TimeoutType } from '@temporalio/common';
 import { environmentFailure } from '../src/agent/environment.js';
 import { InvalidInputError, parseDebugInput, type DebugInput } from '../src/agent/input.js';
 import type { Stop } from '../src/agent/budgets.js';
-import { describeCommandThatCannotStart, describeNoTests, type TestSummary } from '../src/agent/testResults.js';
+import { describeCommandThatCannotStart, describeNoTests } from '../src/agent/baselineProblems.js';
+import type { TestSummary } from '../src/agent/testResults.js';
 
 /** The run's input, validated; a bad one fails the run at once (non-retryable InvalidInput, naming the field). */
 export function validateInput(raw: unknown): DebugInput {

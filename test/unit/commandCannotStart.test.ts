@@ -2,7 +2,8 @@
 // before any model call when the baseline's command is one of these (workflows/debugRepository.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeCommandThatCannotStart, summarizeTestOutput } from '../../src/agent/testResults.js';
+import { describeCommandThatCannotStart } from '../../src/agent/baselineProblems.js';
+import { summarizeTestOutput } from '../../src/agent/testResults.js';
 
 test('the program a shell could not start is named, whatever the shell', () => {
   const cases: Array<[string, number, string]> = [

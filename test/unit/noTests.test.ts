@@ -3,7 +3,8 @@
 // call when the baseline says so (workflows/failures.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeNoTests, summarizeTestOutput } from '../../src/agent/testResults.js';
+import { describeNoTests } from '../../src/agent/baselineProblems.js';
+import { summarizeTestOutput } from '../../src/agent/testResults.js';
 
 const esc = '\u001b';
 
