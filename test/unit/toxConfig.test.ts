@@ -123,6 +123,8 @@ deps =
     doctest: sphinx
     py39: importlib-resources
     py312,test: hypothesis
+    {py310,py311}-unit: railroad-diagrams
+    {py310,py311}-doctest: docutils
 extras = unit: diagrams
 setenv =
     PYTHONPATH = {env:PYTHONPATH}{:}{toxinidir}
@@ -134,6 +136,7 @@ commands =
     'pytest',
     "matplotlib; implementation_name != 'pypy' and python_version <= '3.15'",
     'hypothesis',
+    'railroad-diagrams',
   ]);
   assert.deepEqual(toxExtras(pyparsing), ['diagrams']);
   assert.deepEqual(toxTestEnv(pyparsing, '/workspace'), ['PYTHONWARNINGS=error']);

@@ -96,14 +96,27 @@ function testenvLines(text: string | undefined, key: string): string[] {
 /** Factors that name the environments running the tests: pyparsing's `py3{10,11}-unit`, `test`, `pytest`. */
 const testFactors = new Set(['unit', 'test', 'tests', 'testing', 'pytest']);
 
+/** A condition's alternatives as tox reads them: `py39,{py310,py311}-unit` is py39, py310-unit, py311-unit. */
+function factorAlternatives(condition: string): string[] {
+  return condition.split(/,(?![^{}]*\})/).flatMap(expandBraces);
+}
+
+function expandBraces(alternative: string): string[] {
+  const group = alternative.match(/\{([^{}]*)\}/);
+  if (!group || group.index === undefined) return [alternative];
+  const before = alternative.slice(0, group.index);
+  const after = alternative.slice(group.index + group[0].length);
+  return (group[1] as string).split(',').flatMap((choice) => expandBraces(`${before}${choice.trim()}${after}`));
+}
+
 /**
- * Whether a factor condition (`unit`, `unit-!py315t`, `py39,unit`) holds in a test environment: one
- * of its alternatives (`,`) has a test factor, and its other factors (`-`) are negated or name a
- * Python (`py312`, `pypy3`). `py38: mock` alone is for one interpreter's environment, and left out.
+ * Whether a factor condition (`unit`, `unit-!py315t`, `py39,unit`, `{py310,py311}-unit`) holds in a
+ * test environment: one of its alternatives (`,`, braces expanded) has a test factor, and its other
+ * factors (`-`) are negated or name a Python (`py312`, `pypy3`). `py38: mock` alone is for one
+ * interpreter's environment, and left out.
  */
 function testFactorCondition(condition: string): boolean {
-  if (/[{}]/.test(condition)) return false;
-  return condition.split(',').some((alternative) => {
+  return factorAlternatives(condition).some((alternative) => {
     const factors = alternative.split('-').filter(Boolean);
     const positive = factors.filter((factor) => !factor.startsWith('!'));
     return (
