@@ -1,7 +1,6 @@
 // Connecting to Temporal and starting runs: shared by our CLI, the demo, tests and benchmarks.
 import {
   Client,
-  Connection,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
   type WorkflowHandleWithFirstExecutionRunId,
@@ -10,10 +9,11 @@ import { basename, resolve } from 'node:path';
 import type { DebugInputJson } from './agent/input.js';
 import type { DebugReport } from './agent/report.js';
 import type { Config } from './config.js';
+import { connectTemporal } from './temporal/clientConnection.js';
 import { workflowType } from './temporal/definitions.js';
 
 export async function connectClient(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTemporal({ address });
   return new Client({ connection, namespace });
 }
 

@@ -41,6 +41,7 @@ import { checkSandboxImage } from './setup/sandboxImage.js';
 import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
 import { admissionCounts } from './agent/admission.js';
+import { connectTemporal } from './temporal/clientConnection.js';
 import { closedReason } from './temporal/closedRuns.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
@@ -463,7 +464,7 @@ async function connectWhileChecking(
   checks: Promise<unknown>[],
 ): Promise<[Connection, NativeConnection]> {
   const [client, native, ...rest] = await Promise.allSettled([
-    Connection.connect({ address }),
+    connectTemporal({ address }),
     NativeConnection.connect({ address }),
     ...checks,
   ] as const);

@@ -5,10 +5,11 @@ import { existsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type Docker from 'dockerode';
 import type { Config } from '../config.js';
 import { createModelClient } from '../model/anthropic.js';
+import { connectTemporal } from '../temporal/clientConnection.js';
 import { portAnswers } from '../temporal/embeddedServer.js';
 import { searchAttributeRegistrations } from '../temporal/searchAttributes.js';
 import { checkDataHome } from './dataMigration.js';
@@ -109,7 +110,7 @@ async function checkTemporalServer(config: Config): Promise<CheckResult> {
   }
   let connection: Connection | null = null;
   try {
-    connection = await Connection.connect({ address, connectTimeout: 5_000 });
+    connection = await connectTemporal({ address, connectTimeout: 5_000 });
     await connection.workflowService.describeNamespace({ namespace: config.namespace });
     const attributes = await connection.operatorService.listSearchAttributes({ namespace: config.namespace });
     const missing = searchAttributeRegistrations
