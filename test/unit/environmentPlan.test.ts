@@ -392,9 +392,42 @@ test('a failed install names the dependency that comes from a git repository', (
   );
   assert.match(
     pip,
-    /^A dependency comes from a git repository \(hypercorn, git\+https:\/\/github\.com\/urllib3\/hypercorn\), not from a package registry: builds have no git/,
+    /^A dependency comes from a git repository \(hypercorn, git\+https:\/\/github\.com\/urllib3\/hypercorn\), not from a package registry: builds reach only the registries, not git hosts/,
   );
   assert.match(pip, /Cannot find command 'git'/, "the installer's lines follow");
+  // With git in the image, the build's proxy refuses git's connection (real lines, pip and npm).
+  const refusedPip = explainInstallFailure('python · pip install -r requirements.txt', 1, [
+    'Collecting hypercorn @ git+https://github.com/urllib3/hypercorn@d1719f8c1570cbd8e6a3719ffdb14a4d72880abb (from -r durable-debugger-requirements.txt (line 1))',
+    '  Running command git clone --filter=blob:none --quiet https://github.com/urllib3/hypercorn /tmp/pip-install-d20dy9x6/hypercorn_7430505bf2cd4f60a138ebd12e7c30fe',
+    'durable-debugger: refused a connection to github.com:443: builds reach only the package registries',
+    "  fatal: unable to access 'https://github.com/urllib3/hypercorn/': CONNECT tunnel failed, response 403",
+    '  error: subprocess-exited-with-error',
+  ]);
+  assert.match(
+    refusedPip,
+    /^A dependency comes from a git repository \(hypercorn, git\+https:\/\/github\.com\/urllib3\/hypercorn\)/,
+  );
+  const refusedNpm = explainInstallFailure('node · npm install', 128, [
+    'durable-debugger: refused a connection to github.com:443: builds reach only the package registries',
+    'npm error code 128',
+    'npm error An unknown git error occurred',
+    'npm error command git --no-replace-objects ls-remote ssh://git@github.com/stevemao/left-pad.git',
+    'npm error ssh -oStrictHostKeyChecking=accept-new: 1: ssh: not found',
+    'npm error fatal: Could not read from remote repository.',
+  ]);
+  assert.match(
+    refusedNpm,
+    /^A dependency comes from a git repository \(ssh:\/\/git@github\.com\/stevemao\/left-pad\.git\), not from a package registry/,
+  );
+  // npm's lines (a `github:` dependency, in an image without git) name neither the package nor its URL.
+  const npm = explainInstallFailure('node · npm install', 254, [
+    'npm error code ENOENT',
+    'npm error syscall spawn git',
+    'npm error path git',
+    'npm error errno -2',
+    'npm error enoent An unknown git error occurred',
+  ]);
+  assert.match(npm, /^A dependency comes from a git repository, not from a package registry/);
   // A git URL in a failure that is not git's stays the install's failure.
   const other = explainInstallFailure('node · npm install', 1, [
     'npm error 404 Not Found - GET https://registry.npmjs.org/x.git',

@@ -239,23 +239,25 @@ export function explainInstallFailure(description: string, exitCode: number, las
       output,
     );
   const gitSource = gitSourceIn(output);
-  const cause = gitSource
-    ? `A dependency comes from a git repository${gitSource}, not from a package registry: builds have no git and reach only the registries (docs/environments.md). Depend on a released version of it, or name an image that has it installed ("image" in durable-debugger.json).`
-    : unreachable
-      ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
-      : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
+  const cause =
+    gitSource !== null
+      ? `A dependency comes from a git repository${gitSource}, not from a package registry: builds reach only the registries, not git hosts (docs/environments.md). Depend on a released version of it, or name an image that has it installed ("image" in durable-debugger.json).`
+      : unreachable
+        ? 'The package registries could not be reached from the build container: check the network, the proxy (HTTPS_PROXY) and the registry settings (pip config, .npmrc). Once built, an environment is reused without network.'
+        : `Installing the repository's dependencies failed (${description}, exit code ${exitCode}).`;
   return `${cause} The installer's last lines:\n${output}`;
 }
 
 /**
- * " (hypercorn, git+https://github.com/…)" when the installer failed for want of git (pip's `name @
- * git+https://…`, npm's git and `github:` dependencies), "" for a git source it did not name, null
- * for any other failure.
+ * " (hypercorn, git+https://github.com/…)" when the installer failed to fetch a git repository (pip's
+ * `name @ git+https://…`, npm's git and `github:` dependencies): git itself refused by the build's
+ * proxy, or, in an image without git, git missing. "" for a git source it did not name, null for any
+ * other failure.
  */
 function gitSourceIn(output: string): string | null {
-  const noGit =
-    /Cannot find command 'git'|No such file or directory: 'git'|syscall spawn git\b|spawn git ENOENT|Couldn't find the binary git|\bgit: not found/;
-  if (!noGit.test(output)) return null;
+  const gitFailed =
+    /fatal: unable to access '|fatal: could not read Username|fatal: Could not read from remote repository|An unknown git error occurred|Cannot find command 'git'|No such file or directory: 'git'|syscall spawn git\b|spawn git ENOENT|Couldn't find the binary git|\bgit: not found/;
+  if (!gitFailed.test(output)) return null;
   const url = output.match(/\bgit\+(?:https?|ssh):\/\/[^\s@)'"]+|\b(?:https?|ssh):\/\/[^\s)'"]+\.git\b/)?.[0];
   const name = output.match(/Collecting (\S+) @ git\+/)?.[1];
   const named = [name, url].filter(Boolean).join(', ');
