@@ -211,6 +211,17 @@ test('a test run that cannot import a dependency says which one', () => {
     undefined,
     'the code’s own files are not dependencies',
   );
+  const vitest = summarizeTestOutput(
+    'Error: Failed to resolve import "dayjs" from "src/when.ts". Does the file exist?\n Test Files  1 failed (1)',
+    1,
+  );
+  assert.equal(vitest.missingModule, 'dayjs');
+  // setuptools-scm 10's network tests without a network: a host, not a module.
+  const offline = summarizeTestOutput(
+    "E   urllib3.exceptions.NameResolutionError: <urllib3.connection.HTTPSConnection object at 0x7f>: Failed to resolve 'pypi.org' ([Errno -3] Temporary failure in name resolution)\nFAILED testing_scm/test_regressions.py::test_pip_download - urllib3.exceptions.NameResolutionError\n1 failed, 199 passed in 30.1s",
+    1,
+  );
+  assert.equal(offline.missingModule, undefined);
 });
 
 test('a test run that ran out of memory says so, with the limit and how to raise it, and is never a verified fix', () => {
