@@ -120,7 +120,7 @@ export function missingModuleIn(output: string): string | undefined {
     output.match(/ModuleNotFoundError: No module named '([^']+)'/) ??
     output.match(/Cannot find (?:module|package) '([^']+)'/) ??
     // Vite's (vitest's) lines only: urllib3's "Failed to resolve 'pypi.org'" names a host.
-    output.match(/Failed to resolve import "([^"]+)"/) ??
+    output.match(/Failed to resolve import\s"([^"]+)"/) ??
     output.match(/Failed to load url (\S+) \(resolved id/);
   const name = match?.[1];
   return name && !name.startsWith('.') && !name.startsWith('/') ? name : undefined;

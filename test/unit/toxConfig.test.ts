@@ -109,6 +109,8 @@ test('tox.ini: [testenv] setenv for the sandbox, {toxinidir} as the workspace; t
   });
   assert.ok(plan?.containerEnv.includes('REMIND_CONFIG=/workspace/tests/remind.ini'), String(plan?.containerEnv));
   assert.ok(plan?.containerEnv.includes('VIRTUAL_ENV=/opt/venv'));
+  // As an activated venv: its console scripts (the project's own CLI, black, tox) are commands.
+  assert.ok(plan?.containerEnv.includes('PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin'), String(plan?.containerEnv));
 });
 
 test('tox.ini: the lines conditional on the test environments’ factor are kept (pyparsing 3.3’s unit envs)', () => {

@@ -10,7 +10,7 @@ import { pythonImportProbe } from './pythonProbes.js';
 import { buildExtensionsInPlace, buildRequirements, cExtensionPackages, hasCExtensions } from './pythonExtensions.js';
 import { keepVersionFiles, restoreVersionFiles, versionFilesOf } from './versionFiles.js';
 import { aptInstallScript } from '../debian/debianPackages.js';
-import { environmentImageEnv } from '../../container/sandboxEnv.js';
+import { defaultPath, environmentImageEnv } from '../../container/sandboxEnv.js';
 import { environmentPaths, projectVersionVariable, type EnvironmentPlan } from '../planTypes.js';
 import {
   normalizeName,
@@ -267,7 +267,8 @@ export function planPython(
     // The project itself, importable as an editable install would make it, and ahead of site-packages:
     // a .pth line that starts with `import` runs, and puts the workspace before the venv's packages.
     `echo ${shellQuote(workspaceFirst(importRoot))} > "$purelib/durable-debugger-workspace.pth"`,
-    // Commands in the sandbox run with PATH=/usr/local/bin:...: the venv's tools are found there first.
+    // The sandbox's PATH starts with the venv's bin (containerEnv below); these serve what runs with
+    // the base PATH (/usr/local/bin:…) in this image.
     ...['python3', 'python', 'pytest'].map(
       (tool) =>
         `printf '#!/bin/sh\\nexec ${venv}/bin/${tool} "$@"\\n' > /usr/local/bin/${tool} && chmod 755 /usr/local/bin/${tool}`,
@@ -289,7 +290,9 @@ export function planPython(
     ...(lock ? { basePlan: lock.tools } : {}),
     build: [...(extensions ? [buildExtensionsInPlace] : []), ...(versionFiles.length ? [restoreVersionFiles] : [])],
     // The variables tox.ini sets for the tests, as CI's tox sets them.
-    containerEnv: [...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
+    // As an activated venv (and CI's setup-python) leaves it: the venv's console scripts are commands
+    // (dunamai's tests run `dunamai`, as many suites run their own CLI or black, flake8, tox).
+    containerEnv: [`PATH=${venv}/bin:${defaultPath}`, ...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).
     probes: probe && !installsOwn ? [probe] : [],
     ...(installsOwn
