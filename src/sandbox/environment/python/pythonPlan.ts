@@ -289,9 +289,9 @@ export function planPython(
     // A lock's export tool is in the image this one is built on.
     ...(lock ? { basePlan: lock.tools } : {}),
     build: [...(extensions ? [buildExtensionsInPlace] : []), ...(versionFiles.length ? [restoreVersionFiles] : [])],
-    // The variables tox.ini sets for the tests, as CI's tox sets them.
-    // As an activated venv (and CI's setup-python) leaves it: the venv's console scripts are commands
-    // (dunamai's tests run `dunamai`, as many suites run their own CLI or black, flake8, tox).
+    // The venv's bin first on PATH, as an activated venv (and CI's setup-python) leaves it: its console
+    // scripts are commands (dunamai's tests run `dunamai`; suites run black, flake8, their own CLI).
+    // Then the variables tox.ini sets for the tests, as CI's tox sets them.
     containerEnv: [`PATH=${venv}/bin:${defaultPath}`, ...pythonEnv, ...toxTestEnv(manifests['tox.ini'], '/workspace')],
     // With the project's own install, its build checks the image it makes (a copy of the repository at /workspace).
     probes: probe && !installsOwn ? [probe] : [],
