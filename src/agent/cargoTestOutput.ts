@@ -38,10 +38,18 @@ export function parseCargoTest(output: string): CargoCounts | null {
   let failed = 0;
   let skipped = 0;
   const failing: string[] = [];
+  // libtest runs a binary's tests in parallel and prints each as it ends: its failures are sorted,
+  // as its own `failures:` list is, so that two runs of the same tests name them alike.
+  let failingInBlock: string[] = [];
+  const endBlock = () => {
+    failing.push(...failingInBlock.sort());
+    failingInBlock = [];
+  };
   const buildFailures: string[] = [];
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] as string;
     if (/^running \d+ tests?$/.test(line)) {
+      endBlock();
       block++;
       continue;
     }
@@ -49,7 +57,7 @@ export function parseCargoTest(output: string): CargoCounts | null {
     if (test?.[2] === 'FAILED') {
       const name = test[1] as string;
       const binary = block >= 0 ? headers[block] : null;
-      failing.push(binary && !name.includes(' - ') ? `${binary}::${name}` : name);
+      failingInBlock.push(binary && !name.includes(' - ') ? `${binary}::${name}` : name);
       continue;
     }
     const result = line.match(resultLine);
@@ -72,6 +80,7 @@ export function parseCargoTest(output: string): CargoCounts | null {
     const buildScript = line.match(buildScriptFailed);
     if (buildScript) buildFailures.push(`${buildScript[1]} (build script): failed`);
   }
+  endBlock();
   if (!sawResult && buildFailures.length === 0 && failing.length === 0) {
     // cargo refused before building: a manifest it cannot read, a lockfile --locked forbids updating.
     const refusal = lines.find((line) => /^error: /.test(line) && !/^error: test failed/.test(line));

@@ -34,6 +34,27 @@ test('stderr headers read ahead of stdout lines (as the sandbox merges the two) 
   ]);
 });
 
+test('failures of one binary are named in the same order whichever of its parallel tests ended first', () => {
+  // Fixture 68's two failures came in either order from run to run (libtest runs tests in parallel).
+  const run = (first: string, second: string) =>
+    summarizeTestOutput(
+      [
+        '     Running tests/decode.rs (target/debug/deps/decode-0123456789abcdef)',
+        '',
+        'running 3 tests',
+        `test ${first} ... FAILED`,
+        'test decodes_pairs ... ok',
+        `test ${second} ... FAILED`,
+        '',
+        'test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s',
+      ].join('\n'),
+      101,
+    ).failing;
+  const expected = ['decode::error_message_names_the_position', 'decode::invalid_second_digit_reports_its_index'];
+  assert.deepEqual(run('invalid_second_digit_reports_its_index', 'error_message_names_the_position'), expected);
+  assert.deepEqual(run('error_message_names_the_position', 'invalid_second_digit_reports_its_index'), expected);
+});
+
 test('a failing doc-test is named by its file, item and line', () => {
   const summary = summarizeTestOutput(capture('cargo-doctest.txt'), 101);
   assert.deepEqual([summary.passed, summary.failed], [4, 1]);
