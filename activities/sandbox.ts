@@ -66,31 +66,16 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each
- * tool took in the host; `runEnded` says why a run has closed (null while it runs, see closedRuns.ts).
- */
+/** Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each tool took in the host. */
 export function createHostActivities(
   host: SandboxHost,
   onToolRun?: (tool: string, ms: number) => void,
   metrics?: WorkerMetrics,
-  runEnded?: (workflowId: string) => Promise<string | null>,
 ) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
       // Heartbeats while it works: rebuilding a large repository takes longer than the heartbeat timeout.
-      const prepared = await translateFailures(() => host.prepare(request, execHooks()));
-      // A run terminated while its container was being made never destroys it, and its workflow
-      // no longer takes this result: the container goes now rather than at the next sweep.
-      const ended = prepared.containerCreated ? await runEnded?.(request.workflowId).catch(() => null) : null;
-      if (ended) {
-        await host.destroy(request.sandboxId);
-        throw ApplicationFailure.nonRetryable(
-          `the run closed (${ended}) while its sandbox was made: removed it`,
-          'RunClosed',
-        );
-      }
-      return prepared;
+      return translateFailures(() => host.prepare(request, execHooks()));
     },
     /**
      * Builds (or reuses) the image with the repository's dependencies; the only step with network.
