@@ -31,6 +31,7 @@ import {
   type SandboxHost,
 } from '../src/sandbox/sandboxHost.js';
 import type { WorkerMetrics } from '../src/temporal/metrics.js';
+import type { RunEnds } from '../src/temporal/closedRuns.js';
 
 /**
  * Host work heartbeats once it has gone on for a second, not as it starts: each heartbeat is a
@@ -66,16 +67,32 @@ async function translateFailures<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each tool took in the host. */
+/**
+ * Activities that must run on the worker that holds the sandbox; `onToolRun` is told how long each
+ * tool took in the host; `runEnds` says whether a run has closed and gives back its queue place.
+ */
 export function createHostActivities(
   host: SandboxHost,
   onToolRun?: (tool: string, ms: number) => void,
   metrics?: WorkerMetrics,
+  runEnds?: RunEnds,
 ) {
   return {
     async prepareSandbox(request: PrepareSandboxRequest): Promise<PrepareSandboxResult> {
       // Heartbeats while it works: rebuilding a large repository takes longer than the heartbeat timeout.
-      return translateFailures(() => host.prepare(request, execHooks()));
+      const prepared = await translateFailures(() => host.prepare(request, execHooks()));
+      // A run terminated while its container was made never destroys it nor leaves the sandbox
+      // queue: both go now, as the next sweep would take them back.
+      const ended = prepared.containerCreated ? await runEnds?.reason(request.workflowId).catch(() => null) : null;
+      if (ended && runEnds) {
+        await host.destroy(request.sandboxId);
+        await runEnds.releasePlace(request.workflowId).catch(() => undefined);
+        throw ApplicationFailure.nonRetryable(
+          `the run closed (${ended}) while its sandbox was made: removed it`,
+          'RunClosed',
+        );
+      }
+      return prepared;
     },
     /**
      * Builds (or reuses) the image with the repository's dependencies; the only step with network.

@@ -9,8 +9,8 @@ import type { Client } from '@temporalio/client';
 import { labels, listProjectContainers, removeContainer } from './sandbox/container/container.js';
 import type { HostCapacity } from './sandbox/container/hostCapacity.js';
 import { removeFolder } from './sandbox/workspace/ownerAccess.js';
-import { closedReason } from './temporal/closedRuns.js';
-import { sandboxAdmissionIdFor, sandboxQueueQuery, sandboxReleaseSignal } from './temporal/definitions.js';
+import { closedReason, releaseQueuePlace } from './temporal/closedRuns.js';
+import { sandboxAdmissionIdFor, sandboxQueueQuery } from './temporal/definitions.js';
 
 export interface ReapedItem {
   kind: 'container' | 'workspace' | 'queue place';
@@ -108,15 +108,17 @@ async function releaseQueuePlaces(
   verdictFor: (workflowId: string) => Promise<string | null>,
   only: string[] | null,
 ): Promise<ReapedItem[]> {
-  const queue = client.workflow.getHandle(sandboxAdmissionIdFor(taskQueue));
-  const state = await queue.query(sandboxQueueQuery).catch(() => null);
+  const state = await client.workflow
+    .getHandle(sandboxAdmissionIdFor(taskQueue))
+    .query(sandboxQueueQuery)
+    .catch(() => null);
   if (!state) return [];
   const known = [...Object.keys(state.holding), ...state.waiting.map((each) => each.workflowId)];
   const reaped: ReapedItem[] = [];
   for (const workflowId of only ? known.filter((each) => only.includes(each)) : known) {
     const reason = await verdictFor(workflowId);
     if (!reason) continue;
-    await queue.signal(sandboxReleaseSignal, workflowId);
+    await releaseQueuePlace(client, taskQueue, workflowId);
     reaped.push({ kind: 'queue place', id: workflowId, workflowId, reason });
   }
   return reaped;

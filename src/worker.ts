@@ -42,6 +42,7 @@ import { SandboxHost } from './sandbox/sandboxHost.js';
 import { openContentStore } from './sandbox/store/openStore.js';
 import { admissionCounts } from './agent/admission.js';
 import { connectTemporal } from './temporal/clientConnection.js';
+import { runEndsOn } from './temporal/closedRuns.js';
 import { sandboxAdmissionIdFor, sandboxClaimQueueFor, sandboxQueueQuery } from './temporal/definitions.js';
 import { ensureSearchAttributes } from './temporal/searchAttributes.js';
 import { WorkerMetrics } from './temporal/metrics.js';
@@ -331,7 +332,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     identity,
     ...grace,
     ...traced,
-    activities: createHostActivities(host, options.onToolRun, metrics),
+    activities: createHostActivities(host, options.onToolRun, metrics, runEndsOn(client, taskQueue)),
   });
   // Polls for sandbox claims only while this host has room: a full host leaves them to others.
   const claimWorker = Worker.create({

@@ -6,9 +6,13 @@ import assert from 'node:assert/strict';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type Docker from 'dockerode';
+import { createHostActivities } from '../../activities/sandbox.js';
 import { sandboxLimitsSchema } from '../../src/agent/input.js';
 import { reapOrphans } from '../../src/reaper.js';
+import { closedReason } from '../../src/temporal/closedRuns.js';
+import { startTestSandbox } from '../support/testSandbox.js';
 import {
   connectDocker,
   createSandboxContainer,
@@ -145,6 +149,47 @@ test('removes the sandboxes of closed and unknown workflows and containers stuck
       const info = await findSandboxContainer(docker, sandboxId);
       if (info) await removeContainer(docker, info.Id);
     }
+  }
+});
+
+test('a sandbox made for a run that closed meanwhile is removed, and its queue place given back, by the activity that made it', async () => {
+  // The host of a test sandbox, with the snapshot it took; its own container is not used here.
+  const sandbox = await startTestSandbox();
+  const released: string[] = [];
+  const activities = createHostActivities(sandbox.host, undefined, undefined, {
+    reason: (workflowId) => closedReason(server.client, workflowId),
+    releasePlace: async (workflowId) => void released.push(workflowId),
+  });
+  const running = await runningWorkflow('prepared');
+  const terminated = await runningWorkflow('closed-while-prepared');
+  await server.client.workflow.getHandle(terminated).terminate('ended while its sandbox was made');
+  const request = (workflowId: string) => ({
+    sandboxId: `prepared-${workflowId}`.slice(0, 60),
+    workflowId,
+    runId: 'run',
+    log: { snapshotId: sandbox.snapshotId, mutations: [], digest: sandbox.snapshotId },
+    limits: sandbox.limits,
+  });
+  const environment = new MockActivityEnvironment();
+  try {
+    const kept = (await environment.run(activities.prepareSandbox, request(running))) as { containerCreated: boolean };
+    assert.equal(kept.containerCreated, true);
+    assert.equal(await exists(request(running).sandboxId), true, 'a running workflow keeps the sandbox it asked for');
+    await assert.rejects(
+      environment.run(activities.prepareSandbox, request(terminated)),
+      /the run closed \(workflow terminated\)/,
+    );
+    assert.equal(
+      await exists(request(terminated).sandboxId),
+      false,
+      'the closed run’s container outlived the activity',
+    );
+    assert.deepEqual(released, [terminated], 'only the closed run gives back its place in the sandbox queue');
+  } finally {
+    await sandbox.host.destroy(request(running).sandboxId);
+    await sandbox.host.destroy(request(terminated).sandboxId);
+    await sandbox.stop();
+    await server.client.workflow.getHandle(running).terminate('test over');
   }
 });
 
