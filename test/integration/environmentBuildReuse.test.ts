@@ -327,10 +327,8 @@ test(
         }),
         'test/number.test.js': "const test = require('node:test');\ntest('loads', () => require('is-number'));\n",
       });
-    const built = [
-      await prepare(await repository('first-node-repo')),
-      await prepare(await repository('second-node-repo')),
-    ];
+    const snapshots = [await repository('first-node-repo'), await repository('second-node-repo')];
+    const built = [await prepare(snapshots[0] as string), await prepare(snapshots[1] as string)];
     const toolchains: string[] = [];
     for (const each of built) {
       assert.equal(each.error, undefined, each.error?.message);
@@ -356,8 +354,36 @@ test(
         assert.equal(imageLabels[label], '', `${label} on ${each.image}`);
     }
     assert.equal(toolchains[0], toolchains[1], 'both repositories are built on one toolchain image');
+
+    // Found again, each image of the chain (the sandbox image, the toolchain's, the repository's) is
+    // asked about once: the image a level finds is the next level's base.
+    const { result: again, asked } = await imagesAskedWhile(() => prepare(snapshots[1] as string));
+    assert.equal(again.reused, true);
+    assert.ok(asked.length >= 3, `asked about ${asked.join(', ')}`);
+    assert.deepEqual(asked, [...new Set(asked)], 'an image was asked about twice');
   },
 );
+
+/** The images the environment builder asked Docker about (inspect) while `work` ran, in order. */
+async function imagesAskedWhile<T>(work: () => Promise<T>): Promise<{ result: T; asked: string[] }> {
+  const client = host.environments.options.docker;
+  const getImage = client.getImage.bind(client);
+  const asked: string[] = [];
+  client.getImage = (name: string) => {
+    const image = getImage(name);
+    const inspect = image.inspect.bind(image);
+    image.inspect = ((...args: Parameters<typeof inspect>) => {
+      asked.push(name);
+      return inspect(...args);
+    }) as typeof image.inspect;
+    return image;
+  };
+  try {
+    return { result: await work(), asked };
+  } finally {
+    client.getImage = getImage;
+  }
+}
 
 test('an image is asked for its Python once per host: a second builder (another worker) finds the answer kept and starts no container', async () => {
   const folder = await mkdtemp(join(scratch, 'python-versions-'));

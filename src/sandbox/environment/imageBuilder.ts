@@ -14,13 +14,14 @@ import { labels, projectLabel, removeContainer } from '../container/container.js
 import { BuildNetworks, openBuildNetwork, networkHolderPrefix, proxyPort } from './buildNetwork.js';
 import { openBuildCgroup } from './buildCgroup.js';
 import { buildSettings, secretRedactor, settingsMountPoint, type BuildSettings } from './buildSettings.js';
-import { readHostPackageSettings, warmHostPackageSettings } from './hostPackageSettings.js';
+import { readHostPackageSettings, warmHostPackageSettings, type HostPackageSettings } from './hostPackageSettings.js';
 import { ImagePolicy } from './imagePolicy.js';
 import { inputFileContent, readManifests, readSourceFiles } from './manifests.js';
 import { explainInstallFailure, planEnvironment } from './plan.js';
 import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
+import { ImageLookups } from './imageLookups.js';
 import { WarmLayers } from './warmLayers.js';
 import { PreviousBuilds, type PreviousBuild, type RepositoryBuild } from './previousBuilds.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
@@ -63,6 +64,9 @@ export { EnvironmentBuildError };
 
 /** What a build may do to the root filesystem it installs into: own, chown and write its files. Nothing else. */
 const buildCapabilities = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'];
+
+/** A request as its preparation carries it: with what it asked Docker so far. */
+type Preparation = EnvironmentRequest & { images: ImageLookups; hostSettings?: Promise<HostPackageSettings> };
 
 export interface EnvironmentRequest {
   snapshotId: string;
@@ -172,16 +176,21 @@ export class EnvironmentBuilder {
    * Reads the snapshot's manifests and decides what to install, on a sandbox image whose Python the
    * repository allows; null when nothing needs installing.
    */
-  async plan(snapshotId: string, choice: EnvironmentChoice): Promise<EnvironmentPlan | null> {
+  async plan(
+    snapshotId: string,
+    choice: EnvironmentChoice,
+    images = new ImageLookups(this.options.docker),
+  ): Promise<EnvironmentPlan | null> {
     const { store } = this.options;
     const tree = await store.getTree(snapshotId);
     const files = tree.entries.map((entry) => entry.path);
     const manifests = await readManifests(store, tree.entries);
-    return this.pythons.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests);
+    return this.pythons.onAllowedPython(planEnvironment(files, manifests, choice), files, manifests, images);
   }
 
-  async prepare(request: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
-    const planned = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice));
+  async prepare(environmentRequest: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
+    const request: Preparation = { ...environmentRequest, images: new ImageLookups(this.options.docker) };
+    const planned = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice, request.images));
     if (!planned) return null;
     const plan = withBuildChecks(planned);
     const dependencies = await this.onBaseImage(plan, request, hooks);
@@ -194,6 +203,7 @@ export class EnvironmentBuilder {
         store: this.options.store,
         home: join(this.options.home, 'env-builds'),
         passes: new KeptAnswers(join(this.options.home, 'probes-passed')),
+        images: request.images,
         image: prepared.image,
         containerEnv: prepared.containerEnv,
         nodeModules: plan.nodeModules,
@@ -219,7 +229,7 @@ export class EnvironmentBuilder {
    */
   private async onBaseImage(
     plan: EnvironmentPlan,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     if (!plan.basePlan) return this.prepareImage(plan, request, hooks);
@@ -249,7 +259,7 @@ export class EnvironmentBuilder {
   private async withProjectInstalled(
     plan: EnvironmentPlan,
     dependencies: PreparedEnvironment,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     if (!plan.projectInstall) return dependencies;
@@ -299,7 +309,7 @@ export class EnvironmentBuilder {
   private async withSourcesWarmup(
     warmup: SourcesWarmup,
     dependencies: PreparedEnvironment,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment | null> {
     const summary = await timed(hooks, 'project sources', async () => {
@@ -331,11 +341,10 @@ export class EnvironmentBuilder {
 
   private async prepareImage(
     plan: EnvironmentPlan,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
     previousBuild?: PreviousBuild,
   ): Promise<PreparedEnvironment> {
-    const { docker } = this.options;
     if (plan.dockerfile) return this.prepareDockerfile(plan, plan.dockerfile, request, hooks);
     const baseImage = plan.baseImage ?? suiteImage(this.options.baseImage, plan.debianSuite);
     // An image the run's input names is the user's choice; one from durable-debugger.json (an image or
@@ -348,10 +357,7 @@ export class EnvironmentBuilder {
       const refusal = this.imagePolicy.refusal(plan.baseImage, repositoryConfigFile);
       if (refusal) throw new EnvironmentConfigError(refusal);
     }
-    const base = await docker
-      .getImage(baseImage)
-      .inspect()
-      .catch(() => null);
+    const base = await request.images.inspect(baseImage);
     if (!base && !plan.baseImage && plan.debianSuite)
       throw new EnvironmentBuildError(
         `The environment builds on the sandbox image from Debian ${plan.debianSuite} (${baseImage}), which is not built on this Docker engine: build it once, as root, with ${suiteSetupCommand(plan.debianSuite)}.`,
@@ -374,7 +380,7 @@ export class EnvironmentBuilder {
     const toolchain = await timed(hooks, 'toolchain', () =>
       fetchToolchain(plan.toolchains, this.options.toolchainDir ?? defaultToolchainDir()),
     );
-    const settings = await this.settingsFor({
+    const settings = await this.settingsFor(request, {
       installers: installersOf(plan),
       // Setup commands are the repository's code: the registries' credentials only when the user opts in.
       credentials: plan.kind !== 'custom' || (this.options.setupCredentials ?? false),
@@ -400,10 +406,7 @@ export class EnvironmentBuilder {
       ...(installScripts.length ? { installScripts } : {}),
     });
     const reused = async (): Promise<PreparedEnvironment | null> => {
-      const existing = await docker
-        .getImage(image)
-        .inspect()
-        .catch(() => null);
+      const existing = await request.images.inspect(image);
       if (!existing) return null;
       const labelsOf = existing.Config.Labels ?? {};
       const packages = labelsOf[environmentLabels.packages];
@@ -491,12 +494,16 @@ export class EnvironmentBuilder {
     return (this.options.network ?? 'registries') === 'registries';
   }
 
-  /** The host's package settings a build's installers need: pip's for Python, npm's for Node, both for setup commands. */
-  private async settingsFor(wanted: {
-    installers: readonly Installer[];
-    credentials?: boolean;
-  }): Promise<BuildSettings> {
-    const host = await readHostPackageSettings(process.env);
+  /**
+   * The host's package settings a build's installers need (pip's for Python, npm's for Node, both for
+   * setup commands), read once per preparation.
+   */
+  private async settingsFor(
+    request: Preparation,
+    wanted: { installers: readonly Installer[]; credentials?: boolean },
+  ): Promise<BuildSettings> {
+    request.hostSettings ??= readHostPackageSettings(process.env);
+    const host = await request.hostSettings;
     return buildSettings(host, { ...wanted, proxyUrl: this.confined ? `http://127.0.0.1:${proxyPort}` : null });
   }
 
@@ -582,7 +589,7 @@ export class EnvironmentBuilder {
   private async prepareDockerfile(
     plan: EnvironmentPlan,
     dockerfile: NonNullable<EnvironmentPlan['dockerfile']>,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
     const { docker } = this.options;
@@ -594,10 +601,7 @@ export class EnvironmentBuilder {
     for (const { image: from, where } of named) {
       const refusal = this.imagePolicy.refusal(from, `${repositoryDockerfile} (${where})`);
       if (refusal) throw new EnvironmentConfigError(refusal);
-      const info = await docker
-        .getImage(from)
-        .inspect()
-        .catch(() => null);
+      const info = await request.images.inspect(from);
       if (!info) {
         throw new EnvironmentBuildError(
           `${repositoryDockerfile} builds ${where === 'FROM' ? 'FROM ' : 'with COPY --from='}${from}, which is not on this Docker engine: durable-debugger never pulls images. Pull or build it first (docker pull ${from}), or base the file on an image that is here, such as ${this.options.baseImage}.`,
@@ -649,7 +653,7 @@ export class EnvironmentBuilder {
     plan: EnvironmentPlan,
     dockerfile: NonNullable<EnvironmentPlan['dockerfile']>,
     image: string,
-    request: EnvironmentRequest,
+    request: Preparation,
     hooks: BuildHooks,
     prepared: (reused: boolean, buildMs: number) => Promise<PreparedEnvironment>,
   ): Promise<PreparedEnvironment> {
@@ -660,7 +664,7 @@ export class EnvironmentBuilder {
     const inputDir = await mkdtemp(join(buildsRoot, 'dockerfile-'));
     const lines: string[] = [];
     // Every installer's registries; of the settings, only the proxy (a Dockerfile gets no files of the host).
-    const settings = await this.settingsFor({ installers });
+    const settings = await this.settingsFor(request, { installers });
     const redact = secretRedactor(settings.secrets);
     const log = (output: string) => {
       const line = redact(output);

@@ -5,6 +5,7 @@
 // would otherwise start a container for it, about half a second).
 import type Docker from 'dockerode';
 import type { KeptAnswers } from '../keptAnswers.js';
+import { ImageLookups } from '../imageLookups.js';
 import { labels, projectLabel, removeContainer } from '../../container/container.js';
 import { EnvironmentBuildError, type EnvironmentPlan } from '../planTypes.js';
 import { repositoryProbes } from '../ecosystems.js';
@@ -31,16 +32,17 @@ export class SandboxPythons {
     plan: EnvironmentPlan | null,
     files: string[],
     manifests: Record<string, string>,
+    images = new ImageLookups(this.docker),
   ): Promise<EnvironmentPlan | null> {
     if (plan && plan.kind !== 'python') return plan;
     const requirement = readPythonProject(manifests).requiresPython;
     if (!requirement) return plan;
     const sandboxImage = this.sandboxImage;
-    const version = await this.pythonVersionOf(sandboxImage);
+    const version = await this.pythonVersionOf(sandboxImage, images);
     if (!version || allowsPython(requirement.specifier, version) !== false) return plan;
     for (const python of debianPythons) {
       const image = pythonVariantImage(sandboxImage, python.minor);
-      const found = await this.pythonVersionOf(image);
+      const found = await this.pythonVersionOf(image, images);
       if (!found || !allowsPython(requirement.specifier, found)) continue;
       const why = `python ${found} (${requirement.source}: ${requirement.specifier})`;
       // A plan built on a tools image (a lock's export tool) gets that Python through it.
@@ -68,11 +70,8 @@ export class SandboxPythons {
   }
 
   /** The Python an image has (`python3`), asked once per image id; null when the image or its python3 is missing. */
-  private async pythonVersionOf(image: string): Promise<string | null> {
-    const info = await this.docker
-      .getImage(image)
-      .inspect()
-      .catch(() => null);
+  private async pythonVersionOf(image: string, images: ImageLookups): Promise<string | null> {
+    const info = await images.inspect(image);
     if (!info) return null;
     let known = this.versions.get(info.Id);
     if (!known) {
