@@ -592,7 +592,6 @@ export class EnvironmentBuilder {
     request: Preparation,
     hooks: BuildHooks,
   ): Promise<PreparedEnvironment> {
-    const { docker } = this.options;
     const bases: string[] = [];
     const named = [
       ...dockerfile.fromImages.map((image) => ({ image, where: 'FROM' })),
@@ -621,10 +620,10 @@ export class EnvironmentBuilder {
       .slice(0, 16);
     const image = `${environmentRepository}:${key}`;
     const prepared = async (reused: boolean, buildMs: number): Promise<PreparedEnvironment> => {
+      const info = await request.images.inspect(image);
+      if (!info) throw new Error(`the environment's image ${image} is not on this Docker engine`);
       // The sandbox sets PATH itself: the image's own PATH (a venv, a toolchain) is passed on.
-      const path = ((await docker.getImage(image).inspect()).Config.Env ?? []).find((variable) =>
-        variable.startsWith('PATH='),
-      );
+      const path = (info.Config.Env ?? []).find((variable) => variable.startsWith('PATH='));
       return {
         image,
         containerEnv: path ? [path] : [],
@@ -635,14 +634,7 @@ export class EnvironmentBuilder {
         packages: null,
       };
     };
-    const exists = () =>
-      docker
-        .getImage(image)
-        .inspect()
-        .then(
-          () => true,
-          () => false,
-        );
+    const exists = async () => (await request.images.inspect(image)) !== null;
     if (await exists()) return prepared(true, 0);
     return this.withBuildSlot(hooks, async () =>
       (await exists()) ? prepared(true, 0) : this.buildDockerfile(plan, dockerfile, image, request, hooks, prepared),
@@ -737,13 +729,7 @@ export class EnvironmentBuilder {
         hooks.signal?.removeEventListener('abort', abort);
       }
       if (hooks.signal?.aborted) throw new Error('the environment build was cancelled');
-      if (
-        failure !== null ||
-        !(await docker
-          .getImage(image)
-          .inspect()
-          .catch(() => null))
-      ) {
+      if (failure !== null || !(await request.images.inspect(image))) {
         throw new EnvironmentBuildError(
           `Building ${repositoryDockerfile} failed (${failure ?? 'no image was made'}).${refusedNote(network.refused)} The build's last lines:\n${lines.join('\n')}`,
         );

@@ -13,7 +13,7 @@ import { outputEnd } from '../container/outputEnd.js';
 import { LineMergedOutput } from '../container/lineMergedOutput.js';
 import type { ContentStore } from '../store/contentStore.js';
 import type { KeptAnswers } from './keptAnswers.js';
-import { ImageLookups } from './imageLookups.js';
+import type { ImageLookups } from './imageLookups.js';
 import type { EnvironmentProbe } from './planTypes.js';
 
 export interface ProbeRun {
@@ -32,7 +32,7 @@ export interface ProbeRun {
   /** The passes remembered on this host, each kept under the hash of what decided it (the image's id, the probes, the files they read, the mounts); without it, the probes always run. */
   passes?: KeptAnswers;
   /** The preparation's lookups, which have usually asked about the image already. */
-  images?: ImageLookups;
+  images: ImageLookups;
   /** Runs the removal of the probe's container and files after the answer is out (the builder's clean-ups); without it, before. */
   cleanUpLater?: (cleanUp: () => Promise<void>) => void;
 }
@@ -67,7 +67,7 @@ export async function runProbes(run: ProbeRun): Promise<ProbeFailure | null> {
   const wanted = new Set(run.probes.flatMap((probe) => probe.files));
   const read = tree.entries.flatMap((entry) => (entry.kind === 'file' && wanted.has(entry.path) ? [entry] : []));
   const imageId = async () => {
-    const info = await (run.images ?? new ImageLookups(docker)).inspect(run.image);
+    const info = await run.images.inspect(run.image);
     if (!info) throw new Error(`the image ${run.image} to probe is not on this Docker engine`);
     return info.Id;
   };
