@@ -219,7 +219,7 @@ function summary({
     const kinds = environment.fixtures
       .map(
         (cost) =>
-          `${cost.shape} ${number(cost.coldMs / 1000)} s cold (the installer on the host ${number(cost.hostInstallMs / 1000)} s) vs ${number(cost.cachedMs.median)} ms cached (+${number(cost.addedMb, 0)} MB)`,
+          `${cost.shape} ${number(cost.coldMs / 1000)} s cold (the installer on the host ${number(cost.hostInstallMs / 1000)} s) vs ${number(cost.foundMs)} ms found again and ${number(cost.cachedMs.median)} ms remembered (+${number(cost.addedMb, 0)} MB)`,
       )
       .join('; ');
     lines.push(`7. Environment step: ${kinds}.`);

@@ -4,7 +4,8 @@
 // is), the probes' passes remembered (a reused image is not probed again, a failing probe fails every
 // time), the image of a plan's own install checked by its build (no probe container), the build
 // containers removed after the build has returned, Node's toolchain in an image of its own that
-// repositories share, and each image's Python asked once per host.
+// repositories share, a preparation found again remembered until Docker tells of an event touching its images,
+// and each image's Python asked once per host.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -312,7 +313,7 @@ test(
 );
 
 test(
-  'Node repositories asking the same Node and package manager share one toolchain image; their own images hold only their dependencies',
+  'Node repositories asking the same Node and package manager share one toolchain image; their own images hold only their dependencies; found again, an image is remembered until an event touches it',
   { timeout: 600_000 },
   async () => {
     const salt = `${process.pid}-${Date.now()}`;
@@ -361,6 +362,24 @@ test(
     assert.equal(again.reused, true);
     assert.ok(asked.length >= 3, `asked about ${asked.join(', ')}`);
     assert.deepEqual(asked, [...new Set(asked)], 'an image was asked about twice');
+
+    // Found again once, it is remembered by the worker: no image is asked about while Docker tells of
+    // no event touching its images (another image made and removed is none).
+    const other = await docker.createContainer({ Image: host.options.image, Cmd: ['true'], NetworkDisabled: true });
+    const made = await other.commit({ repo: 'durable-debugger-reuse-test', tag: salt });
+    await other.remove({ force: true });
+    await docker.getImage((made as { Id: string }).Id).remove({ force: true });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the events reach the worker within milliseconds
+    const { result: third, asked: askedThird } = await imagesAskedWhile(() => prepare(snapshots[1] as string));
+    assert.deepEqual(third, again);
+    assert.deepEqual(askedThird, []);
+    // A removed image of its own is such an event: the next preparation looks again, and builds what is gone.
+    await docker.getImage(again.image as string).remove();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the event reaches the worker within milliseconds
+    const rebuilt = await prepare(snapshots[1] as string);
+    assert.equal(rebuilt.error, undefined, rebuilt.error?.message);
+    assert.equal(rebuilt.reused, false);
+    assert.equal(rebuilt.image, again.image);
   },
 );
 

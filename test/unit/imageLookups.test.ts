@@ -38,3 +38,15 @@ test('a missing image is asked about again: a build may have made it meanwhile',
   assert.equal((await lookups.inspect('env:abc'))?.Id, 'sha256:env:abc');
   assert.deepEqual(asked, ['env:abc', 'env:abc']);
 });
+
+test('the names asked about, found or not, and the ids found are what the preparation depends on', async () => {
+  const { docker } = dockerKnowing(new Set(['durable-debugger-sandbox:1']));
+  const lookups = new ImageLookups(docker);
+  await lookups.inspect('durable-debugger-sandbox:1');
+  await lookups.inspect('python');
+  assert.deepEqual(lookups.images().sort(), [
+    'durable-debugger-sandbox:1',
+    'python:latest',
+    'sha256:durable-debugger-sandbox:1',
+  ]);
+});

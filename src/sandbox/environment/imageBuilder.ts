@@ -6,6 +6,7 @@
 // read-only folder that never enters the image (buildSettings.ts). The image's tag is a hash of
 // everything that decides its content, the settings included, so a second run reuses it.
 import { createHash, randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type Docker from 'dockerode';
@@ -22,10 +23,13 @@ import { explainProbeFailure, runProbes } from './probeRunner.js';
 import { BuildChecksOutput, withBuildChecks } from './buildChecks.js';
 import { KeptAnswers } from './keptAnswers.js';
 import { ImageLookups } from './imageLookups.js';
+import { ImageEvents } from './imageEvents.js';
+import { RememberedPreparations } from './rememberedPreparations.js';
 import { WarmLayers } from './warmLayers.js';
 import { PreviousBuilds, type PreviousBuild, type RepositoryBuild } from './previousBuilds.js';
 import { parseInstallScriptsLabel, parseInstallScriptsLine } from './node/installScripts.js';
 import { SandboxPythons } from './python/pythonImages.js';
+import { rustupToolchainsFolder } from './rust/rustupToolchains.js';
 import { suiteImage, suiteSetupCommand } from './debian/suiteImages.js';
 import { defaultToolchainDir, fetchToolchain } from './toolchain.js';
 import { safeProjectVersion } from '../workspace/projectVersion.js';
@@ -112,6 +116,7 @@ export interface BuildHooks {
 
 /** The steps of a preparation the bench times apart. */
 export type BuildPhase =
+  | 'remembered'
   | 'plan'
   | 'lookup'
   | 'toolchain'
@@ -151,6 +156,10 @@ export class EnvironmentBuilder {
   private readonly networks = new BuildNetworks();
   /** Builds' clean-ups (their containers and input folders removed), done after the build has returned. */
   private readonly cleanUps = new Set<Promise<void>>();
+  /** The engine's image events, watched while this builder lives: what tells the preparations below are still good. */
+  private readonly imageEvents: ImageEvents;
+  /** What cached preparations returned, for the same request while nothing they read has changed. */
+  private readonly remembered: RememberedPreparations;
 
   constructor(readonly options: EnvironmentBuilderOptions) {
     this.pythons = new SandboxPythons(
@@ -169,6 +178,8 @@ export class EnvironmentBuilder {
         );
     this.warmLayers = new WarmLayers(new KeptAnswers(join(options.home, 'warm-layers')), imageExists);
     this.previousBuilds = new PreviousBuilds(new KeptAnswers(join(options.home, 'previous-builds')), imageExists);
+    this.imageEvents = new ImageEvents(options.docker);
+    this.remembered = new RememberedPreparations(this.imageEvents);
     warmHostPackageSettings();
   }
 
@@ -190,6 +201,35 @@ export class EnvironmentBuilder {
 
   async prepare(environmentRequest: EnvironmentRequest, hooks: BuildHooks = {}): Promise<PreparedEnvironment | null> {
     const request: Preparation = { ...environmentRequest, images: new ImageLookups(this.options.docker) };
+    const started = performance.now();
+    const [startedAt, conditions] = await Promise.all([this.imageEvents.watched(), this.conditionsOf(request)]);
+    const remembered = this.remembered.find(request, conditions);
+    if (remembered !== undefined) {
+      hooks.onPhase?.('remembered', performance.now() - started);
+      return remembered;
+    }
+    const environment = await this.prepareAnew(request, hooks);
+    this.remembered.keep(request, { environment, conditions, images: request.images.images(), startedAt });
+    return environment;
+  }
+
+  /**
+   * What a preparation reads beyond its request and the images: the day (Node's LTS), the host's
+   * package settings (hashed: they hold credentials), the folders of fetched toolchains and of
+   * rustup's (a tool fetched or installed since).
+   */
+  private async conditionsOf(request: Preparation): Promise<string> {
+    request.hostSettings ??= readHostPackageSettings(process.env);
+    const settings = createHash('sha256')
+      .update(JSON.stringify(await request.hostSettings))
+      .digest('hex');
+    const folders = [this.options.toolchainDir ?? defaultToolchainDir(), rustupToolchainsFolder()].map(
+      (folder) => statSync(folder, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+    );
+    return JSON.stringify([new Date().toISOString().slice(0, 10), settings, folders]);
+  }
+
+  private async prepareAnew(request: Preparation, hooks: BuildHooks): Promise<PreparedEnvironment | null> {
     const planned = await timed(hooks, 'plan', () => this.plan(request.snapshotId, request.choice, request.images));
     if (!planned) return null;
     const plan = withBuildChecks(planned);
@@ -565,6 +605,7 @@ export class EnvironmentBuilder {
 
   /** Waits for the builds' clean-ups and closes the build networks kept warm between builds (a worker that stops). */
   async close(): Promise<void> {
+    this.imageEvents.close();
     await Promise.all([...this.cleanUps]);
     await this.networks.close();
   }

@@ -24,11 +24,16 @@ export function hostTriple(arch = process.arch): string | null {
   return null;
 }
 
+/** Where rustup keeps its toolchains, one folder each. */
+export function rustupToolchainsFolder(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.RUSTUP_HOME ?? join(homedir(), '.rustup'), 'toolchains');
+}
+
 /** Every rustup toolchain of this host for its own Linux target, one per folder; [] when rustup has none. */
 export function readHostRustToolchains(env: NodeJS.ProcessEnv = process.env): HostRustToolchain[] {
   const triple = hostTriple();
   if (!triple || process.platform !== 'linux') return [];
-  const root = join(env.RUSTUP_HOME ?? join(homedir(), '.rustup'), 'toolchains');
+  const root = rustupToolchainsFolder(env);
   let names: string[];
   try {
     names = readdirSync(root).sort();
