@@ -164,3 +164,21 @@ test('image names as the engine spells them in its events', () => {
   assert.equal(imageName('ghcr.io/a/b@sha256:0f'), 'ghcr.io/a/b@sha256:0f');
   assert.equal(imageName('sha256:0f'), 'sha256:0f');
 });
+
+test('an engine that does not answer the watch: preparations go on unwatched, and it is not asked again at once', async (t) => {
+  let asked = 0;
+  const events = new ImageEvents({
+    getEvents: () => {
+      asked++;
+      return new Promise(() => undefined);
+    },
+  } as unknown as Docker);
+  // The watch's timer does not keep a process alive: a worker's own handles do, here this one.
+  const alive = setInterval(() => undefined, 1_000);
+  t.after(() => clearInterval(alive));
+  const started = performance.now();
+  assert.equal(await events.watched(), null);
+  assert.ok(performance.now() - started < 5_000);
+  assert.equal(await events.watched(), null);
+  assert.equal(asked, 1);
+});

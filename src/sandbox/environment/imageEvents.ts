@@ -3,6 +3,7 @@
 // touches, so that what a worker learnt about some images can be checked against what happened to
 // them since. A lost watch (the engine restarted) counts as an event that touches every image.
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type Docker from 'dockerode';
 
 /** What an event touches that matches every image. */
@@ -17,6 +18,9 @@ export interface ImageHistory {
 
 /** How many events are kept: a preparation is checked against those that came while it ran, and since. */
 const keptEvents = 512;
+/** How long Docker may take to answer a watch, and how long a worker then goes without one before asking again. */
+const watchTimeoutMs = 2_000;
+const retryMs = 60_000;
 
 export class ImageEvents implements ImageHistory {
   private count = 0;
@@ -25,6 +29,8 @@ export class ImageEvents implements ImageHistory {
   private opening: Promise<void> | null = null;
   /** Moved by close(): a watch opening meanwhile is dropped (a later preparation opens another). */
   private closings = 0;
+  /** After a watch that could not be opened, when to try again. */
+  private retryAfter = 0;
 
   constructor(private readonly docker: Docker) {}
 
@@ -52,12 +58,20 @@ export class ImageEvents implements ImageHistory {
   }
 
   private async open(): Promise<void> {
+    if (Date.now() < this.retryAfter) return;
     const closings = this.closings;
     // Docker subscribes the watcher before it answers: no event after this resolves is missed.
-    const stream = (await this.docker
-      .getEvents({ filters: { type: ['image'] } })
-      .catch(() => null)) as IncomingMessage | null;
-    if (!stream) return;
+    const asked = this.docker.getEvents({ filters: { type: ['image'] } }).then(
+      (stream) => stream as IncomingMessage,
+      () => null,
+    );
+    // An engine behind a proxy that holds the answer back: preparations go on without the watch.
+    const stream = await Promise.race([asked, delay(watchTimeoutMs, null, { ref: false })]);
+    if (!stream) {
+      void asked.then((late) => late?.destroy());
+      this.retryAfter = Date.now() + retryMs;
+      return;
+    }
     if (this.closings !== closings) return void stream.destroy();
     // A worker (or a test) that is done must not be kept alive by its watch.
     stream.socket?.unref();
