@@ -81,6 +81,7 @@ test('an event touching one of its images forgets it; events about other images 
   keep();
   await tell('tag', 'sha256:other', 'durable-debugger-env:b'); // another repository's build
   await tell('delete', 'sha256:old');
+  await tell('tag', 'sha256:base', 'my-sandbox:copy'); // a new name for one of its images changes nothing of it
   assert.ok(remembered.find(request('s1'), 'c'));
 
   await tell('untag', 'sha256:envA'); // docker rmi durable-debugger-env:a

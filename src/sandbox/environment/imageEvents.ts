@@ -98,12 +98,21 @@ export class ImageEvents implements ImageHistory {
   }
 }
 
-/** The image names and id an event line touches; every image when it names none. */
+/**
+ * The image names and id an event line touches; every image when it names none. A tag event touches
+ * only the name it gives (an image's new name changes nothing of it, a name moved to another image
+ * does); the others (untag, delete, import, load, pull) the image too.
+ */
 function touchedBy(line: string): string[] {
   try {
-    const event = JSON.parse(line) as { id?: string; Actor?: { ID?: string; Attributes?: { name?: string } } };
-    const touched = [event.Actor?.ID, event.id, event.Actor?.Attributes?.name]
-      .filter((name): name is string => !!name)
+    const event = JSON.parse(line) as {
+      Action?: string;
+      id?: string;
+      Actor?: { ID?: string; Attributes?: { name?: string } };
+    };
+    const name = event.Actor?.Attributes?.name;
+    const touched = (event.Action === 'tag' ? [name] : [event.Actor?.ID, event.id, name])
+      .filter((each): each is string => !!each)
       .map(imageName);
     return touched.length ? touched : [everyImage];
   } catch {
