@@ -1,6 +1,6 @@
 // The model layer through the real SDK over HTTP: failures classified and retried (or not) as
 // the API's semantics demand, streaming, thinking blocks, usage and cost, prompt caching. (Every
-// fixture surviving 30% injected faults: fixtures.test.ts runs them all that way.)
+// fixture surviving 30% injected faults: the fixtures tests (test/support/fixtureSuite.ts) run them all that way.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DebugInputJson } from '../../src/agent/input.js';

@@ -1,13 +1,12 @@
-// Every repository under fixtures/ runs through the whole product: the real Temporal dev
-// server, real Docker sandboxes, and the real Anthropic SDK talking HTTP to the fake API that
-// plays each fixture's script.json, with 30% of its model calls failing at random. Each run must
-// end as its fixture.json expects, and a
-// reported fix must really fix a fresh copy of the repository on the host. A fixture marked
-// `throughCli` runs as a person runs it: `durable-debugger run <fixture>` in a process of its own,
-// with its own worker, reaching the same fake API as a gateway.
+// Every repository of a fixture group (fixtureGroups.ts) runs through the whole product: the real
+// Temporal dev server, real Docker sandboxes, and the real Anthropic SDK talking HTTP to the fake
+// API that plays each fixture's script.json, with 30% of its model calls failing at random. Each
+// run must end as its fixture.json expects, and a reported fix must really fix a fresh copy of the
+// repository on the host. A fixture marked `throughCli` runs as a person runs it:
+// `durable-debugger run <fixture>` in a process of its own, with its own worker, reaching the same
+// fake API as a gateway.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,177 +31,161 @@ import {
   type TestServer,
   type TestWorker,
 } from '../../harness/devStack.js';
-import { killCliProcesses, startCli } from '../support/cli.js';
+import { killCliProcesses, startCli } from './cli.js';
+import { groupOf, type FixtureGroup } from './fixtureGroups.js';
 
 /** The host-side check runs without blocking: this process hosts the worker of the fixture running beside it. */
 const execFileAsync = promisify(execFile);
-const fixtures = await loadFixtures();
 let server: TestServer;
 let worker: TestWorker;
 
-before(async () => {
-  server = await startTestServer();
-  // 30% of the model calls fail at random, as a real endpoint's rate limits, overloads (before or
-  // while the reply streams), server errors, dropped connections and replies slower than the
-  // request's timeout come: every fixture must still end as it expects. No call fails more than 4
-  // of its 8 attempts (eight failures in a row is a model_error by design, and came once in CI by
-  // chance: a fixture's outcome must not). One pass over the fixtures
-  // serves both (model.test.ts ran them all a second time, with faults: 25 of its 28 minutes).
-  worker = await startTestWorker(server, {
-    fake: {
-      scripts: scriptsByName(fixtures),
-      faults: {
-        rate: 0.3,
-        kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
-        maxPerRequest: 4,
+/** Registers the group's tests: one run per fixture, two at a time, on a dev server and worker of their own. */
+export async function fixtureSuite(group: FixtureGroup): Promise<void> {
+  const fixtures = (await loadFixtures()).filter((fixture) => groupOf(fixture) === group);
+
+  before(async () => {
+    server = await startTestServer();
+    // 30% of the model calls fail at random, as a real endpoint's rate limits, overloads (before or
+    // while the reply streams), server errors, dropped connections and replies slower than the
+    // request's timeout come: every fixture must still end as it expects. No call fails more than 4
+    // of its 8 attempts (eight failures in a row is a model_error by design, and came once in CI by
+    // chance: a fixture's outcome must not). One pass over the fixtures
+    // serves both (model.test.ts ran them all a second time, with faults: 25 of its 28 minutes).
+    worker = await startTestWorker(server, {
+      fake: {
+        scripts: scriptsByName(fixtures),
+        faults: {
+          rate: 0.3,
+          kinds: ['rate_limit', 'overloaded', 'overloaded_mid_stream', 'server_error', 'disconnect', 'slow'],
+          maxPerRequest: 4,
+        },
+        retryAfterSeconds: 1,
+        slowMs: 2_500,
       },
-      retryAfterSeconds: 1,
-      slowMs: 2_500,
-    },
-    timeoutMs: 1_500,
+      timeoutMs: 1_500,
+    });
   });
-});
 
-let workerStopped = false;
-after(async () => {
-  killCliProcesses();
-  if (!workerStopped) await worker?.stop();
-  await server?.stop();
-});
+  let workerStopped = false;
+  after(async () => {
+    killCliProcesses();
+    if (!workerStopped) await worker?.stop();
+    await server?.stop();
+  });
 
-test('the fixtures cover the cases the project needs', () => {
-  assert.ok(fixtures.length >= 13, `only ${fixtures.length} fixtures`);
-  const languages = fixtures.map((fixture) => fixture.meta.language);
-  assert.ok(languages.filter((language) => language === 'javascript').length >= 4, 'fewer than 4 JavaScript fixtures');
-  assert.ok(languages.includes('python'));
-  for (const fixture of fixtures) {
-    assert.match(fixture.name, /^\d\d_[a-z0-9_]+$/, `${fixture.name}: fixture folders are named NN_short_name`);
-    assert.ok(
-      ['python', 'javascript', 'go', 'rust', 'c', 'cpp', 'java'].includes(fixture.meta.language),
-      `${fixture.name}: unknown language`,
-    );
-    assert.ok(fixture.meta.description, `${fixture.name}: no description`);
-    // The scripted answers and the expectations must stay hidden from the agent.
-    const hidden = readFileSync(join(fixture.path, '.durable-debugger-ignore'), 'utf8')
-      .split('\n')
-      .map((line) => line.trim());
-    assert.ok(
-      hidden.includes('fixture.json') && hidden.includes('script.json'),
-      `${fixture.name}: .durable-debugger-ignore must list fixture.json and script.json`,
-    );
-  }
-});
+  // Two runs at a time: each spends most of its time waiting on Docker and the test runners.
+  describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, () => {
+    for (const fixture of fixtures) {
+      // A cold environment of a real tree (fixture 23: 207 packages) and four tsc builds take minutes on a loaded machine.
+      test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 600_000 }, async () => {
+        const workflowId = `fixture-${fixture.name}-${process.pid}`;
+        const { report } = fixture.meta.throughCli
+          ? await runThroughCli(fixture, workflowId)
+          : await runToReport(server, worker.taskQueue, fixtureInput(fixture), workflowId);
+        const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
-// Two runs at a time: each spends most of its time waiting on Docker and the test runners.
-describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, () => {
-  for (const fixture of fixtures) {
-    // A cold environment of a real tree (fixture 23: 207 packages) and four tsc builds take minutes on a loaded machine.
-    test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 600_000 }, async () => {
-      const workflowId = `fixture-${fixture.name}-${process.pid}`;
-      const { report } = fixture.meta.throughCli
-        ? await runThroughCli(fixture, workflowId)
-        : await runToReport(server, worker.taskQueue, fixtureInput(fixture), workflowId);
-      const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
-
-      if (process.env.DEBUG_FIXTURE)
-        console.error(
-          JSON.stringify(
-            {
-              before: report.testsBefore,
-              after: report.testsAfter,
-              results: toolResultsSent(requests).map((text) => text.slice(0, 1500)),
-            },
-            null,
-            1,
-          ),
+        if (process.env.DEBUG_FIXTURE)
+          console.error(
+            JSON.stringify(
+              {
+                before: report.testsBefore,
+                after: report.testsAfter,
+                results: toolResultsSent(requests).map((text) => text.slice(0, 1500)),
+              },
+              null,
+              1,
+            ),
+          );
+        assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
+        assert.deepEqual(
+          requests
+            .filter((request) => request.status === 400 && request.fault === null)
+            .map((request) => request.error),
+          [],
+          'a request broke the API’s rules',
         );
-      assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
-      assert.deepEqual(
-        requests.filter((request) => request.status === 400 && request.fault === null).map((request) => request.error),
-        [],
-        'a request broke the API’s rules',
-      );
-      assert.equal(report.environment?.kind, fixture.meta.environment, 'the environment the run used');
-      for (const pattern of fixture.meta.environmentMatches ?? [])
-        assert.match(
-          describeEnvironment(report.environment),
-          new RegExp(pattern),
-          'the environment’s toolchain and scripts',
-        );
-      for (const pattern of fixture.meta.environmentDoesNotMatch ?? [])
-        assert.doesNotMatch(
-          describeEnvironment(report.environment),
-          new RegExp(pattern),
-          'the environment’s toolchain and scripts',
-        );
-      for (const pattern of fixture.meta.stopDetailMatches ?? [])
-        assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
-      if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
+        assert.equal(report.environment?.kind, fixture.meta.environment, 'the environment the run used');
+        for (const pattern of fixture.meta.environmentMatches ?? [])
+          assert.match(
+            describeEnvironment(report.environment),
+            new RegExp(pattern),
+            'the environment’s toolchain and scripts',
+          );
+        for (const pattern of fixture.meta.environmentDoesNotMatch ?? [])
+          assert.doesNotMatch(
+            describeEnvironment(report.environment),
+            new RegExp(pattern),
+            'the environment’s toolchain and scripts',
+          );
+        for (const pattern of fixture.meta.stopDetailMatches ?? [])
+          assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
+        if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
 
-      const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
-      assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
-      const results = toolResultsSent(requests);
-      assert.ok(
-        !results.some((result) => /\b(fixture|script)\.json\b/.test(result)),
-        'the agent saw the fixture’s hidden files',
-      );
-      for (const text of fixture.meta.observations ?? []) {
+        const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
+        assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
+        const results = toolResultsSent(requests);
         assert.ok(
-          results.some((result) => result.includes(text)),
-          `no tool result contained ${JSON.stringify(text)}`,
+          !results.some((result) => /\b(fixture|script)\.json\b/.test(result)),
+          'the agent saw the fixture’s hidden files',
         );
-      }
-
-      if (report.status === 'no_failing_tests') {
-        assert.ok((report.testsBefore?.passed ?? 0) > 0, 'tests ran and passed at the baseline');
-        assert.equal(requests.length, 0, 'the model was called although the tests pass');
-        assert.equal(report.patch, '');
-      }
-      if (report.status === 'fixed') {
-        assert.equal(report.stopCondition, 'finish_verified');
-        assert.equal(report.testsAfter?.failed, 0);
-        if (!fixture.meta.input?.allowTestEdits) {
-          const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
-          const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-          assert.deepEqual(
-            changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)),
-            [],
-            'the patch changes tests',
+        for (const text of fixture.meta.observations ?? []) {
+          assert.ok(
+            results.some((result) => result.includes(text)),
+            `no tool result contained ${JSON.stringify(text)}`,
           );
         }
-        // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
-        const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
-        const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-        assert.deepEqual(
-          patched.filter((path) => ignore().add(gitignore).ignores(path)),
-          [],
-          'the patch holds ignored build output',
-        );
-        assert.deepEqual(
-          report.leftOutOfPatch ?? [],
-          fixture.meta.leftOutOfPatch ?? [],
-          'changes left out of the patch',
-        );
-        await assertPatchFixesACopy(fixture, report);
-      }
-    });
-  }
-});
 
-test('no request was rejected, model calls did fail, and no container is left once the worker has stopped', async () => {
-  assert.deepEqual(
-    worker.fake.rejected.map((request) => request.error),
-    [],
-  );
-  const faults = worker.fake.requests.filter((request) => request.fault).length;
-  console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
-  assert.ok(faults > 0, 'no model call failed');
-  // Sandboxes go with their runs; the build network kept warm between builds (up to two minutes
-  // idle) and the builds' last clean-ups go with the worker: counted once it has stopped.
-  await worker.stop();
-  workerStopped = true;
-  assert.equal(await containersOf(server), 0);
-});
+        if (report.status === 'no_failing_tests') {
+          assert.ok((report.testsBefore?.passed ?? 0) > 0, 'tests ran and passed at the baseline');
+          assert.equal(requests.length, 0, 'the model was called although the tests pass');
+          assert.equal(report.patch, '');
+        }
+        if (report.status === 'fixed') {
+          assert.equal(report.stopCondition, 'finish_verified');
+          assert.equal(report.testsAfter?.failed, 0);
+          if (!fixture.meta.input?.allowTestEdits) {
+            const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
+            const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
+            assert.deepEqual(
+              changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)),
+              [],
+              'the patch changes tests',
+            );
+          }
+          // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
+          const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
+          const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
+          assert.deepEqual(
+            patched.filter((path) => ignore().add(gitignore).ignores(path)),
+            [],
+            'the patch holds ignored build output',
+          );
+          assert.deepEqual(
+            report.leftOutOfPatch ?? [],
+            fixture.meta.leftOutOfPatch ?? [],
+            'changes left out of the patch',
+          );
+          await assertPatchFixesACopy(fixture, report);
+        }
+      });
+    }
+  });
+
+  test('no request was rejected, model calls did fail, and no container is left once the worker has stopped', async () => {
+    assert.deepEqual(
+      worker.fake.rejected.map((request) => request.error),
+      [],
+    );
+    const faults = worker.fake.requests.filter((request) => request.fault).length;
+    console.log(`${worker.fake.requests.length} model requests, ${faults} failed by injection`);
+    assert.ok(faults > 0, 'no model call failed');
+    // Sandboxes go with their runs; the build network kept warm between builds (up to two minutes
+    // idle) and the builds' last clean-ups go with the worker: counted once it has stopped.
+    await worker.stop();
+    workerStopped = true;
+    assert.equal(await containersOf(server), 0);
+  });
+}
 
 /** `durable-debugger run <fixture> --json` in a process of its own; the report is the run's result. */
 async function runThroughCli(fixture: Fixture, workflowId: string): Promise<{ report: DebugReport }> {
