@@ -44,6 +44,7 @@ import type { ContentStore } from './store/contentStore.js';
 import { confineToRepoRoots, RepoOutsideRootsError } from './workspace/repoRoots.js';
 import { describeProjectVersion } from './workspace/projectVersion.js';
 import { detectTestCommand } from './testCommand.js';
+import { runTestsGivingOneMoreTry } from './runnerGaveUp.js';
 import {
   FileTooLargeError,
   gitListedFiles,
@@ -400,7 +401,7 @@ export class SandboxHost {
     if (!before) throw new SandboxNeedsPrepareError('the workspace folder is missing');
     if (before.digest !== expectedDigest)
       throw new SandboxNeedsPrepareError('the workspace differs from the run’s mutation log');
-    const result = await this.exec(container, settings.testCommand, settings, hooks);
+    const result = await runTestsGivingOneMoreTry(() => this.exec(container, settings.testCommand, settings, hooks));
     // The workflow's own test runs must leave the workspace as it was.
     const { mutations } = await folder.capture(before, 'verification');
     if (mutations.length > 0)

@@ -22,6 +22,7 @@ import { testCommandFor } from './testCommand.js';
 import { ignoredFolders, type Tree } from './workspace/tree.js';
 import type { WorkspaceFolder } from './workspace/workspaceFolder.js';
 import { shellQuote } from './shellQuote.js';
+import { runTestsGivingOneMoreTry } from './runnerGaveUp.js';
 
 /** What an executor works with: the call's workspace as it was before the call, and the container. */
 export interface ToolContext {
@@ -115,7 +116,8 @@ async function changeFile(path: string, context: ToolContext, change: () => Prom
 /** run_tests and run_command: the command's changes are kept, except to test files when those are protected. */
 async function runInSandbox(command: string, context: ToolContext, options: { tests: boolean }): Promise<ToolOutcome> {
   const { settings, folder, before } = context;
-  const result = await context.exec(command, settings);
+  const run = () => context.exec(command, settings);
+  const result = options.tests ? await runTestsGivingOneMoreTry(run) : await run();
   const testSummary = options.tests
     ? summarizeTestOutput(result.output, result.exitCode, result.timedOut, result.outOfMemory)
     : undefined;
