@@ -240,7 +240,12 @@ async function runJobs(all: Job[], lanes: TestEngine[]): Promise<boolean> {
 
 function runJob(job: Job, engine: TestEngine, logFile: string): Promise<boolean> {
   const output = createWriteStream(logFile);
-  const env = { ...process.env, ...(engine.dockerHost ? { DOCKER_HOST: engine.dockerHost } : {}) };
+  const env = {
+    // The fixture groups start together in the lanes: one run at a time each (fixtureSuite.ts says why).
+    DURABLE_DEBUGGER_FIXTURE_CONCURRENCY: '1',
+    ...process.env,
+    ...(engine.dockerHost ? { DOCKER_HOST: engine.dockerHost } : {}),
+  };
   // Its own process group, so that the dev servers and workers it starts stop with it.
   const child = spawn(process.execPath, job.args, {
     cwd: projectRoot,

@@ -73,8 +73,12 @@ export async function fixtureSuite(group: FixtureGroup): Promise<void> {
     await server?.stop();
   });
 
-  // Two runs at a time: each spends most of its time waiting on Docker and the test runners.
-  describe('each fixture ends as its fixture.json expects', { concurrency: 2 }, () => {
+  // Two runs at a time when the group runs alone: each spends most of its time waiting on Docker and
+  // the test runners. `npm test` asks for one (DURABLE_DEBUGGER_FIXTURE_CONCURRENCY): its three
+  // groups start together in its lanes, and six runs at once beside the other lanes' jobs (load
+  // average 15 on 2 cores) made a runner's own timers fire (ava's 10 s) where they never do in CI.
+  const concurrency = Number(process.env.DURABLE_DEBUGGER_FIXTURE_CONCURRENCY) || 2;
+  describe('each fixture ends as its fixture.json expects', { concurrency }, () => {
     for (const fixture of fixtures) {
       // A cold environment of a real tree (fixture 23: 207 packages) and four tsc builds take minutes on a loaded machine.
       test(`${fixture.name} → ${fixture.meta.expectedStatus}`, { timeout: 600_000 }, async () => {
@@ -84,88 +88,99 @@ export async function fixtureSuite(group: FixtureGroup): Promise<void> {
           : await runToReport(server, worker.taskQueue, fixtureInput(fixture), workflowId);
         const requests = worker.fake.requests.filter((request) => repositoryOf(request) === fixture.name);
 
-        if (process.env.DEBUG_FIXTURE)
-          console.error(
-            JSON.stringify(
-              {
-                before: report.testsBefore,
-                after: report.testsAfter,
-                results: toolResultsSent(requests).map((text) => text.slice(0, 1500)),
-              },
-              null,
-              1,
-            ),
+        // What the run saw, printed when a check fails (CI keeps no history of the run) or when asked.
+        const seen = () =>
+          JSON.stringify(
+            {
+              stop: `${report.stopCondition}: ${report.stopDetail}`,
+              before: report.testsBefore,
+              after: report.testsAfter,
+              // Head and tail: a build's error is at the end.
+              results: toolResultsSent(requests).map((text) =>
+                text.length > 1500 ? `${text.slice(0, 600)} … ${text.slice(-900)}` : text,
+              ),
+            },
+            null,
+            1,
           );
-        assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
-        assert.deepEqual(
-          requests
-            .filter((request) => request.status === 400 && request.fault === null)
-            .map((request) => request.error),
-          [],
-          'a request broke the API’s rules',
-        );
-        assert.equal(report.environment?.kind, fixture.meta.environment, 'the environment the run used');
-        for (const pattern of fixture.meta.environmentMatches ?? [])
-          assert.match(
-            describeEnvironment(report.environment),
-            new RegExp(pattern),
-            'the environment’s toolchain and scripts',
+        if (process.env.DEBUG_FIXTURE) console.error(seen());
+        try {
+          assert.equal(report.status, fixture.meta.expectedStatus, `${report.stopCondition}: ${report.stopDetail}`);
+          assert.deepEqual(
+            requests
+              .filter((request) => request.status === 400 && request.fault === null)
+              .map((request) => request.error),
+            [],
+            'a request broke the API’s rules',
           );
-        for (const pattern of fixture.meta.environmentDoesNotMatch ?? [])
-          assert.doesNotMatch(
-            describeEnvironment(report.environment),
-            new RegExp(pattern),
-            'the environment’s toolchain and scripts',
-          );
-        for (const pattern of fixture.meta.stopDetailMatches ?? [])
-          assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
-        if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
+          assert.equal(report.environment?.kind, fixture.meta.environment, 'the environment the run used');
+          for (const pattern of fixture.meta.environmentMatches ?? [])
+            assert.match(
+              describeEnvironment(report.environment),
+              new RegExp(pattern),
+              'the environment’s toolchain and scripts',
+            );
+          for (const pattern of fixture.meta.environmentDoesNotMatch ?? [])
+            assert.doesNotMatch(
+              describeEnvironment(report.environment),
+              new RegExp(pattern),
+              'the environment’s toolchain and scripts',
+            );
+          for (const pattern of fixture.meta.stopDetailMatches ?? [])
+            assert.match(report.stopDetail ?? '', new RegExp(pattern), 'why the run stopped');
+          if (fixture.meta.failingBefore) assert.deepEqual(report.testsBefore?.failing, fixture.meta.failingBefore);
 
-        const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
-        assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
-        const results = toolResultsSent(requests);
-        assert.ok(
-          !results.some((result) => /\b(fixture|script)\.json\b/.test(result)),
-          'the agent saw the fixture’s hidden files',
-        );
-        for (const text of fixture.meta.observations ?? []) {
+          const toolErrors = report.toolCalls.filter((call) => call.isError).map((call) => call.name);
+          assert.deepEqual(toolErrors, fixture.meta.toolErrors ?? [], 'tool calls that failed');
+          const results = toolResultsSent(requests);
           assert.ok(
-            results.some((result) => result.includes(text)),
-            `no tool result contained ${JSON.stringify(text)}`,
+            !results.some((result) => /\b(fixture|script)\.json\b/.test(result)),
+            'the agent saw the fixture’s hidden files',
           );
-        }
-
-        if (report.status === 'no_failing_tests') {
-          assert.ok((report.testsBefore?.passed ?? 0) > 0, 'tests ran and passed at the baseline');
-          assert.equal(requests.length, 0, 'the model was called although the tests pass');
-          assert.equal(report.patch, '');
-        }
-        if (report.status === 'fixed') {
-          assert.equal(report.stopCondition, 'finish_verified');
-          assert.equal(report.testsAfter?.failed, 0);
-          if (!fixture.meta.input?.allowTestEdits) {
-            const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
-            const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-            assert.deepEqual(
-              changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)),
-              [],
-              'the patch changes tests',
+          for (const text of fixture.meta.observations ?? []) {
+            assert.ok(
+              results.some((result) => result.includes(text)),
+              `no tool result contained ${JSON.stringify(text)}`,
             );
           }
-          // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
-          const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
-          const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
-          assert.deepEqual(
-            patched.filter((path) => ignore().add(gitignore).ignores(path)),
-            [],
-            'the patch holds ignored build output',
-          );
-          assert.deepEqual(
-            report.leftOutOfPatch ?? [],
-            fixture.meta.leftOutOfPatch ?? [],
-            'changes left out of the patch',
-          );
-          await assertPatchFixesACopy(fixture, report);
+
+          if (report.status === 'no_failing_tests') {
+            assert.ok((report.testsBefore?.passed ?? 0) > 0, 'tests ran and passed at the baseline');
+            assert.equal(requests.length, 0, 'the model was called although the tests pass');
+            assert.equal(report.patch, '');
+          }
+          if (report.status === 'fixed') {
+            assert.equal(report.stopCondition, 'finish_verified');
+            assert.equal(report.testsAfter?.failed, 0);
+            if (!fixture.meta.input?.allowTestEdits) {
+              const isTestFile = picomatch(defaultTestFileGlobs, { dot: true });
+              const changed = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map(
+                (match) => match[1] as string,
+              );
+              assert.deepEqual(
+                changed.filter((path) => isTestFile(path) || isTestFile(path.split('/').pop() as string)),
+                [],
+                'the patch changes tests',
+              );
+            }
+            // Build output (lib/ made by `npm run build`) is ignored by .gitignore: it never enters the patch.
+            const gitignore = await readFile(join(fixture.path, '.gitignore'), 'utf8').catch(() => '');
+            const patched = [...report.patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((match) => match[1] as string);
+            assert.deepEqual(
+              patched.filter((path) => ignore().add(gitignore).ignores(path)),
+              [],
+              'the patch holds ignored build output',
+            );
+            assert.deepEqual(
+              report.leftOutOfPatch ?? [],
+              fixture.meta.leftOutOfPatch ?? [],
+              'changes left out of the patch',
+            );
+            await assertPatchFixesACopy(fixture, report);
+          }
+        } catch (error) {
+          console.error(`${fixture.name}: what the run saw\n${seen()}`);
+          throw error;
         }
       });
     }
