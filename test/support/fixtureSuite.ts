@@ -39,7 +39,7 @@ const execFileAsync = promisify(execFile);
 let server: TestServer;
 let worker: TestWorker;
 
-/** Registers the group's tests: one run per fixture, two at a time, on a dev server and worker of their own. */
+/** Registers the group's tests: one run per fixture (two at a time, one under npm test), on a dev server and worker of their own. */
 export async function fixtureSuite(group: FixtureGroup): Promise<void> {
   const fixtures = (await loadFixtures()).filter((fixture) => groupOf(fixture) === group);
 
