@@ -288,3 +288,14 @@ test('Bun without a text lockfile: bun.lockb (binary, base64 among the manifests
     'npm',
   );
 });
+
+test('npm installs without its audit (a request to the registry the install waits for) or its funding notice', () => {
+  const withoutLockfile: Record<string, string> = { 'package.json': '{"devDependencies": {"semver": "7.6.3"}}' };
+  const locked = { ...withoutLockfile, 'package-lock.json': '{"lockfileVersion": 3}' };
+  for (const manifests of [withoutLockfile, locked]) {
+    const plan = planEnvironment(Object.keys(manifests), manifests);
+    assert.ok(plan);
+    assert.match(plan.script, /^export npm_config_audit=false$/m);
+    assert.match(plan.script, /^export npm_config_fund=false$/m);
+  }
+});

@@ -47,6 +47,10 @@ const installerEnv = [
   `YARN_GLOBAL_FOLDER=${downloads}/yarn-global`,
   // npm and pnpm ask the registry for their own latest version after an install, and print a notice.
   'npm_config_update_notifier=false',
+  // npm's audit posts the whole tree to the registry and waits for its answer at the end of an install
+  // (no run reads it); its funding notice is a line of the build's output.
+  'npm_config_audit=false',
+  'npm_config_fund=false',
   // node-gyp builds native addons against the toolchain's Node headers: it would download them from
   // nodejs.org, which no build reaches (as a prebuilt addon on GitHub, which prebuild-install tries first).
   `npm_config_nodedir=${nodePrefix}`,
