@@ -78,7 +78,7 @@ export interface OverheadResult {
    * sandbox host, the model request): the tool's docker exec drifts by ±7 ms per iteration from one run
    * to the next on this VM, which the plain difference carries and this one does not.
    */
-  aboveFloorBesideWorkMsPerIteration?: Figure;
+  aboveFloorWithoutWorkMsPerIteration?: Figure;
   /** added / (modelCallMs + workflow ms per iteration): the share of an iteration whose model call takes 2 s. */
   shareOfTwoSecondRun: Figure;
   goalsMet: { addedMsPerIteration: boolean; shareOfRun: boolean };
@@ -198,7 +198,7 @@ export async function measureOverhead(env: BenchEnvironment, repetitions: number
     aboveFloorLessIdleMsPerIteration: figure(
       pairs.map((pair) => pair.workflow.ms - pair.plain.ms - pair.floor.ms - idleCost(pair)),
     ),
-    aboveFloorBesideWorkMsPerIteration: figure(
+    aboveFloorWithoutWorkMsPerIteration: figure(
       pairs.map(
         (pair) =>
           pair.workflow.ms -
@@ -349,11 +349,11 @@ export function formatOverhead(result: OverheadResult): string[] {
             },
           ]
         : []),
-      ...(result.aboveFloorBesideWorkMsPerIteration
+      ...(result.aboveFloorWithoutWorkMsPerIteration
         ? [
             {
               label: 'above the floor, the work (tool, model request) taken out of both loops as each timed it',
-              figure: result.aboveFloorBesideWorkMsPerIteration,
+              figure: result.aboveFloorWithoutWorkMsPerIteration,
               format: ms,
             },
           ]
