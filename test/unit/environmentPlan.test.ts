@@ -226,7 +226,7 @@ test('node: npm ci with the lockfile, npm install without; npm test is the test 
   // The runner installs with the dependencies' scripts; if that fails, again with them off, then runs them one by one.
   assert.match(
     locked?.script ?? '',
-    /\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm --install 'npm ci' '--ignore-scripts --no-audit --no-fund'\n/,
+    /\nnode \/env-input\/durable-debugger-install-scripts\.cjs npm --install 'npm ci' '--ignore-scripts'\n/,
   );
   // Installed in /opt/env; /workspace/node_modules of the image links into it, and each sandbox mounts a copy of it.
   assert.match(locked?.script ?? '', /\nmkdir -p \/opt\/env && cd \/env-input && cp --parents /);

@@ -224,7 +224,7 @@ function chosenManager(
       lockfile,
       ...(requested?.name === 'npm' ? { tool: tool(`npm@${requested.version}`, 'npm', 'bin/npm-cli.js') } : {}),
       install: lockfile ? 'npm ci' : 'npm install',
-      scriptsOff: '--ignore-scripts --no-audit --no-fund',
+      scriptsOff: '--ignore-scripts',
       packageFolders: hoistedPackageFolders,
       env: [],
       files: settings.filter((file) => file === '.npmrc'),
