@@ -135,14 +135,14 @@ export const environmentShapes: EnvironmentShape[] = [
   },
 ];
 
+const venvPython = `${environmentPaths.venv}/bin/python3`;
+
 /**
  * pip into a venv as the build does it (the same pip release, unpacked from its wheel into a venv made
  * without one), not the host's own pip (23.2 here, where the build fetches the newest): the requirements
- * the plan chose (the test group), then the project editable, as CI does. `pip` keeps the release's
+ * the plan chose (the test group), then the project editable, as CI does. It keeps the release's
  * wheel, downloaded once per shape before the first host install is timed.
  */
-const venvPython = `${environmentPaths.venv}/bin/python3`;
-
 function pipOfTheBuild(): Pick<EnvironmentShape, 'hostSetup' | 'hostInstall' | 'hostEnv'> {
   let wheel = '';
   return {
